@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Parses the environment with a zod object schema and reports every bad variable at once.
+ * Empty strings count as unset so `FOO=` falls back to the default.
+ */
+export function parseEnv<T extends z.ZodObject>(schema: T, env: Env): z.infer<T> {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),
+    );
+  }
+  return result.data;
+}
+
+/** Calls `load`, and on a ConfigError prints it and exits: for service entry points only. */
+export function loadOrExit<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+}
+
+const postgresUrl = z
+  .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })
+  .default('postgres://postgres@127.0.0.1:5432/linkservice');
+const redisUrl = z
+  .url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' })
+  .default('redis://127.0.0.1:6379');
+
+export const port = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a port number' })
+    .int('must be a port number')
+    .min(0, 'must be a port number')
+    .max(65535, 'must be a port number')
+    .default(fallback);
+
+export const positiveInt = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a positive integer' })
+    .int('must be a positive integer')
+    .positive('must be a positive integer')
+    .default(fallback);
+
+const hostname =
+  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** Variables every service shares. Each service's config.ts extends this. */
+export const baseEnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: postgresUrl,
+  DATABASE_POOL_SIZE: positiveInt(10),
+  REDIS_URL: redisUrl,
+  /** Namespaces every Redis key (queues, limits, caches) so stacks can share one Redis. */
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 : _ -')
+    .default('ls'),
+  LINK_DOMAIN: z
+    .string()
+    .toLowerCase()
+    .regex(hostname, 'must be a DNS host name such as links.example.com')
+    .default('links.localhost'),
+});
+
+export type BaseConfig = z.infer<typeof baseEnvSchema>;

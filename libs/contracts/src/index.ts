@@ -1,0 +1,2 @@
+export * from './link';
+export * from './link-draft';

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as initial from './2026-11-22T00-00-00_initial';
+
+/** Every migration, keyed by its dated name. Kysely applies them in key order. */
+export const migrations: Record<string, Migration> = {
+  '2026-11-22T00-00-00_initial': initial,
+};

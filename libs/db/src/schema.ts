@@ -1,0 +1,68 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export type Environment = 'live' | 'test';
+
+/** timestamptz: read as Date, written as Date or an ISO string. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** bigint comes back from pg as a string; parsed to number in the pool setup (see pool.ts). */
+type Counter = ColumnType<number, number | undefined, number>;
+
+export interface Database {
+  apps: {
+    id: string;
+    name: string;
+    subdomain_key: string;
+    link_allowance: number | null;
+    link_count: Generated<number>;
+    created_at: GeneratedTimestamp;
+    updated_at: GeneratedTimestamp;
+  };
+  api_keys: {
+    id: string;
+    app_id: string;
+    environment: Environment;
+    key_hash: Buffer;
+    created_at: GeneratedTimestamp;
+    revoked_at: Timestamp | null;
+  };
+  links: {
+    id: string;
+    app_id: string;
+    environment: Environment;
+    alias: string;
+    web_fallback_url: string;
+    ios_fallback_url: string | null;
+    deep_link_data: ColumnType<
+      Record<string, unknown> | null,
+      string | null | undefined,
+      string | null
+    >;
+    title: string | null;
+    campaign: string | null;
+    channel: string | null;
+    feature: string | null;
+    tags: ColumnType<string[], string[] | undefined, string[]>;
+    expires_at: Timestamp | null;
+    archived_at: Timestamp | null;
+    click_count: Counter;
+    created_at: GeneratedTimestamp;
+    updated_at: GeneratedTimestamp;
+    search_text: ColumnType<string, never, never>;
+  };
+  creation_requests: {
+    id: string;
+    app_id: string;
+    status: 'done' | 'abandoned';
+    results: ColumnType<unknown, string | null, string | null>;
+    created_at: GeneratedTimestamp;
+  };
+}
+
+export type AppRow = Selectable<Database['apps']>;
+export type NewApp = Insertable<Database['apps']>;
+export type ApiKeyRow = Selectable<Database['api_keys']>;
+export type NewApiKey = Insertable<Database['api_keys']>;
+export type LinkRow = Selectable<Database['links']>;
+export type NewLink = Insertable<Database['links']>;
+export type LinkUpdate = Updateable<Database['links']>;

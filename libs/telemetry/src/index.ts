@@ -1,0 +1,43 @@
+import { getNodeAutoInstrumentations } from '@opentelemetry/auto-instrumentations-node';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+
+export interface Telemetry {
+  shutdown(): Promise<void>;
+}
+
+const noop: Telemetry = { shutdown: () => Promise.resolve() };
+
+/**
+ * Starts the OpenTelemetry Node SDK. It must run before express, pg, ioredis or bullmq are
+ * loaded, so each service imports its `instrument.ts` first. Off unless the standard OTEL_*
+ * variables ask for an exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT...), and
+ * OTEL_SDK_DISABLED=true always wins. Exporters and sampling come from those same variables.
+ */
+export function startTelemetry(
+  serviceName: string,
+  env: Record<string, string | undefined>,
+): Telemetry {
+  const wanted =
+    (env.OTEL_TRACES_EXPORTER !== undefined && env.OTEL_TRACES_EXPORTER !== 'none') ||
+    env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ||
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
+  if (!wanted || env.OTEL_SDK_DISABLED === 'true') return noop;
+
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
+    instrumentations: [
+      getNodeAutoInstrumentations({
+        // Noisy and useless for a service: every file read would become a span.
+        '@opentelemetry/instrumentation-fs': { enabled: false },
+        // Never record header values: Authorization carries the secret key.
+        '@opentelemetry/instrumentation-http': {
+          headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] } },
+        },
+        // Statement text is parameterised; values are never attached.
+        '@opentelemetry/instrumentation-pg': { enhancedDatabaseReporting: false },
+      }),
+    ],
+  });
+  sdk.start();
+  return { shutdown: () => sdk.shutdown() };
+}

@@ -1,0 +1,31 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { stopContainers } from './containers';
+
+/** Drops the run's database and deletes the run's Redis keys. */
+export async function globalTeardownForRun(): Promise<void> {
+  const { DATABASE_URL, REDIS_URL, REDIS_PREFIX } = process.env;
+  if (DATABASE_URL && process.env.KEEP_TEST_DATABASE !== 'true') {
+    const url = new URL(DATABASE_URL);
+    const name = url.pathname.slice(1);
+    url.pathname = '/postgres';
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
+    await client.end();
+  }
+  if (REDIS_URL && REDIS_PREFIX) {
+    const redis = new Redis(REDIS_URL, { lazyConnect: true });
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}*`, 'COUNT', 1000);
+      if (keys.length) await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    redis.disconnect();
+  }
+  await stopContainers();
+}
+
+module.exports = globalTeardownForRun;
