@@ -1,0 +1,126 @@
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+
+/** What the RateLimit-* headers of a creation response report. */
+export interface CreationLimitState {
+  limit: number;
+  remaining: number;
+  /** Whole seconds until the current window ends (the full window when none has started). */
+  resetSeconds: number;
+}
+
+export interface CreationReservation extends CreationLimitState {
+  /** Units actually reserved: between 0 and the number asked for. */
+  granted: number;
+}
+
+export interface CreationLimiterOptions {
+  redis: Redis;
+  /** REDIS_PREFIX: every key of this stack lives under it. */
+  redisPrefix: string;
+  limitPerHour: number;
+  /** One hour in production; tests shorten it to see a window end. */
+  windowSeconds?: number;
+}
+
+const HOUR_SECONDS = 3600;
+
+/**
+ * The library's increment script, with one change: a counter that falls to zero or below is
+ * deleted. Units come back when a reservation was not used, so a zero counter means nothing was
+ * created in this window, and the next creation must open a fresh window ("a fixed window that
+ * starts with the first creation"). It also stops a release that arrives after its window expired
+ * from opening a new window with a negative count, which would grant more than the limit.
+ * ARGV[1] = points (negative to give back), ARGV[2] = window seconds.
+ */
+const INCREMENT_OR_DROP_SCRIPT = `
+redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+local consumed = redis.call('incrby', KEYS[1], ARGV[1])
+if consumed <= 0 then
+  redis.call('del', KEYS[1])
+  return {0, -1}
+end
+local ttl = redis.call('pttl', KEYS[1])
+if ttl == -1 then
+  redis.call('expire', KEYS[1], ARGV[2])
+  ttl = 1000 * ARGV[2]
+end
+return {consumed, ttl}
+`;
+
+/**
+ * The hourly creation limit per app (live and test share it). Callers reserve units before
+ * creating and release the ones that did not become links, so only created links use it up.
+ * Every reservation is one atomic INCRBY, so concurrent reservations can briefly overshoot but
+ * never grant more than the limit in total: each keeps only the part below the limit it saw.
+ */
+export class CreationLimiter {
+  readonly limit: number;
+  private readonly windowSeconds: number;
+  private readonly limiter: RateLimiterRedis;
+
+  constructor({
+    redis,
+    redisPrefix,
+    limitPerHour,
+    windowSeconds = HOUR_SECONDS,
+  }: CreationLimiterOptions) {
+    this.limit = limitPerHour;
+    this.windowSeconds = windowSeconds;
+    this.limiter = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${redisPrefix}:creation-limit`,
+      points: limitPerHour,
+      duration: windowSeconds,
+      customIncrTtlLuaScript: INCREMENT_OR_DROP_SCRIPT,
+      // With Redis gone, fail now (the route answers 503) instead of queueing the command.
+      rejectIfRedisNotReady: true,
+    });
+  }
+
+  /** Reserves up to `wanted` units; whatever did not fit under the limit is given back at once. */
+  async reserve(appId: string, wanted: number): Promise<CreationReservation> {
+    if (!Number.isInteger(wanted) || wanted < 1) {
+      throw new RangeError(`reserve wants a positive integer, got ${wanted}`);
+    }
+    const after = await this.limiter.consume(appId, wanted).catch(overLimitResult);
+    const overshoot = Math.max(after.consumedPoints - this.limit, 0);
+    const granted = Math.max(wanted - overshoot, 0);
+    const excess = wanted - granted;
+    if (excess === 0) return { granted, ...this.stateFrom(after) };
+    const settled = await this.limiter.reward(appId, excess);
+    return { granted, ...this.stateFrom(settled) };
+  }
+
+  /** Gives back units that were reserved but did not become links. */
+  async release(appId: string, units: number): Promise<CreationLimitState> {
+    if (units <= 0) return this.state(appId);
+    return this.stateFrom(await this.limiter.reward(appId, units));
+  }
+
+  /** The current window, read without using anything up. */
+  async state(appId: string): Promise<CreationLimitState> {
+    const current = await this.limiter.get(appId);
+    return current ? this.stateFrom(current) : this.freshWindow();
+  }
+
+  private stateFrom(res: RateLimiterRes): CreationLimitState {
+    // A dropped counter (see the script) reports msBeforeNext -1: no window is open.
+    if (res.consumedPoints <= 0 || res.msBeforeNext < 0) return this.freshWindow();
+    return {
+      limit: this.limit,
+      remaining: Math.max(this.limit - res.consumedPoints, 0),
+      resetSeconds: Math.max(Math.ceil(res.msBeforeNext / 1000), 1),
+    };
+  }
+
+  private freshWindow(): CreationLimitState {
+    return { limit: this.limit, remaining: this.limit, resetSeconds: this.windowSeconds };
+  }
+}
+
+/** consume() rejects with the counter when it went past the limit and with an Error otherwise. */
+function overLimitResult(reason: unknown): RateLimiterRes {
+  if (reason instanceof RateLimiterRes) return reason;
+  throw reason;
+}
