@@ -57,6 +57,22 @@ export interface Database {
     results: ColumnType<unknown, string | null, string | null>;
     created_at: GeneratedTimestamp;
   };
+  /** Served by the link host at /.well-known/ (one row per app and environment). */
+  app_associations: {
+    app_id: string;
+    environment: Environment;
+    ios_team_id: string | null;
+    ios_bundle_id: string | null;
+    android_package_name: string | null;
+    android_sha256_fingerprints: string[] | null;
+    created_at: GeneratedTimestamp;
+    updated_at: GeneratedTimestamp;
+  };
+  /** Click batches already added to links.click_count (see the link-host migration). */
+  link_click_batches: {
+    id: string;
+    applied_at: GeneratedTimestamp;
+  };
 }
 
 export type AppRow = Selectable<Database['apps']>;
@@ -66,3 +82,4 @@ export type NewApiKey = Insertable<Database['api_keys']>;
 export type LinkRow = Selectable<Database['links']>;
 export type NewLink = Insertable<Database['links']>;
 export type LinkUpdate = Updateable<Database['links']>;
+export type AppAssociationRow = Selectable<Database['app_associations']>;
