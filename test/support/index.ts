@@ -1,0 +1,5 @@
+export * from './database';
+export * from './http';
+export * from './ports';
+export * from './stack';
+export * from './tenants';

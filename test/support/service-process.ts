@@ -1,0 +1,276 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sendRequest } from './http';
+
+export type ServiceName = 'gateway' | 'worker' | 'redirect';
+
+/** The variable each service reads its HTTP (or, for the worker, health) port from. */
+export const PORT_VARIABLE: Record<ServiceName, string> = {
+  gateway: 'GATEWAY_PORT',
+  worker: 'WORKER_HEALTH_PORT',
+  redirect: 'REDIRECT_PORT',
+};
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ServiceProcessOptions {
+  name: ServiceName;
+  port: number;
+  /** The child's whole environment (the port variable is added). Nothing is inherited. */
+  env: Record<string, string>;
+  /** Script to run instead of the service's compiled `dist/main.js` (the harness's own tests). */
+  entryPoint?: string;
+  readyTimeoutMs?: number;
+  /** Also copy the child's output to this process's stderr, each line prefixed with the name. */
+  echo?: boolean;
+}
+
+/** How much of a child's output is kept for failure messages. */
+const OUTPUT_LIMIT = 64 * 1024;
+
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** Children must not outlive a test run or bench that crashed or was interrupted. */
+function killChildrenOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+}
+
+export function repositoryRoot(from: string = __dirname): string {
+  let dir = from;
+  while (!existsSync(join(dir, 'pnpm-workspace.yaml'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no pnpm-workspace.yaml above ${from}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+/** The compiled entry point; tests and the bench run what `tsc -b` built, like production. */
+export function serviceEntryPoint(name: ServiceName): string {
+  return join(repositoryRoot(), 'services', name, 'dist', 'main.js');
+}
+
+/**
+ * One compiled service running as a real `node` process. Keeps the tail of its stdout/stderr so a
+ * failure can say why, and can be killed with any signal and restarted on the same port.
+ */
+export class ServiceProcess {
+  readonly name: ServiceName;
+  private portNumber: number;
+  private readonly env: Record<string, string>;
+  private readonly entryPoint: string;
+  private readonly readyTimeoutMs: number;
+  private readonly echo: boolean;
+  private child: ChildProcess | undefined;
+  private exited: Promise<ExitInfo> | undefined;
+  private lastExit: ExitInfo | undefined;
+  private captured = '';
+
+  constructor(options: ServiceProcessOptions) {
+    this.name = options.name;
+    this.portNumber = options.port;
+    this.env = options.env;
+    this.entryPoint = options.entryPoint ?? serviceEntryPoint(options.name);
+    this.readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+    this.echo = options.echo ?? false;
+  }
+
+  get port(): number {
+    return this.portNumber;
+  }
+
+  /** `http://127.0.0.1:<port>`: the service's HTTP address (the worker's is its health server). */
+  get url(): string {
+    return `http://127.0.0.1:${this.portNumber}`;
+  }
+
+  get pid(): number | undefined {
+    return this.isRunning ? this.child?.pid : undefined;
+  }
+
+  get isRunning(): boolean {
+    return this.child !== undefined && this.lastExit === undefined;
+  }
+
+  /** How the last incarnation ended, if it has. */
+  get exitInfo(): ExitInfo | undefined {
+    return this.lastExit;
+  }
+
+  /** The last 64 KiB of stdout and stderr over every incarnation, for failure messages. */
+  output(): string {
+    return this.captured;
+  }
+
+  /**
+   * Spawns the process and resolves once `/readyz` answers 200. Rejects (after killing the child)
+   * when it exits first or the deadline passes; the error carries the captured output.
+   * `onAddressInUse` lets the caller pick another port when the chosen one was taken meanwhile.
+   */
+  async start(onAddressInUse?: () => Promise<number>): Promise<void> {
+    if (this.isRunning) throw new Error(`${this.name} is already running`);
+    const entry = this.entryPoint;
+    if (!existsSync(entry)) {
+      throw new Error(
+        `${entry} does not exist: build it first (pnpm exec tsc -b services/${this.name})`,
+      );
+    }
+    for (let attempt = 1; ; attempt++) {
+      const outputBefore = this.captured.length;
+      this.spawnChild(entry);
+      try {
+        await this.waitReady();
+        return;
+      } catch (error) {
+        const addressInUse = this.captured.slice(outputBefore).includes('EADDRINUSE');
+        await this.stop(2_000);
+        if (!addressInUse || !onAddressInUse || attempt >= 3) throw error;
+        this.portNumber = await onAddressInUse();
+      }
+    }
+  }
+
+  /** Polls `/readyz` until 200, failing fast when the process exits. */
+  async waitReady(timeoutMs: number = this.readyTimeoutMs): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let lastAnswer = 'no answer';
+    while (Date.now() < deadline) {
+      if (!this.isRunning) {
+        throw this.failure(`exited before it was ready (${describeExit(this.lastExit)})`);
+      }
+      try {
+        const res = await sendRequest({ url: `${this.url}/readyz`, timeoutMs: 1_000 });
+        if (res.status === 200) return;
+        lastAnswer = `HTTP ${res.status} ${res.text.slice(0, 200)}`;
+      } catch (error) {
+        lastAnswer = error instanceof Error ? error.message : String(error);
+      }
+      await delay(100);
+    }
+    throw this.failure(`was not ready within ${timeoutMs} ms (last /readyz: ${lastAnswer})`);
+  }
+
+  /** Sends a signal (SIGKILL by default, to simulate a crash). Does not wait; see waitForExit. */
+  kill(signal: NodeJS.Signals = 'SIGKILL'): void {
+    if (this.isRunning) this.child?.kill(signal);
+  }
+
+  /** Resolves when the current incarnation has exited; rejects after the deadline. */
+  async waitForExit(timeoutMs = 10_000): Promise<ExitInfo> {
+    if (!this.exited) throw new Error(`${this.name} was never started`);
+    const exited = this.exited;
+    const timeout = new AbortController();
+    try {
+      return await Promise.race([
+        exited,
+        delay(timeoutMs, undefined, { signal: timeout.signal }).then(() => {
+          throw this.failure(`did not exit within ${timeoutMs} ms`);
+        }),
+      ]);
+    } finally {
+      timeout.abort();
+    }
+  }
+
+  /** SIGTERM, wait for a graceful exit up to the deadline, then SIGKILL. */
+  async stop(graceMs = 10_000): Promise<ExitInfo | undefined> {
+    if (!this.child) return undefined;
+    if (!this.isRunning) return this.lastExit;
+    this.child.kill('SIGTERM');
+    try {
+      return await this.waitForExit(graceMs);
+    } catch {
+      this.child.kill('SIGKILL');
+      return this.waitForExit(5_000);
+    }
+  }
+
+  /** Stops the process if it still runs (SIGTERM), then starts it again on the same port. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Peak resident set size in bytes (VmHWM from /proc), or null when not running. */
+  peakRssBytes(): number | null {
+    return this.procStatusBytes('VmHWM');
+  }
+
+  /** Current resident set size in bytes (VmRSS from /proc), or null when not running. */
+  rssBytes(): number | null {
+    return this.procStatusBytes('VmRSS');
+  }
+
+  private procStatusBytes(field: 'VmHWM' | 'VmRSS'): number | null {
+    const pid = this.pid;
+    if (pid === undefined) return null;
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status);
+      return match ? Number(match[1]) * 1024 : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private spawnChild(entry: string): void {
+    killChildrenOnExit();
+    this.lastExit = undefined;
+    const child = spawn(process.execPath, [entry], {
+      cwd: repositoryRoot(),
+      env: { ...this.env, [PORT_VARIABLE[this.name]]: String(this.portNumber) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    running.add(child);
+    const capture = (chunk: Buffer): void => {
+      const text = chunk.toString('utf8');
+      this.captured = (this.captured + text).slice(-OUTPUT_LIMIT);
+      if (this.echo) {
+        process.stderr.write(
+          text
+            .split('\n')
+            .filter((line) => line !== '')
+            .map((line) => `[${this.name}] ${line}\n`)
+            .join(''),
+        );
+      }
+    };
+    child.stdout.on('data', capture);
+    child.stderr.on('data', capture);
+    this.exited = new Promise((resolve) => {
+      const settle = (info: ExitInfo): void => {
+        running.delete(child);
+        if (this.child === child) this.lastExit = info;
+        resolve(info);
+      };
+      child.once('exit', (code, signal) => {
+        settle({ code, signal });
+      });
+      child.once('error', (error) => {
+        this.captured += `\n[spawn error] ${error.message}\n`;
+        settle({ code: null, signal: null });
+      });
+    });
+  }
+
+  private failure(what: string): Error {
+    return new Error(`${this.name} ${what}\n--- ${this.name} output ---\n${this.captured}`);
+  }
+}
+
+function describeExit(info: ExitInfo | undefined): string {
+  if (!info) return 'unknown';
+  return info.signal ? `signal ${info.signal}` : `exit code ${String(info.code)}`;
+}

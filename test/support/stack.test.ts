@@ -1,0 +1,210 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDb } from '@linkservice/db';
+import { hashSecretKey } from '@linkservice/keys';
+import { testEnvironment } from '@linkservice/testing';
+import { sendRequest } from './http';
+import { freePort } from './ports';
+import { PORT_VARIABLE, ServiceProcess } from './service-process';
+import { createKey, createTenant, revokeKey } from './tenants';
+
+/**
+ * A stand-in service: answers /readyz like the real ones, logs a line, and behaves as the
+ * FIXTURE_MODE variable says, so the harness is tested without depending on the services.
+ */
+const FIXTURE = `
+const http = require('node:http');
+const mode = process.env.FIXTURE_MODE ?? 'normal';
+if (mode === 'crash') { console.error('fixture crashed on purpose'); process.exit(3); }
+const port = Number(process.env.${PORT_VARIABLE.gateway});
+const ballast = mode === 'memory' ? Buffer.alloc(64 * 1024 * 1024, 1) : null;
+const server = http.createServer((req, res) => {
+  res.statusCode = req.url === '/readyz' && mode !== 'never-ready' ? 200 : 503;
+  res.end(String(process.pid) + (ballast ? ballast.length : ''));
+});
+server.on('error', (e) => { console.error(e.code); process.exit(1); });
+server.listen(port, '127.0.0.1', () => console.log('fixture listening on', port));
+if (mode === 'stubborn') process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
+else process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+describe('ServiceProcess', () => {
+  let dir: string;
+  let entryPoint: string;
+  const started: ServiceProcess[] = [];
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'stack-test-'));
+    entryPoint = join(dir, 'fixture.js');
+    writeFileSync(entryPoint, FIXTURE);
+  });
+
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((p) => p.stop(1_000)));
+  });
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function fixture(mode: string, readyTimeoutMs = 5_000): Promise<ServiceProcess> {
+    const service = new ServiceProcess({
+      name: 'gateway',
+      port: await freePort(),
+      env: { PATH: process.env.PATH ?? '', FIXTURE_MODE: mode },
+      entryPoint,
+      readyTimeoutMs,
+    });
+    started.push(service);
+    return service;
+  }
+
+  it('starts, waits for /readyz and captures output', async () => {
+    const service = await fixture('normal');
+    await service.start();
+    expect(service.isRunning).toBe(true);
+    const res = await sendRequest({ url: `${service.url}/readyz` });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(String(service.pid));
+    expect(service.output()).toContain(`fixture listening on ${service.port}`);
+  });
+
+  it('stops gracefully with SIGTERM', async () => {
+    const service = await fixture('normal');
+    await service.start();
+    await expect(service.stop()).resolves.toEqual({ code: 0, signal: null });
+    expect(service.isRunning).toBe(false);
+    expect(service.pid).toBeUndefined();
+  });
+
+  it('falls back to SIGKILL when SIGTERM is ignored', async () => {
+    const service = await fixture('stubborn');
+    await service.start();
+    await expect(service.stop(300)).resolves.toEqual({ code: null, signal: 'SIGKILL' });
+    expect(service.output()).toContain('ignoring SIGTERM');
+  });
+
+  it('is killed with a signal and restarted on the same port', async () => {
+    const service = await fixture('normal');
+    await service.start();
+    const { port, pid } = service;
+    service.kill('SIGKILL');
+    await expect(service.waitForExit()).resolves.toEqual({ code: null, signal: 'SIGKILL' });
+    await service.restart();
+    expect(service.port).toBe(port);
+    expect(service.pid).not.toBe(pid);
+    expect((await sendRequest({ url: `${service.url}/readyz` })).text).toBe(String(service.pid));
+  });
+
+  it('reports a process that exits before it is ready, with its output', async () => {
+    const service = await fixture('crash');
+    await expect(service.start()).rejects.toThrow(
+      /exited before it was ready \(exit code 3\)[^]*fixture crashed on purpose/,
+    );
+  });
+
+  it('gives up on a process that never becomes ready, and kills it', async () => {
+    const service = await fixture('never-ready', 600);
+    await expect(service.start()).rejects.toThrow(
+      /was not ready within 600 ms \(last \/readyz: HTTP 503/,
+    );
+    expect(service.isRunning).toBe(false);
+  });
+
+  it('moves to another port when the chosen one was taken meanwhile', async () => {
+    // Destroys each connection so close() can finish (readiness polls may reach it).
+    const blocker: Server = createServer((socket) => socket.destroy());
+    const taken = await freePort();
+    await new Promise<void>((resolve) => blocker.listen(taken, '127.0.0.1', resolve));
+    try {
+      const service = new ServiceProcess({
+        name: 'gateway',
+        port: taken,
+        env: { PATH: process.env.PATH ?? '' },
+        entryPoint,
+      });
+      started.push(service);
+      await service.start(freePort);
+      expect(service.port).not.toBe(taken);
+      expect(service.output()).toContain('EADDRINUSE');
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('reads peak RSS from /proc', async () => {
+    const small = await fixture('normal');
+    const large = await fixture('memory');
+    await Promise.all([small.start(), large.start()]);
+    const largeNow = large.rssBytes()!;
+    const smallPeak = small.peakRssBytes()!;
+    const largePeak = large.peakRssBytes()!;
+    expect(smallPeak).toBeGreaterThan(10 * 1024 * 1024);
+    expect(largePeak - smallPeak).toBeGreaterThan(50 * 1024 * 1024);
+    expect(largeNow).toBeLessThanOrEqual(largePeak);
+    await large.stop();
+    expect(large.peakRssBytes()).toBeNull();
+  });
+
+  it('refuses to start a service that was not built', async () => {
+    const service = new ServiceProcess({
+      name: 'worker',
+      port: await freePort(),
+      env: {},
+      entryPoint: join(dir, 'missing.js'),
+    });
+    await expect(service.start()).rejects.toThrow(/does not exist: build it first/);
+  });
+});
+
+describe('createTenant', () => {
+  const handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 2 });
+  afterAll(() => handle.close());
+
+  it('stores an app with a live and a test key, as hashes only', async () => {
+    const tenant = await createTenant(handle.db, { linkAllowance: 5 });
+    expect(tenant.live.secret).toMatch(/^ls_sk_live_/);
+    expect(tenant.test.secret).toMatch(/^ls_sk_test_/);
+    const app = await handle.db
+      .selectFrom('apps')
+      .selectAll()
+      .where('id', '=', tenant.appId)
+      .executeTakeFirstOrThrow();
+    expect(app).toMatchObject({ subdomain_key: tenant.subdomainKey, link_allowance: 5 });
+    const keys = await handle.db
+      .selectFrom('api_keys')
+      .select(['id', 'environment', 'key_hash', 'revoked_at'])
+      .where('app_id', '=', tenant.appId)
+      .orderBy('environment')
+      .execute();
+    expect(keys).toEqual([
+      {
+        id: tenant.live.id,
+        environment: 'live',
+        key_hash: hashSecretKey(tenant.live.secret),
+        revoked_at: null,
+      },
+      {
+        id: tenant.test.id,
+        environment: 'test',
+        key_hash: hashSecretKey(tenant.test.secret),
+        revoked_at: null,
+      },
+    ]);
+  });
+
+  it('adds and revokes keys', async () => {
+    const tenant = await createTenant(handle.db);
+    const extra = await createKey(handle.db, tenant.appId, 'live');
+    await revokeKey(handle.db, extra.id);
+    const row = await handle.db
+      .selectFrom('api_keys')
+      .select('revoked_at')
+      .where('id', '=', extra.id)
+      .executeTakeFirstOrThrow();
+    expect(row.revoked_at).toBeInstanceOf(Date);
+  });
+});

@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import { freePort } from './ports';
+import { ServiceProcess } from './service-process';
+import type { ServiceName } from './service-process';
+
+export {
+  ServiceProcess,
+  PORT_VARIABLE,
+  repositoryRoot,
+  serviceEntryPoint,
+} from './service-process';
+export type { ExitInfo, ServiceName } from './service-process';
+
+export const ALL_SERVICES: readonly ServiceName[] = ['gateway', 'worker', 'redirect'];
+
+export interface StackOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  /**
+   * Base Redis namespace, e.g. the run's REDIS_PREFIX from testEnvironment(). The stack appends
+   * its own random suffix (see `stack.redisPrefix`) so two stacks of one run never share queues
+   * or limiter keys; the run's teardown still removes them, as they start with this prefix.
+   */
+  redisPrefix: string;
+  /** Use `redisPrefix` exactly as given instead of a per-stack namespace under it. */
+  exactRedisPrefix?: boolean;
+  /** Which services to run; all three by default. */
+  services?: readonly ServiceName[];
+  linkDomain?: string;
+  creationLimitPerHour?: number;
+  /** `silent` by default; the captured output is what failure messages show. */
+  logLevel?: string;
+  nodeEnv?: 'development' | 'production' | 'test';
+  /** Extra variables for every service (e.g. CREATION_TIMEOUT_MS, WORKER_CONCURRENCY). */
+  env?: Record<string, string>;
+  /** Extra variables for one service only; they win over `env`. */
+  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  readyTimeoutMs?: number;
+  /** Copy the services' output to stderr as it arrives (debugging). */
+  echo?: boolean;
+}
+
+/**
+ * The compiled services running as real processes against one database and Redis namespace,
+ * each on a free port of 127.0.0.1. Start with `startStack`; always `stop()` it (afterAll).
+ */
+export class Stack {
+  constructor(
+    private readonly processes: Partial<Record<ServiceName, ServiceProcess>>,
+    readonly redisPrefix: string,
+    readonly linkDomain: string,
+  ) {}
+
+  /** A started service; throws when the stack was started without it. */
+  service(name: ServiceName): ServiceProcess {
+    const found = this.processes[name];
+    if (!found) throw new Error(`the stack was started without the ${name}`);
+    return found;
+  }
+
+  get gateway(): ServiceProcess {
+    return this.service('gateway');
+  }
+
+  get worker(): ServiceProcess {
+    return this.service('worker');
+  }
+
+  get redirect(): ServiceProcess {
+    return this.service('redirect');
+  }
+
+  /** `http://127.0.0.1:<gateway port>/api/v1`, the spec's `{base_url}`. */
+  get apiUrl(): string {
+    return `${this.gateway.url}/api/v1`;
+  }
+
+  /** Every started service, gateway first. */
+  list(): ServiceProcess[] {
+    return Object.values(this.processes);
+  }
+
+  /** Output of every service, for a failing test's message. */
+  output(): string {
+    return this.list()
+      .map((p) => `--- ${p.name} ---\n${p.output()}`)
+      .join('\n');
+  }
+
+  /** Graceful stop of every service at once (SIGTERM, then SIGKILL after the grace period). */
+  async stop(graceMs = 10_000): Promise<void> {
+    await Promise.all(this.list().map((p) => p.stop(graceMs)));
+  }
+}
+
+/** Starts the chosen services in parallel and waits until every `/readyz` answers 200. */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const names = options.services ?? ALL_SERVICES;
+  const redisPrefix = options.exactRedisPrefix
+    ? options.redisPrefix
+    : `${options.redisPrefix}-${randomBytes(3).toString('hex')}`;
+  const linkDomain = options.linkDomain ?? 'links.localhost';
+
+  const ports = new Map<ServiceName, number>();
+  for (const name of names) ports.set(name, await freePort());
+  const sharedEnv: Record<string, string> = {
+    ...baseProcessEnv(),
+    NODE_ENV: options.nodeEnv ?? 'test',
+    LOG_LEVEL: options.logLevel ?? 'silent',
+    // Telemetry stays off even when the caller's shell asks for an exporter.
+    OTEL_SDK_DISABLED: 'true',
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    REDIS_PREFIX: redisPrefix,
+    LINK_DOMAIN: linkDomain,
+    ...(options.creationLimitPerHour === undefined
+      ? {}
+      : { CREATION_LIMIT_PER_HOUR: String(options.creationLimitPerHour) }),
+    ...options.env,
+  };
+
+  const processes: Partial<Record<ServiceName, ServiceProcess>> = {};
+  for (const name of names) {
+    processes[name] = new ServiceProcess({
+      name,
+      port: ports.get(name)!,
+      env: { ...sharedEnv, ...options.serviceEnv?.[name] },
+      readyTimeoutMs: options.readyTimeoutMs,
+      echo: options.echo,
+    });
+  }
+  const stack = new Stack(processes, redisPrefix, linkDomain);
+
+  const started = await Promise.allSettled(stack.list().map((p) => p.start(freePort)));
+  const failures = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failures.length > 0) {
+    await stack.stop(2_000);
+    const reasons = failures.map((f) =>
+      f.reason instanceof Error ? f.reason.message : String(f.reason),
+    );
+    throw new Error(`the stack did not start:\n${reasons.join('\n')}`);
+  }
+  return stack;
+}
+
+/** What a child needs from this process's environment to run node at all; nothing else leaks. */
+function baseProcessEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
