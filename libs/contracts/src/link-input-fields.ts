@@ -1,0 +1,276 @@
+import { z } from 'zod';
+import type { LinkDraft } from './link-draft';
+import { formatExpiry } from './link';
+import { isReservedAlias } from './reserved-aliases';
+
+/**
+ * One rule per Link field a caller may send, shared by create and PATCH. Each rule checks one
+ * value and returns its normalised form or a message for people. Lengths count characters (code
+ * points), not UTF-16 units, so a 200-emoji title fits the 200-character limit.
+ */
+
+export const LIMITS = {
+  aliasLength: 128,
+  urlLength: 2048,
+  deepLinkDataLength: 8000,
+  textLength: 200,
+  tagLength: 60,
+  tagCount: 25,
+} as const;
+
+export type FieldOutcome<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** `now` decides what "in the future" means for expiresAt. */
+export type FieldRule<T> = (value: unknown, now: Date) => FieldOutcome<T>;
+
+export const MESSAGES = {
+  alias: `must be 1-${LIMITS.aliasLength} characters of letters, digits, - and _, starting with a letter or digit`,
+  aliasReserved: 'is a reserved word; choose another alias',
+  aliasUnchangeable: 'cannot be changed after creation',
+  required: 'is required',
+  webFallbackUrl: `must be an absolute http or https URL with a host, at most ${LIMITS.urlLength} characters`,
+  iosFallbackUrl: `must be an absolute http or https URL with a host, at most ${LIMITS.urlLength} characters, or null`,
+  deepLinkDataType: 'must be a JSON object or null',
+  deepLinkDataLength: `must be at most ${LIMITS.deepLinkDataLength} characters once serialised as JSON`,
+  deepLinkDataUnstorable: 'must not contain NUL characters or unpaired UTF-16 surrogates',
+  text: `must be a string of at most ${LIMITS.textLength} characters, or null`,
+  unstorable: 'must not contain NUL characters or unpaired UTF-16 surrogates',
+  tags: 'must be an array of strings',
+  tag: (index: number) =>
+    `each tag must be a string of 1-${LIMITS.tagLength} characters without NUL characters; tags[${index}] is not`,
+  expiresAt:
+    'must be an ISO 8601 timestamp with a zone (Z or ±hh:mm), e.g. 2030-01-31T12:00:00Z, or null',
+  expiresAtPast: 'must be in the future',
+  serverSet: 'is set by the server and cannot be sent',
+  unknown: 'is not a field of a link',
+} as const;
+
+/** Code points, counted without allocating; `.length` is an upper bound for them. */
+export function characterCount(value: string): number {
+  let count = 0;
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    // A high surrogate followed by a low one is a single character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < value.length) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+
+function fitsIn(max: number) {
+  return (value: string) => value.length <= max || characterCount(value) <= max;
+}
+
+/**
+ * Postgres text and jsonb reject NUL, and jsonb rejects unpaired surrogates; refusing them here
+ * makes them a 422 for the caller instead of a failed insert.
+ */
+const UNSTORABLE = /[\0\p{Cs}]/u;
+function storable(value: string): boolean {
+  return !UNSTORABLE.test(value);
+}
+
+function fromSchema<T>(schema: z.ZodType<T>): FieldRule<T> {
+  return (value) => {
+    const result = schema.safeParse(value);
+    if (result.success) return { ok: true, value: result.data };
+    return { ok: false, message: result.error.issues[0]?.message ?? 'is invalid' };
+  };
+}
+
+const ALIAS_PATTERN = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,${LIMITS.aliasLength - 1}}$`);
+
+/** A caller-chosen alias (null, meaning "generate one", is handled by the create parser). */
+export const aliasRule: FieldRule<string> = fromSchema(
+  z
+    .string({ error: MESSAGES.alias })
+    .regex(ALIAS_PATTERN, { error: MESSAGES.alias })
+    .refine((alias) => !isReservedAlias(alias), { error: MESSAGES.aliasReserved, abort: true }),
+);
+
+/**
+ * An absolute http(s) URL with a host. The scheme is checked on the text itself because WHATWG
+ * parsing is lenient (it reads `http:example.com` as `http://example.com/` and `http:///path` as
+ * host `path`); whitespace and control characters are refused because such a string is not a URL
+ * a redirect can send as is.
+ */
+export function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\/[^/\\?#\s\p{Cc}][^\s\p{Cc}]*$/iu.test(value)) return false;
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+function urlSchema(message: string) {
+  return z
+    .string({ error: message })
+    .refine(fitsIn(LIMITS.urlLength), { error: message, abort: true })
+    .refine(isHttpUrl, { error: message });
+}
+
+/** Required: null is refused like a missing value. */
+export const webFallbackUrlRule: FieldRule<string> = (value, now) =>
+  value === null
+    ? { ok: false, message: MESSAGES.required }
+    : fromSchema(urlSchema(MESSAGES.webFallbackUrl))(value, now);
+
+export const iosFallbackUrlRule: FieldRule<string | null> = fromSchema(
+  urlSchema(MESSAGES.iosFallbackUrl).nullable(),
+);
+
+function stringsStorable(value: unknown): boolean {
+  if (typeof value === 'string') return storable(value);
+  if (Array.isArray(value)) return value.every(stringsStorable);
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).every(([key, inner]) => storable(key) && stringsStorable(inner));
+  }
+  return true;
+}
+
+function serialisedLength(value: unknown): number | undefined {
+  try {
+    const json = JSON.stringify(value);
+    return characterCount(json);
+  } catch {
+    // Only values that did not come from JSON (cycles, BigInt) can get here.
+    return undefined;
+  }
+}
+
+export const deepLinkDataRule: FieldRule<Record<string, unknown> | null> = (value) => {
+  if (value === null) return { ok: true, value: null };
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, message: MESSAGES.deepLinkDataType };
+  }
+  const length = serialisedLength(value);
+  if (length === undefined) return { ok: false, message: MESSAGES.deepLinkDataType };
+  if (length > LIMITS.deepLinkDataLength) {
+    return { ok: false, message: MESSAGES.deepLinkDataLength };
+  }
+  if (!stringsStorable(value)) return { ok: false, message: MESSAGES.deepLinkDataUnstorable };
+  return { ok: true, value: value as Record<string, unknown> };
+};
+
+/** title, campaign, channel and feature. */
+export const textRule: FieldRule<string | null> = fromSchema(
+  z
+    .string({ error: MESSAGES.text })
+    .refine(fitsIn(LIMITS.textLength), { error: MESSAGES.text, abort: true })
+    .refine(storable, { error: MESSAGES.unstorable })
+    .nullable(),
+);
+
+const tagSchema = z
+  .string()
+  .min(1)
+  .refine(fitsIn(LIMITS.tagLength), { abort: true })
+  .refine(storable);
+
+/**
+ * Every tag is checked before any is dropped, so an invalid tag is reported even past the 25th.
+ * Then duplicates go (first kept) and the list is cut to 25, silently, as the spec asks.
+ */
+export const tagsRule: FieldRule<string[]> = (value) => {
+  if (!Array.isArray(value)) return { ok: false, message: MESSAGES.tags };
+  const tags: unknown[] = value;
+  const badIndex = tags.findIndex((tag) => !tagSchema.safeParse(tag).success);
+  if (badIndex !== -1) return { ok: false, message: MESSAGES.tag(badIndex) };
+  const unique = [...new Set(tags as string[])];
+  return { ok: true, value: unique.slice(0, LIMITS.tagCount) };
+};
+
+const ISO_WITH_ZONE =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+
+function daysInMonth(year: number, month: number): number {
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+}
+
+/**
+ * Reads an ISO 8601 extended timestamp that names its zone, truncated to the second. Date.parse
+ * is not used: it accepts zone-less and non-ISO text and treats some of it as local time.
+ */
+export function parseZonedTimestamp(text: string): Date | undefined {
+  const match = ISO_WITH_ZONE.exec(text);
+  if (!match) return undefined;
+  // Groups 6-9 (seconds, offset) are optional and may be absent.
+  const parts = match as (string | undefined)[];
+  const [year, month, day, hour, minute] = parts.slice(1, 6).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const second = Number(parts[6] ?? 0);
+  const offsetSign = parts[7] === '-' ? -1 : 1;
+  const offsetHours = Number(parts[8] ?? 0);
+  const offsetMinutes = Number(parts[9] ?? 0);
+  if (
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > daysInMonth(year, month) ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59 ||
+    offsetHours > 23 ||
+    offsetMinutes > 59
+  ) {
+    return undefined;
+  }
+  const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, does not map years 0-99 to 1900-1999.
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, 0);
+  // 12:00+02:00 is 10:00Z: subtract the offset.
+  return new Date(date.getTime() - offsetSign * (offsetHours * 60 + offsetMinutes) * 60_000);
+}
+
+/** Normalised to `YYYY-MM-DDThh:mm:ssZ`; the truncated instant must still lie after `now`. */
+export const expiresAtRule: FieldRule<string | null> = (value, now) => {
+  if (value === null) return { ok: true, value: null };
+  const instant = typeof value === 'string' ? parseZonedTimestamp(value) : undefined;
+  if (!instant) return { ok: false, message: MESSAGES.expiresAt };
+  if (instant.getTime() <= now.getTime()) return { ok: false, message: MESSAGES.expiresAtPast };
+  return { ok: true, value: formatExpiry(instant) };
+};
+
+/** The fields PATCH may change; create takes these plus alias. */
+export type EditableField = Exclude<keyof LinkDraft, 'alias'>;
+
+/** What a PATCH changes: only the fields it sent, normalised. */
+export type LinkChanges = Partial<Pick<LinkDraft, EditableField>>;
+
+export const EDITABLE_FIELD_RULES: { readonly [K in EditableField]: FieldRule<LinkDraft[K]> } = {
+  webFallbackUrl: webFallbackUrlRule,
+  iosFallbackUrl: iosFallbackUrlRule,
+  deepLinkData: deepLinkDataRule,
+  title: textRule,
+  campaign: textRule,
+  channel: textRule,
+  feature: textRule,
+  tags: tagsRule,
+  expiresAt: expiresAtRule,
+};
+
+export const SERVER_SET_FIELDS: ReadonlySet<string> = new Set([
+  'id',
+  'url',
+  'environment',
+  'archivedAt',
+  'createdAt',
+  'updatedAt',
+  'clickCount',
+  'status',
+]);
+
+export function isEditableField(key: string): key is EditableField {
+  return Object.hasOwn(EDITABLE_FIELD_RULES, key);
+}
