@@ -1,0 +1,3 @@
+export * from './keys';
+export * from './resolution';
+export * from './link-cache';

@@ -1,0 +1,24 @@
+import type { Environment } from '@linkservice/db';
+
+/** One alias on one link host: what the redirect service resolves and what writers invalidate. */
+export interface LinkRef {
+  subdomainKey: string;
+  environment: Environment;
+  alias: string;
+}
+
+export interface LinkCacheKeys {
+  /** The cached resolution (or the negative marker). */
+  entry: string;
+  /** Bumped by every invalidation; a fill only lands if it is unchanged since the lookup. */
+  generation: string;
+}
+
+/**
+ * `<prefix>:link-cache:<env>:<subdomainKey>:<alias>` and `<prefix>:link-cache-gen:…`. Neither a
+ * subdomain key nor an alias can contain `:`, so distinct refs never share a key.
+ */
+export function linkCacheKeys(prefix: string, ref: LinkRef): LinkCacheKeys {
+  const id = `${ref.environment}:${ref.subdomainKey}:${ref.alias}`;
+  return { entry: `${prefix}:link-cache:${id}`, generation: `${prefix}:link-cache-gen:${id}` };
+}

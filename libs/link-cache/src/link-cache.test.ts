@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { testEnvironment } from '@linkservice/testing';
+import { LinkCache } from './link-cache';
+import type { LinkRef } from './keys';
+import { linkCacheKeys } from './keys';
+import type { LinkResolution } from './resolution';
+
+const env = testEnvironment();
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(env.redisUrl);
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+/** Every test gets its own subdomain key, so nothing is shared between tests. */
+function freshRef(alias = 'promo'): LinkRef {
+  return { subdomainKey: `t${randomUUID().slice(0, 8)}`, environment: 'live', alias };
+}
+
+const resolution: LinkResolution = {
+  linkId: 'lnk_1',
+  webFallbackUrl: 'https://example.com/web',
+  iosFallbackUrl: null,
+  expiresAt: Date.UTC(2030, 0, 1),
+  archived: false,
+};
+
+describe('LinkCache', () => {
+  it('misses, then serves what was filled', async () => {
+    const cache = new LinkCache(redis, env.redisPrefix);
+    const ref = freshRef();
+    const first = await cache.lookup(ref);
+    expect(first).toEqual({ kind: 'miss', generation: null });
+    expect(await cache.fill(ref, null, resolution)).toBe(true);
+    expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution });
+  });
+
+  it('remembers a missing alias with the negative TTL', async () => {
+    const cache = new LinkCache(redis, env.redisPrefix, {
+      positiveSeconds: 300,
+      negativeSeconds: 7,
+    });
+    const ref = freshRef();
+    await cache.fill(ref, null, null);
+    expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution: null });
+    const ttl = await redis.pttl(linkCacheKeys(env.redisPrefix, ref).entry);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(7000);
+  });
+
+  it('uses the positive TTL for a resolution', async () => {
+    const cache = new LinkCache(redis, env.redisPrefix, {
+      positiveSeconds: 60,
+      negativeSeconds: 7,
+    });
+    const ref = freshRef();
+    await cache.fill(ref, null, resolution);
+    const ttl = await redis.pttl(linkCacheKeys(env.redisPrefix, ref).entry);
+    expect(ttl).toBeGreaterThan(7000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('invalidation drops positive and negative entries of the given refs only', async () => {
+    const cache = new LinkCache(redis, env.redisPrefix);
+    const a = freshRef('a');
+    const b = { ...a, alias: 'b' };
+    const other = { ...a, environment: 'test' as const };
+    await cache.fill(a, null, resolution);
+    await cache.fill(b, null, null);
+    await cache.fill(other, null, resolution);
+
+    await cache.invalidate([a, b]);
+
+    expect(await cache.lookup(a)).toEqual({ kind: 'miss', generation: '1' });
+    expect(await cache.lookup(b)).toEqual({ kind: 'miss', generation: '1' });
+    expect(await cache.lookup(other)).toEqual({ kind: 'hit', resolution });
+  });
+
+  it('drops a fill that read Postgres before an invalidation landed', async () => {
+    const cache = new LinkCache(redis, env.redisPrefix);
+    const ref = freshRef();
+    const lookup = await cache.lookup(ref);
+    if (lookup.kind !== 'miss') throw new Error('expected a miss');
+    // A writer commits and invalidates while this filler's query is in flight.
+    await cache.invalidate([ref]);
+    expect(await cache.fill(ref, lookup.generation, resolution)).toBe(false);
+    const next = await cache.lookup(ref);
+    expect(next).toEqual({ kind: 'miss', generation: '1' });
+    if (next.kind !== 'miss') throw new Error('expected a miss');
+    expect(await cache.fill(ref, next.generation, resolution)).toBe(true);
+    expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution });
+  });
+
+  it('treats an unreadable entry as a miss', async () => {
+    const cache = new LinkCache(redis, env.redisPrefix);
+    const ref = freshRef();
+    await redis.set(linkCacheKeys(env.redisPrefix, ref).entry, '{"old":"format"}');
+    expect(await cache.lookup(ref)).toEqual({ kind: 'miss', generation: null });
+  });
+
+  it('invalidating nothing is a no-op', async () => {
+    await expect(new LinkCache(redis, env.redisPrefix).invalidate([])).resolves.toBeUndefined();
+  });
+});
