@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sendRequest } from './http';
@@ -20,15 +20,22 @@ export interface ExitInfo {
 }
 
 export interface ServiceProcessOptions {
-  name: ServiceName;
+  /** A service of the stack, or any other name together with `entryPoint` and `portVariable`. */
+  name: string;
   port: number;
   /** The child's whole environment (the port variable is added). Nothing is inherited. */
   env: Record<string, string>;
-  /** Script to run instead of the service's compiled `dist/main.js` (the harness's own tests). */
+  /** Script to run; a service's compiled `dist/main.js` by default. */
   entryPoint?: string;
+  /** Variable that tells the child its port; the service's own (PORT_VARIABLE) by default. */
+  portVariable?: string;
   readyTimeoutMs?: number;
   /** Also copy the child's output to this process's stderr, each line prefixed with the name. */
   echo?: boolean;
+}
+
+function isServiceName(name: string): name is ServiceName {
+  return Object.hasOwn(PORT_VARIABLE, name);
 }
 
 /** How much of a child's output is kept for failure messages. */
@@ -66,8 +73,9 @@ export function serviceEntryPoint(name: ServiceName): string {
  * failure can say why, and can be killed with any signal and restarted on the same port.
  */
 export class ServiceProcess {
-  readonly name: ServiceName;
+  readonly name: string;
   private portNumber: number;
+  private readonly portVariable: string;
   private readonly env: Record<string, string>;
   private readonly entryPoint: string;
   private readonly readyTimeoutMs: number;
@@ -81,7 +89,14 @@ export class ServiceProcess {
     this.name = options.name;
     this.portNumber = options.port;
     this.env = options.env;
-    this.entryPoint = options.entryPoint ?? serviceEntryPoint(options.name);
+    const service = isServiceName(options.name) ? options.name : undefined;
+    const entryPoint = options.entryPoint ?? (service && serviceEntryPoint(service));
+    const portVariable = options.portVariable ?? (service && PORT_VARIABLE[service]);
+    if (!entryPoint || !portVariable) {
+      throw new Error(`${options.name} is not a service: give its entryPoint and portVariable`);
+    }
+    this.entryPoint = entryPoint;
+    this.portVariable = portVariable;
     this.readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
     this.echo = options.echo ?? false;
   }
@@ -207,6 +222,22 @@ export class ServiceProcess {
     return this.procStatusBytes('VmHWM');
   }
 
+  /**
+   * Resets the peak RSS to the current RSS (`clear_refs` 5), so the next peakRssBytes() covers
+   * only what happened since. Returns false when the kernel refused (the peak then stays the
+   * lifetime peak).
+   */
+  resetPeakRss(): boolean {
+    const pid = this.pid;
+    if (pid === undefined) return false;
+    try {
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Current resident set size in bytes (VmRSS from /proc), or null when not running. */
   rssBytes(): number | null {
     return this.procStatusBytes('VmRSS');
@@ -229,7 +260,7 @@ export class ServiceProcess {
     this.lastExit = undefined;
     const child = spawn(process.execPath, [entry], {
       cwd: repositoryRoot(),
-      env: { ...this.env, [PORT_VARIABLE[this.name]]: String(this.portNumber) },
+      env: { ...this.env, [this.portVariable]: String(this.portNumber) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

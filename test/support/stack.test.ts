@@ -145,8 +145,17 @@ describe('ServiceProcess', () => {
     expect(smallPeak).toBeGreaterThan(10 * 1024 * 1024);
     expect(largePeak - smallPeak).toBeGreaterThan(50 * 1024 * 1024);
     expect(largeNow).toBeLessThanOrEqual(largePeak);
+    expect(large.resetPeakRss()).toBe(true);
+    expect(large.peakRssBytes()!).toBeLessThanOrEqual(largePeak + 4 * 1024 * 1024);
     await large.stop();
     expect(large.peakRssBytes()).toBeNull();
+    expect(large.resetPeakRss()).toBe(false);
+  });
+
+  it('needs an entry point and port variable for anything but a service', () => {
+    expect(() => new ServiceProcess({ name: 'baseline', port: 1, env: {} })).toThrow(
+      /baseline is not a service/,
+    );
   });
 
   it('refuses to start a service that was not built', async () => {
