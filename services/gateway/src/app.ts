@@ -1,0 +1,70 @@
+import type { Express, RequestHandler } from 'express';
+import express from 'express';
+import { appsRoutes } from './apps/apps.routes';
+import { authenticate } from './auth/auth.middleware';
+import { KeysRepository } from './auth/keys.repository';
+import type { GatewayDeps } from './deps';
+import { healthRoutes } from './health/health.routes';
+import { errorHandler } from './http/error-handler';
+import { requestId } from './http/request-id';
+import { requestLogging } from './http/request-logging';
+import type { ApiRoute } from './http/routes';
+import { notFound, routerFor } from './http/routes';
+
+export const API_BASE_PATH = '/api/v1';
+
+/**
+ * THE registration point for /api/v1 endpoints: add one line per feature module. Everything
+ * listed here is mounted behind authentication, gets 404/405 handling and JSON body parsing, and
+ * is walked by the shared auth test (auth.routes.test.ts).
+ */
+export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
+  return [
+    ...appsRoutes(deps),
+    // ...linksRoutes(deps),   (src/links/links.routes.ts: list, read, patch, archive)
+    // ...createRoutes(deps),  (src/links/create.routes.ts: POST /links, POST /links/batch)
+  ];
+}
+
+export interface AppOptions {
+  /** The /api/v1 routes to mount; apiRoutes(deps) unless a test adds its own. */
+  routes?: readonly ApiRoute[];
+  /** /readyz fails and connections are not kept alive once this turns true. */
+  isShuttingDown?: () => boolean;
+}
+
+function closeConnectionsWhileShuttingDown(isShuttingDown: () => boolean): RequestHandler {
+  return (_req, res, next) => {
+    // A kept-alive connection would keep server.close() waiting until the grace period ends.
+    if (isShuttingDown()) res.setHeader('Connection', 'close');
+    next();
+  };
+}
+
+/**
+ * Order matters: request id (so every answer carries it), request log, probes (no auth), then
+ * /api/v1: authenticate every request before routing, so an unauthenticated caller learns
+ * nothing about which paths exist; then 404, then the one error middleware.
+ */
+export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express {
+  const isShuttingDown = options.isShuttingDown ?? (() => false);
+  const app = express();
+  app.disable('x-powered-by');
+  // Clients branch on status codes; a conditional 304 on a link read would only surprise them.
+  app.disable('etag');
+  app.enable('case sensitive routing');
+  app.set('trust proxy', deps.config.TRUST_PROXY);
+
+  app.use(requestId());
+  app.use(closeConnectionsWhileShuttingDown(isShuttingDown));
+  app.use(requestLogging(deps.logger));
+  app.use(routerFor(healthRoutes(deps, isShuttingDown)));
+  app.use(
+    API_BASE_PATH,
+    authenticate(new KeysRepository(deps.db)),
+    routerFor(options.routes ?? apiRoutes(deps)),
+  );
+  app.use(notFound());
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,28 @@
+import { authOf } from '../auth/auth.middleware';
+import type { GatewayDeps } from '../deps';
+import { errors } from '../http/errors';
+import type { ApiRoute } from '../http/routes';
+import { pathParam } from '../http/routes';
+import { AppsService } from './apps.service';
+
+export function appsRoutes(deps: GatewayDeps): ApiRoute[] {
+  const apps = new AppsService(deps.config.LINK_DOMAIN);
+  return [
+    {
+      method: 'GET',
+      path: '/app',
+      handler: (_req, res) => {
+        res.json(apps.current(authOf(res)));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/apps/:appId',
+      handler: (req, res) => {
+        const view = apps.byId(authOf(res), pathParam(req, 'appId'));
+        if (!view) throw errors.notFound('No such app.');
+        res.json(view);
+      },
+    },
+  ];
+}

@@ -1,0 +1,12 @@
+import type { Environment } from '@linkservice/db';
+
+/**
+ * Who is calling, as the key record says: app and environment never come from the request.
+ * Every /api/v1 handler scopes its work by `appId` and `environment`.
+ */
+export interface AuthContext {
+  keyId: string;
+  appId: string;
+  environment: Environment;
+  app: { id: string; name: string; subdomainKey: string };
+}

@@ -1,0 +1,79 @@
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Database } from '@linkservice/db';
+import { createDb } from '@linkservice/db';
+import type { Logger } from '@linkservice/logger';
+import type { GatewayConfig } from './config';
+
+/**
+ * Everything request handling needs, built once per process by buildDeps() and handed to
+ * createApp(). Features add their own members here (e.g. the creation client and limiter) and
+ * build them in buildDeps(), so main.ts and the tests wire the gateway identically.
+ */
+export interface GatewayDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  db: Kysely<Database>;
+  /**
+   * For plain commands (rate limits, readiness). Fails a command fast when Redis is away
+   * instead of queueing it, so requests answer 503 rather than hang. Keys go under
+   * config.REDIS_PREFIX. BullMQ's blocking connections must be separate clients.
+   */
+  redis: Redis;
+}
+
+export interface GatewayResources {
+  deps: GatewayDeps;
+  /** Closes Redis clients, then the pool. Safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/** ioredis repeats the same error on every reconnect attempt; log a change, not each retry. */
+export function logRedisErrors(redis: Redis, logger: Logger, name: string): void {
+  let lastMessage: string | undefined;
+  redis.on('error', (error: Error) => {
+    if (error.message === lastMessage) return;
+    lastMessage = error.message;
+    logger.warn({ err: error, redis: name }, 'redis connection error');
+  });
+  redis.on('ready', () => {
+    if (lastMessage !== undefined) logger.info({ redis: name }, 'redis connection restored');
+    lastMessage = undefined;
+  });
+}
+
+/** QUIT when connected (lets pending replies arrive), otherwise just drop the socket. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
+  await redis.quit().catch(() => {
+    redis.disconnect();
+  });
+}
+
+export function buildDeps(config: GatewayConfig, logger: Logger): GatewayResources {
+  const postgres = createDb({
+    connectionString: config.DATABASE_URL,
+    max: config.DATABASE_POOL_SIZE,
+    applicationName: 'linkservice-gateway',
+  });
+  const redis = new Redis(config.REDIS_URL, {
+    connectionName: 'linkservice-gateway',
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 1,
+  });
+  logRedisErrors(redis, logger, 'commands');
+
+  let closing: Promise<void> | undefined;
+  return {
+    deps: { config, logger, db: postgres.db, redis },
+    close: () =>
+      (closing ??= (async () => {
+        await closeRedis(redis);
+        await postgres.close();
+      })()),
+  };
+}

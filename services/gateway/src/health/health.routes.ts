@@ -1,0 +1,34 @@
+import type { GatewayDeps } from '../deps';
+import { errors } from '../http/errors';
+import type { ApiRoute } from '../http/routes';
+import { checkReadiness } from './readiness';
+
+/**
+ * Probes, outside /api/v1 and without auth. /healthz: the process serves HTTP. /readyz: it can
+ * do useful work (Postgres and Redis answer) and is not shutting down.
+ */
+export function healthRoutes(deps: GatewayDeps, isShuttingDown: () => boolean): ApiRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/healthz',
+      handler: (_req, res) => {
+        res.json({ status: 'ok' });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/readyz',
+      handler: async (req, res) => {
+        if (isShuttingDown()) throw errors.unavailable('Shutting down.');
+        const readiness = await checkReadiness(deps);
+        if (!readiness.ready) {
+          req.log.warn({ failures: readiness.failures }, 'not ready');
+          const down = readiness.failures.map((f) => f.dependency).join(', ');
+          throw errors.unavailable(`Not ready: ${down} did not answer.`);
+        }
+        res.json({ status: 'ready' });
+      },
+    },
+  ];
+}

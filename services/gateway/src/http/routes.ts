@@ -1,0 +1,92 @@
+import type { Request, RequestHandler, Router } from 'express';
+import express from 'express';
+import { ApiError, errors } from './errors';
+import { jsonBody } from './json-body';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * One endpoint. Feature modules export a function `(deps) => ApiRoute[]`, and app.ts lists those
+ * in `apiRoutes`: that list is both what gets mounted and what the shared auth test walks, so a
+ * new route is authenticated, 404/405-aware and covered by that test without further wiring.
+ */
+export interface ApiRoute {
+  method: HttpMethod;
+  /** express path, relative to the router it is mounted on, e.g. `/links/:linkId`. */
+  path: string;
+  handler: RequestHandler;
+}
+
+/** HEAD is answered by every GET handler (express does that), so Allow lists it with GET. */
+export function allowedMethods(methods: Iterable<HttpMethod>): string[] {
+  const allowed = new Set<string>(methods);
+  if (allowed.has('GET')) allowed.add('HEAD');
+  return [...allowed].sort();
+}
+
+function methodNotAllowed(allow: string[]): RequestHandler {
+  const header = allow.join(', ');
+  return (req, _res, next) => {
+    next(
+      new ApiError('method_not_allowed', `${req.method} is not allowed here; use ${header}.`, {
+        headers: { Allow: header },
+      }),
+    );
+  };
+}
+
+/**
+ * Mounts routes grouped by path: each method gets JSON body handling then its handler; every
+ * other method on a known path is 405 with Allow. Unknown paths fall through to notFound().
+ */
+export function routerFor(routes: readonly ApiRoute[]): Router {
+  const router = express.Router({ caseSensitive: true });
+  const byPath = new Map<string, ApiRoute[]>();
+  for (const route of routes) {
+    const group = byPath.get(route.path) ?? [];
+    if (group.some((other) => other.method === route.method)) {
+      throw new Error(`Route ${route.method} ${route.path} is registered twice`);
+    }
+    group.push(route);
+    byPath.set(route.path, group);
+  }
+  for (const [path, group] of byPath) {
+    const route = router.route(path);
+    for (const { method, handler } of group) {
+      const handlers = [...jsonBody(), handler];
+      switch (method) {
+        case 'GET':
+          route.get(handlers);
+          break;
+        case 'POST':
+          route.post(handlers);
+          break;
+        case 'PUT':
+          route.put(handlers);
+          break;
+        case 'PATCH':
+          route.patch(handlers);
+          break;
+        case 'DELETE':
+          route.delete(handlers);
+          break;
+      }
+    }
+    route.all(methodNotAllowed(allowedMethods(group.map((r) => r.method))));
+  }
+  return router;
+}
+
+/** A `:name` segment of the matched path (express types allow arrays for wildcards). */
+export function pathParam(req: Request, name: string): string {
+  const value: unknown = req.params[name];
+  if (typeof value !== 'string') throw new Error(`the route has no :${name} parameter`);
+  return value;
+}
+
+/** Last before the error middleware: nothing matched the path. */
+export function notFound(): RequestHandler {
+  return (req, _res, next) => {
+    next(errors.notFound(`No route for ${req.method} ${req.path}.`));
+  };
+}
