@@ -7,7 +7,11 @@ const swc = [
 module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': swc },
-  moduleNameMapper: { '^@linkservice/([a-z-]+)$': '<rootDir>/libs/$1/src' },
+  moduleNameMapper: {
+    // Services' in-process harnesses (e.g. a gateway test running the worker), then libs.
+    '^@linkservice/(gateway|worker|redirect)$': '<rootDir>/services/$1/src',
+    '^@linkservice/([a-z-]+)$': '<rootDir>/libs/$1/src',
+  },
   testMatch: ['<rootDir>/{libs,services,test}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
