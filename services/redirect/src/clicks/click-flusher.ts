@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Database } from '@linkservice/db';
+import type { Logger } from '@linkservice/logger';
+import { applyClickBatch, pruneClickBatches } from './click-batches.repository';
+import type { ClickCounter } from './click-counter';
+import type { BatchName, ClickKeys } from './click-keys';
+import { batchName, parseBatchKey } from './click-keys';
+
+// Atomically turns the pending hash into a batch of its own (redirects then start a new pending
+// hash) and registers it as unapplied; answers every unapplied batch, so one round trip both
+// takes this pass's clicks and shows leftovers of earlier passes or of dead replicas.
+const TAKE_PENDING = `
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('RENAME', KEYS[1], KEYS[3])
+  redis.call('SADD', KEYS[2], KEYS[3])
+end
+return redis.call('SMEMBERS', KEYS[2])`;
+
+const LEDGER_RETENTION_MS = 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+export interface ClickFlusherOptions {
+  redis: Redis;
+  db: Kysely<Database>;
+  keys: ClickKeys;
+  counter: ClickCounter;
+  logger: Logger;
+  intervalMs: number;
+  /** A batch of another flusher left unapplied this long is presumed orphaned and applied here. */
+  recoverAfterMs: number;
+}
+
+interface LocalBatch {
+  id: string;
+  counts: Map<string, number>;
+}
+
+/**
+ * Moves counted clicks from Redis into links.click_count, one set-based statement per batch,
+ * every `intervalMs`. Crash-safe hand-off: a batch is renamed out of the pending hash before it
+ * is read and deleted only after Postgres committed it, and Postgres records each applied batch
+ * id in the same statement, so a batch retried (after a crash between commit and delete, or by
+ * another replica recovering it) is never counted twice. Several replicas can run at once:
+ * RENAME gives each pending click to exactly one of them.
+ */
+export class ClickFlusher {
+  /** Batches this flusher took and has not applied yet (retried every pass). */
+  private readonly owned = new Set<string>();
+  /** Clicks Redis could not take, awaiting a direct write to Postgres (same ledger). */
+  private readonly localBatches: LocalBatch[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private lastPrune = 0;
+
+  constructor(private readonly options: ClickFlusherOptions) {}
+
+  /** Applies every batch left over from before (a crash, a dead replica), then flushes periodically. */
+  start(): void {
+    this.schedule(0, 0);
+  }
+
+  /** One pass now, after any pass already running. Resolves when it is done. */
+  flush(recoverOlderThanMs = this.options.recoverAfterMs): Promise<void> {
+    const pass = this.running.then(() => this.pass(recoverOlderThanMs));
+    this.running = pass.catch(() => undefined);
+    return pass;
+  }
+
+  /** Stops the timer and runs a last pass, so a clean shutdown leaves no clicks behind. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.flush().catch((error: unknown) => {
+      this.options.logger.error(
+        { err: error },
+        'final click flush failed; the batch stays in Redis for the next start',
+      );
+    });
+    const lost = this.localBatches.reduce((sum, batch) => sum + total(batch.counts), 0);
+    if (lost > 0) {
+      this.options.logger.error({ clicks: lost }, 'clicks Redis never took could not be saved');
+    }
+  }
+
+  private schedule(delayMs: number, recoverOlderThanMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.flush(recoverOlderThanMs)
+        .catch((error: unknown) => {
+          this.options.logger.warn({ err: error }, 'click flush failed; retrying next pass');
+        })
+        .finally(() => {
+          this.schedule(this.options.intervalMs, this.options.recoverAfterMs);
+        });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async pass(recoverOlderThanMs: number): Promise<void> {
+    const { redis, keys } = this.options;
+    await this.applyLocalBatches();
+
+    const now = Date.now();
+    const fresh = batchName(keys, now, randomUUID());
+    const unapplied = (await redis.eval(
+      TAKE_PENDING,
+      3,
+      keys.pending,
+      keys.batches,
+      fresh.key,
+    )) as string[];
+    for (const key of unapplied) {
+      const batch = parseBatchKey(keys, key);
+      if (!batch) continue;
+      const mine = key === fresh.key || this.owned.has(key);
+      if (key === fresh.key) this.owned.add(key);
+      if (mine || now - batch.createdAt >= recoverOlderThanMs) await this.applyBatch(batch);
+    }
+    await this.pruneLedger(now);
+  }
+
+  private async applyBatch(batch: BatchName): Promise<void> {
+    const { redis, db, keys, logger } = this.options;
+    const counts = parseCounts(await redis.hgetall(batch.key));
+    if (counts.size > 0) {
+      const applied = await applyClickBatch(db, batch.id, counts);
+      if (!applied) logger.info({ batch: batch.id }, 'click batch was already applied');
+    }
+    await redis.multi().del(batch.key).srem(keys.batches, batch.key).exec();
+    this.owned.delete(batch.key);
+  }
+
+  private async applyLocalBatches(): Promise<void> {
+    const unrecorded = this.options.counter.takeUnrecorded();
+    if (unrecorded.size > 0)
+      this.localBatches.push({ id: `local:${randomUUID()}`, counts: unrecorded });
+    for (;;) {
+      const batch = this.localBatches.at(0);
+      if (!batch) break;
+      await applyClickBatch(this.options.db, batch.id, batch.counts);
+      this.localBatches.shift();
+    }
+  }
+
+  private async pruneLedger(now: number): Promise<void> {
+    if (now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    await pruneClickBatches(this.options.db, new Date(now - LEDGER_RETENTION_MS));
+  }
+}
+
+function parseCounts(hash: Record<string, string>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const [linkId, value] of Object.entries(hash)) {
+    const clicks = Number(value);
+    if (Number.isSafeInteger(clicks) && clicks > 0) counts.set(linkId, clicks);
+  }
+  return counts;
+}
+
+function total(counts: Map<string, number>): number {
+  let sum = 0;
+  for (const clicks of counts.values()) sum += clicks;
+  return sum;
+}

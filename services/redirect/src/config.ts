@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
+
+export const redirectEnvSchema = baseEnvSchema.extend({
+  REDIRECT_PORT: port(8081),
+  /**
+   * Take the link host from `X-Forwarded-Host` instead of `Host`. Only for deployments where a
+   * proxy in front always sets (or strips) it; otherwise any client could pick the host.
+   */
+  TRUST_FORWARDED_HOST: z.stringbool({ error: 'must be true or false' }).default(false),
+  /** How long a resolved link is served from Redis; writers invalidate it sooner. */
+  LINK_CACHE_TTL_SECONDS: positiveInt(300),
+  /** How long "no such alias" is remembered, so bursts of unknown aliases spare Postgres. */
+  LINK_CACHE_NEGATIVE_TTL_SECONDS: positiveInt(10),
+  /** How often counted clicks move from Redis into links.click_count. */
+  CLICK_FLUSH_INTERVAL_MS: positiveInt(1_000),
+  /** A click batch left unapplied this long is taken over (its replica is presumed dead). */
+  CLICK_RECOVERY_AFTER_MS: positiveInt(30_000),
+  /** After SIGTERM: how long in-flight requests may take before connections are cut. */
+  SHUTDOWN_GRACE_MS: positiveInt(10_000),
+});
+
+export type RedirectConfig = z.infer<typeof redirectEnvSchema>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): RedirectConfig {
+  return parseEnv(redirectEnvSchema, env);
+}

@@ -1,0 +1,101 @@
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Database } from '@linkservice/db';
+import { createDb } from '@linkservice/db';
+import { LinkCache } from '@linkservice/link-cache';
+import type { Logger } from '@linkservice/logger';
+import { ClickCounter } from './clicks/click-counter';
+import { ClickFlusher } from './clicks/click-flusher';
+import { clickKeys } from './clicks/click-keys';
+import type { RedirectConfig } from './config';
+import { RedirectService } from './links/redirect.service';
+
+/** What request handling needs; built once by buildDeps() and handed to createApp(). */
+export interface RedirectDeps {
+  config: Pick<RedirectConfig, 'LINK_DOMAIN' | 'TRUST_FORWARDED_HOST'>;
+  logger: Logger;
+  db: Kysely<Database>;
+  redis: Redis;
+  redirects: RedirectService;
+  clicks: ClickCounter;
+}
+
+export interface RedirectResources {
+  deps: RedirectDeps;
+  flusher: ClickFlusher;
+  /** Stops the flusher (final flush), then closes Redis and the pool. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** ioredis repeats the same error on every reconnect attempt; log a change, not each retry. */
+function logRedisErrors(redis: Redis, logger: Logger): void {
+  let lastMessage: string | undefined;
+  redis.on('error', (error: Error) => {
+    if (error.message === lastMessage) return;
+    lastMessage = error.message;
+    logger.warn({ err: error }, 'redis connection error');
+  });
+  redis.on('ready', () => {
+    if (lastMessage !== undefined) logger.info('redis connection restored');
+    lastMessage = undefined;
+  });
+}
+
+async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
+  await redis.quit().catch(() => {
+    redis.disconnect();
+  });
+}
+
+export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResources {
+  const postgres = createDb({
+    connectionString: config.DATABASE_URL,
+    max: config.DATABASE_POOL_SIZE,
+    applicationName: 'linkservice-redirect',
+  });
+  const redis = new Redis(config.REDIS_URL, {
+    connectionName: 'linkservice-redirect',
+    connectTimeout: 2_000,
+    // A redirect must not hang on a sick Redis: fail the command and fall back (Postgres for
+    // resolution, memory for the click) instead.
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1_000,
+    // Concurrent redirects' GETs and HINCRBYs share one write to the socket.
+    enableAutoPipelining: true,
+  });
+  logRedisErrors(redis, logger);
+
+  const cache = new LinkCache(redis, config.REDIS_PREFIX, {
+    positiveSeconds: config.LINK_CACHE_TTL_SECONDS,
+    negativeSeconds: config.LINK_CACHE_NEGATIVE_TTL_SECONDS,
+  });
+  const keys = clickKeys(config.REDIS_PREFIX);
+  const clicks = new ClickCounter(redis, keys, logger);
+  const flusher = new ClickFlusher({
+    redis,
+    db: postgres.db,
+    keys,
+    counter: clicks,
+    logger,
+    intervalMs: config.CLICK_FLUSH_INTERVAL_MS,
+    recoverAfterMs: config.CLICK_RECOVERY_AFTER_MS,
+  });
+  const redirects = new RedirectService(postgres.db, cache, config.REDIS_PREFIX, logger);
+
+  let closing: Promise<void> | undefined;
+  return {
+    deps: { config, logger, db: postgres.db, redis, redirects, clicks },
+    flusher,
+    close: () =>
+      (closing ??= (async () => {
+        await flusher.stop();
+        await closeRedis(redis);
+        await postgres.close();
+      })()),
+  };
+}

@@ -1,0 +1,7 @@
+import { startTelemetry } from '@linkservice/telemetry';
+
+/**
+ * Imported first by main.ts: OpenTelemetry patches node:http, pg and ioredis only when it starts
+ * before they are loaded. Reads the OTEL_* variables itself; nothing else here touches the env.
+ */
+export const telemetry = startTelemetry('linkservice-redirect', process.env);

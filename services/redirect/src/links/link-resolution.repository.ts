@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '@linkservice/db';
+import type { LinkRef, LinkResolution } from '@linkservice/link-cache';
+
+/**
+ * The one query behind a cache miss: the link of `alias` in the app whose subdomain key is
+ * `subdomainKey`, in `environment`. Served by apps' unique subdomain_key index and links'
+ * unique (app_id, environment, alias) index.
+ */
+export async function findLinkResolution(
+  db: Kysely<Database>,
+  { subdomainKey, environment, alias }: LinkRef,
+): Promise<LinkResolution | null> {
+  const row = await db
+    .selectFrom('links')
+    .innerJoin('apps', 'apps.id', 'links.app_id')
+    .select([
+      'links.id',
+      'links.web_fallback_url',
+      'links.ios_fallback_url',
+      'links.expires_at',
+      'links.archived_at',
+    ])
+    .where('apps.subdomain_key', '=', subdomainKey)
+    .where('links.environment', '=', environment)
+    .where('links.alias', '=', alias)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    linkId: row.id,
+    webFallbackUrl: row.web_fallback_url,
+    iosFallbackUrl: row.ios_fallback_url,
+    expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+    archived: row.archived_at !== null,
+  };
+}

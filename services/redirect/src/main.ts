@@ -1,0 +1,76 @@
+// Telemetry first: it can only instrument node:http, pg and ioredis if it loads before them.
+import { telemetry } from './instrument';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadOrExit } from '@linkservice/config';
+import { createLogger } from '@linkservice/logger';
+import { createApp } from './app';
+import { loadConfig } from './config';
+import { buildDeps } from './deps';
+
+async function main(): Promise<void> {
+  const config = loadOrExit(() => loadConfig());
+  const logger = createLogger('redirect', config.LOG_LEVEL);
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ err: error }, 'uncaught exception');
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (reason) => {
+    logger.fatal({ err: reason }, 'unhandled rejection');
+    process.exit(1);
+  });
+
+  const resources = buildDeps(config, logger);
+  let shuttingDown = false;
+  const server = createServer(createApp(resources.deps, { isShuttingDown: () => shuttingDown }));
+  // Behind a load balancer keep-alive sockets outlive its idle timeout, not the other way round.
+  server.keepAliveTimeout = 65_000;
+
+  server.listen(config.REDIRECT_PORT);
+  await once(server, 'listening');
+  // Leftover click batches (a crash, a dead replica) are applied first, then every interval.
+  resources.flusher.start();
+  logger.info({ port: (server.address() as AddressInfo).port }, 'redirect listening');
+
+  /**
+   * Stop accepting and let in-flight redirects finish (each has counted its click in Redis
+   * before answering), at most SHUTDOWN_GRACE_MS; then a final click flush, then Redis and the
+   * pool. A clean stop loses no click.
+   */
+  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down');
+    const closed = new Promise<void>((resolve) => {
+      server.close(() => {
+        resolve();
+      });
+    });
+    const cutOff = setTimeout(() => {
+      logger.warn('grace period over: closing the remaining connections');
+      server.closeAllConnections();
+    }, config.SHUTDOWN_GRACE_MS);
+    await closed;
+    clearTimeout(cutOff);
+    await resources.close();
+    await telemetry.shutdown();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      shutdown(signal).catch((error: unknown) => {
+        logger.fatal({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `redirect failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});
