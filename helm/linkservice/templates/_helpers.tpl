@@ -1,0 +1,230 @@
+{{/*
+Names, labels and shared pod fragments. Components are gateway, worker and redirect; each
+component template passes (dict "context" $ "component" "<name>").
+*/}}
+
+{{- define "linkservice.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* `<release>-<chart>`, or just the release name when it already contains the chart name. */}}
+{{- define "linkservice.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* `<fullname>-<component>`, kept within the 63 characters of a DNS label. */}}
+{{- define "linkservice.componentFullname" -}}
+{{- $fullname := include "linkservice.fullname" .context | trunc (int (sub 62 (len .component))) | trimSuffix "-" -}}
+{{- printf "%s-%s" $fullname .component -}}
+{{- end -}}
+
+{{- define "linkservice.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "linkservice.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "linkservice.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "linkservice.labels" -}}
+{{ include "linkservice.selectorLabels" . }}
+helm.sh/chart: {{ include "linkservice.chart" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: linkservice
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "linkservice.componentSelectorLabels" -}}
+{{ include "linkservice.selectorLabels" .context }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "linkservice.componentLabels" -}}
+{{ include "linkservice.labels" .context }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/*
+metadata.annotations with commonAnnotations merged in; empty when there are none. Call as
+  {{- with (include "linkservice.annotations" (dict "context" $ "annotations" ...)) }}{{ . | nindent 2 }}{{ end }}
+*/}}
+{{- define "linkservice.annotations" -}}
+{{- $annotations := merge (dict) (.annotations | default dict) (.context.Values.commonAnnotations | default dict) -}}
+{{- if $annotations -}}
+annotations:
+  {{- toYaml $annotations | nindent 2 }}
+{{- end -}}
+{{- end -}}
+
+{{- define "linkservice.image" -}}
+{{- $registry := .Values.global.imageRegistry | default .Values.image.registry -}}
+{{- $repository := .Values.image.repository -}}
+{{- $reference := "" -}}
+{{- if .Values.image.digest -}}
+{{- $reference = printf "@%s" .Values.image.digest -}}
+{{- else -}}
+{{- $reference = printf ":%s" (.Values.image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+{{- if $registry -}}
+{{- printf "%s/%s%s" $registry $repository $reference -}}
+{{- else -}}
+{{- printf "%s%s" $repository $reference -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pod's imagePullSecrets block, or nothing. */}}
+{{- define "linkservice.imagePullSecrets" -}}
+{{- $secrets := concat (.Values.global.imagePullSecrets | default list) (.Values.image.pullSecrets | default list) | uniq -}}
+{{- if $secrets -}}
+imagePullSecrets:
+  {{- range $secrets }}
+  - name: {{ . }}
+  {{- end }}
+{{- end -}}
+{{- end -}}
+
+{{- define "linkservice.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "linkservice.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding DATABASE_URL and REDIS_URL: existingSecret, or the chart's own. */}}
+{{- define "linkservice.secretName" -}}
+{{- .Values.existingSecret | default (include "linkservice.fullname" .) -}}
+{{- end -}}
+
+{{- define "linkservice.databaseUrlKey" -}}
+{{- if .Values.existingSecret -}}{{ .Values.existingSecretDatabaseUrlKey }}{{- else -}}database-url{{- end -}}
+{{- end -}}
+
+{{- define "linkservice.redisUrlKey" -}}
+{{- if .Values.existingSecret -}}{{ .Values.existingSecretRedisUrlKey }}{{- else -}}redis-url{{- end -}}
+{{- end -}}
+
+{{/* The configmap's rendered text, hashed into pod annotations so a config change rolls pods. */}}
+{{- define "linkservice.configChecksums" -}}
+checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
+{{- if not .Values.existingSecret }}
+checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- end }}
+{{- end -}}
+
+{{/* Pod-level settings every linkservice pod shares. */}}
+{{- define "linkservice.podSecurity" -}}
+automountServiceAccountToken: {{ .Values.serviceAccount.automountServiceAccountToken }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- end -}}
+
+{{- define "linkservice.volumes" -}}
+volumes:
+  - name: tmp
+    emptyDir:
+      {{- if .Values.tmpVolume.medium }}
+      medium: {{ .Values.tmpVolume.medium }}
+      {{- end }}
+      {{- if .Values.tmpVolume.sizeLimit }}
+      sizeLimit: {{ .Values.tmpVolume.sizeLimit }}
+      {{- end }}
+  {{- with .Values.extraVolumes }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "linkservice.volumeMounts" -}}
+volumeMounts:
+  - name: tmp
+    mountPath: /tmp
+  {{- with .Values.extraVolumeMounts }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{/*
+Connection URLs from the Secret, then extra variables. (dict "context" $ "secretName" ... "extra" list)
+*/}}
+{{- define "linkservice.secretEnv" -}}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ include "linkservice.databaseUrlKey" .context }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ include "linkservice.redisUrlKey" .context }}
+{{- end -}}
+
+{{/* envFrom entries for extraEnvVarsCM and extraEnvVarsSecret, or nothing. */}}
+{{- define "linkservice.extraEnvFrom" -}}
+{{- $entries := list -}}
+{{- with .Values.extraEnvVarsCM -}}
+{{- $entries = append $entries (dict "configMapRef" (dict "name" .)) -}}
+{{- end -}}
+{{- with .Values.extraEnvVarsSecret -}}
+{{- $entries = append $entries (dict "secretRef" (dict "name" .)) -}}
+{{- end -}}
+{{- if $entries -}}
+{{- toYaml $entries -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An HTTP probe from a component's probe values. (dict "probe" values "path" "/healthz") */}}
+{{- define "linkservice.httpProbe" -}}
+httpGet:
+  path: {{ .path }}
+  port: {{ .port }}
+initialDelaySeconds: {{ .probe.initialDelaySeconds }}
+periodSeconds: {{ .probe.periodSeconds }}
+timeoutSeconds: {{ .probe.timeoutSeconds }}
+failureThreshold: {{ .probe.failureThreshold }}
+successThreshold: {{ .probe.successThreshold }}
+{{- end -}}
+
+{{/*
+Kubernetes kills the container terminationGracePeriodSeconds after termination starts; the
+preStop sleep and the service's own shutdown grace both have to fit inside it.
+*/}}
+{{- define "linkservice.checkGracePeriod" -}}
+{{- $values := index .context.Values .component -}}
+{{- $budgetMs := mul (int $values.terminationGracePeriodSeconds) 1000 -}}
+{{- $neededMs := add (mul (int ($values.preStopSleepSeconds | default 0)) 1000) (int .context.Values.shutdownGraceMs) -}}
+{{- if le $budgetMs $neededMs -}}
+{{- fail (printf "%s.terminationGracePeriodSeconds (%ds) must exceed preStopSleepSeconds plus shutdownGraceMs (%dms)" .component (int $values.terminationGracePeriodSeconds) $neededMs) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The migration hook runs before the release's own Secret and ServiceAccount exist (pre-install),
+so it brings copies of its own, created just before it and deleted once it succeeded.
+*/}}
+{{- define "linkservice.migration.hookAnnotations" -}}
+helm.sh/hook: pre-install,pre-upgrade
+helm.sh/hook-weight: {{ .weight | quote }}
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end -}}
+
+{{- define "linkservice.migration.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- include "linkservice.componentFullname" (dict "context" . "component" "migration") -}}
+{{- else -}}
+{{- include "linkservice.serviceAccountName" . -}}
+{{- end -}}
+{{- end -}}
