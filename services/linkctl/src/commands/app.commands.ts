@@ -1,0 +1,87 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import type { AppView } from '../apps/apps.service';
+import { LINK_ALLOWANCE_MAX } from '../apps/app-rules';
+import type { RegisterSubcommand, RunAction } from './command';
+import { refuse, succeed } from './command';
+
+/**
+ * Every `app` subcommand, in help order. A new one is a file exporting a RegisterSubcommand and
+ * one line here.
+ */
+const APP_SUBCOMMANDS: RegisterSubcommand[] = [registerAppCreate, registerAppSetAllowance];
+
+export function registerAppCommands(program: Command, run: RunAction): void {
+  const app = program.command('app').description('create apps and set their plan');
+  for (const register of APP_SUBCOMMANDS) register(app, run);
+}
+
+function registerAppCreate(app: Command, run: RunAction): void {
+  app
+    .command('create')
+    .description('create an app; prints its id and link host')
+    .requiredOption('--name <name>', 'display name (1-100 characters)')
+    .option(
+      '--subdomain <key>',
+      'subdomain key of its link host (3-63 of a-z 0-9 -); derived from the name when omitted',
+    )
+    .option(
+      '--link-allowance <n>',
+      'most links the app may hold, both environments, archived included (default: unlimited)',
+      parseLinkAllowance,
+    )
+    .action(
+      (
+        options: { name: string; subdomain?: string; linkAllowance?: number | null },
+        command: Command,
+      ) =>
+        run(command, async ({ apps }) => {
+          const created = await apps.createApp({
+            name: options.name,
+            subdomainKey: options.subdomain,
+            linkAllowance: options.linkAllowance,
+          });
+          if (!created.ok) return refuse(created.error.message);
+          return succeed({ app: created.value }, describeApp('Created app', created.value));
+        }),
+    );
+}
+
+function registerAppSetAllowance(app: Command, run: RunAction): void {
+  app
+    .command('set-allowance')
+    .description("set an app's plan link allowance; none means unlimited")
+    .argument('<appId>', 'id of the app (app_...)')
+    .argument('<n|none>', 'most links the app may hold, or none', parseLinkAllowance)
+    .action((appId: string, allowance: number | null, _options: unknown, command: Command) =>
+      run(command, async ({ apps }) => {
+        const updated = await apps.setLinkAllowance(appId, allowance);
+        if (!updated.ok) return refuse(updated.error.message);
+        return succeed({ app: updated.value }, describeApp('Updated app', updated.value));
+      }),
+    );
+}
+
+/** `none` (unlimited) or a whole number; anything else is a usage error before any I/O. */
+export function parseLinkAllowance(value: string): number | null {
+  if (value === 'none') return null;
+  if (!/^\d+$/.test(value)) {
+    throw new InvalidArgumentError('Expected a whole number or none.');
+  }
+  const allowance = Number(value);
+  if (allowance > LINK_ALLOWANCE_MAX) {
+    throw new InvalidArgumentError(`The largest allowance is ${LINK_ALLOWANCE_MAX}.`);
+  }
+  return allowance;
+}
+
+/** The human summary shared by every command that prints an app. */
+export function describeApp(heading: string, app: AppView): string {
+  return [
+    `${heading} ${app.id}`,
+    `  name            ${app.name}`,
+    `  subdomain key   ${app.subdomainKey}`,
+    `  link host       ${app.linkHost}`,
+    `  link allowance  ${app.linkAllowance === null ? 'unlimited' : String(app.linkAllowance)}`,
+  ].join('\n');
+}

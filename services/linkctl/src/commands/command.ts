@@ -1,0 +1,43 @@
+import type { Database } from '@linkservice/db';
+import type { Command } from 'commander';
+import type { Kysely } from 'kysely';
+import type { LinkctlConfig } from '../config';
+import type { LinkctlServices } from '../services';
+
+/** What a command produced: the `--json` document and the human summary of the same thing. */
+export interface CommandOutput {
+  json: unknown;
+  text: string;
+}
+
+/** A refused command is a value: its reason becomes the single `linkctl: <reason>` line. */
+export type CommandResult = { ok: true; output: CommandOutput } | { ok: false; reason: string };
+
+export interface CommandContext extends LinkctlServices {
+  config: LinkctlConfig;
+  /**
+   * For building further services (e.g. a new subcommand's own repository); commands never
+   * query it themselves. The pool connects on first use and main.ts closes it.
+   */
+  db: Kysely<Database>;
+}
+
+export type CommandAction = (context: CommandContext) => Promise<CommandResult>;
+
+/**
+ * Runs one command's work: main.ts supplies it. It loads the configuration, opens the database
+ * lazily, prints the output in the mode `--json` asked for, and turns a refusal or an error
+ * into one stderr line and a non-zero exit code.
+ */
+export type RunAction = (command: Command, action: CommandAction) => Promise<void>;
+
+/** Registers one subcommand under a parent (e.g. `create` under `app`). */
+export type RegisterSubcommand = (parent: Command, run: RunAction) => void;
+
+export function succeed(json: unknown, text: string): CommandResult {
+  return { ok: true, output: { json, text } };
+}
+
+export function refuse(reason: string): CommandResult {
+  return { ok: false, reason };
+}

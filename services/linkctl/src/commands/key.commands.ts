@@ -1,0 +1,79 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { Environment } from '@linkservice/db';
+import type { ApiKeyView } from '../keys/keys.service';
+import type { RunAction } from './command';
+import { refuse, succeed } from './command';
+
+export function registerKeyCommands(program: Command, run: RunAction): void {
+  const key = program.command('key').description('create, revoke and list secret keys');
+
+  key
+    .command('create')
+    .description('create a secret key; its secret is printed once and never stored')
+    .requiredOption('--app <appId>', 'id of the app the key belongs to (app_...)')
+    .addOption(
+      new Option('--env <environment>', 'environment the key works in')
+        .choices(['live', 'test'])
+        .makeOptionMandatory(),
+    )
+    .action((options: { app: string; env: Environment }, command: Command) =>
+      run(command, async ({ keys }) => {
+        const created = await keys.createKey({ appId: options.app, environment: options.env });
+        if (!created.ok) return refuse(created.error.message);
+        const { key: view, secret } = created.value;
+        const { id, appId, environment, createdAt } = view;
+        return succeed(
+          { key: { id, appId, environment, createdAt }, secret },
+          [
+            `Created ${environment} key ${id} for app ${appId} at ${createdAt}`,
+            'Secret key, shown only this once (only its hash is stored):',
+            `  ${secret}`,
+          ].join('\n'),
+        );
+      }),
+    );
+
+  key
+    .command('revoke')
+    .description('revoke a key at once; revoking a revoked key changes nothing')
+    .argument('<keyId>', 'id of the key (key_...)')
+    .action((keyId: string, _options: unknown, command: Command) =>
+      run(command, async ({ keys }) => {
+        const revoked = await keys.revokeKey(keyId);
+        if (!revoked.ok) return refuse(revoked.error.message);
+        const { key: view, alreadyRevoked } = revoked.value;
+        const when = view.revokedAt ?? '';
+        return succeed(
+          { key: view },
+          alreadyRevoked
+            ? `Key ${view.id} (${view.environment}, app ${view.appId}) was already revoked at ${when}`
+            : `Revoked key ${view.id} (${view.environment}, app ${view.appId}) at ${when}`,
+        );
+      }),
+    );
+
+  key
+    .command('list')
+    .description("list an app's keys, oldest first (never their secrets)")
+    .requiredOption('--app <appId>', 'id of the app (app_...)')
+    .action((options: { app: string }, command: Command) =>
+      run(command, async ({ keys }) => {
+        const listed = await keys.listKeys(options.app);
+        if (!listed.ok) return refuse(listed.error.message);
+        return succeed({ keys: listed.value }, describeKeys(options.app, listed.value));
+      }),
+    );
+}
+
+function describeKeys(appId: string, keys: ApiKeyView[]): string {
+  if (keys.length === 0) return `App ${appId} has no keys`;
+  const lines = keys.map(
+    (key) =>
+      `  ${key.id}  ${key.environment}  created ${key.createdAt}  ` +
+      (key.revokedAt ? `revoked ${key.revokedAt}` : 'active'),
+  );
+  return [`${keys.length} key${keys.length === 1 ? '' : 's'} of app ${appId}:`, ...lines].join(
+    '\n',
+  );
+}

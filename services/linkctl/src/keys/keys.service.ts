@@ -1,0 +1,78 @@
+import { formatTimestamp } from '@linkservice/contracts';
+import type { Environment } from '@linkservice/db';
+import { newId } from '@linkservice/db';
+import { generateSecretKey, hashSecretKey } from '@linkservice/keys';
+import { appNotFound } from '../apps/apps.service';
+import { quoted } from '../quoted';
+import type { Failure, Result } from '../result';
+import { fail, ok } from '../result';
+import type { KeysRepository, StoredApiKey } from './keys.repository';
+
+/** A secret key's record as the operator sees it: never the secret, never its hash. */
+export interface ApiKeyView {
+  id: string;
+  appId: string;
+  environment: Environment;
+  createdAt: string;
+  /** null while the key is active. */
+  revokedAt: string | null;
+}
+
+export interface CreatedApiKey {
+  key: ApiKeyView;
+  /** Shown once: only its SHA-256 hash is stored, so it can never be shown again. */
+  secret: string;
+}
+
+export interface RevokedApiKey {
+  key: ApiKeyView;
+  /** The key was revoked before this call; revokedAt is the first revocation's time. */
+  alreadyRevoked: boolean;
+}
+
+export type KeysFailure = Failure<'app_not_found' | 'key_not_found'>;
+
+export class KeysService {
+  constructor(private readonly keys: KeysRepository) {}
+
+  async createKey(input: {
+    appId: string;
+    environment: Environment;
+  }): Promise<Result<CreatedApiKey, KeysFailure>> {
+    const secret = generateSecretKey(input.environment);
+    const row = await this.keys.insert({
+      id: newId('key'),
+      app_id: input.appId,
+      environment: input.environment,
+      key_hash: hashSecretKey(secret),
+    });
+    return row ? ok({ key: toView(row), secret }) : fail(appNotFound(input.appId));
+  }
+
+  /** Idempotent: revoking a revoked key succeeds and keeps the first revokedAt. */
+  async revokeKey(keyId: string): Promise<Result<RevokedApiKey, KeysFailure>> {
+    const revoked = await this.keys.revokeIfActive(keyId);
+    if (revoked) return ok({ key: toView(revoked), alreadyRevoked: false });
+    // Rare path: tell an unknown key from one that was revoked before.
+    const existing = await this.keys.findById(keyId);
+    return existing
+      ? ok({ key: toView(existing), alreadyRevoked: true })
+      : fail({ code: 'key_not_found', message: `no key with id ${quoted(keyId)}` });
+  }
+
+  /** The app's keys in creation order, revoked ones included. */
+  async listKeys(appId: string): Promise<Result<ApiKeyView[], KeysFailure>> {
+    const rows = await this.keys.listForApp(appId);
+    return rows ? ok(rows.map(toView)) : fail(appNotFound(appId));
+  }
+}
+
+function toView(row: StoredApiKey): ApiKeyView {
+  return {
+    id: row.id,
+    appId: row.app_id,
+    environment: row.environment,
+    createdAt: formatTimestamp(row.created_at),
+    revokedAt: row.revoked_at ? formatTimestamp(row.revoked_at) : null,
+  };
+}

@@ -1,0 +1,46 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+/** The compiled CLI, exactly as `pnpm linkctl` runs it. */
+export const LINKCTL_MAIN = path.resolve(__dirname, '../../dist/main.js');
+
+export interface LinkctlRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function assertLinkctlBuilt(): void {
+  if (!existsSync(LINKCTL_MAIN)) {
+    throw new Error(`${LINKCTL_MAIN} is missing: run pnpm exec tsc -b services/linkctl first`);
+  }
+}
+
+/** Runs `node dist/main.js <args>` with the test environment plus `env`, and collects its output. */
+export function runLinkctl(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<LinkctlRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [LINKCTL_MAIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The single JSON document a successful `--json` run printed; fails the test on anything else. */
+export function jsonOf(run: LinkctlRun): unknown {
+  if (run.code !== 0) throw new Error(`linkctl exited ${String(run.code)}: ${run.stderr}`);
+  if (run.stderr !== '') throw new Error(`linkctl wrote to stderr: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
