@@ -1,0 +1,193 @@
+import { summarizeLatencies } from './latency';
+import type { LoadResult } from './load-protocol';
+import { formatTable, judge } from './report';
+import type { ScenarioOutcome } from './report';
+import type { Scenario } from './scenarios';
+import { loadBenchSettings } from './settings';
+
+function result(fields: Partial<LoadResult>): LoadResult {
+  return {
+    succeeded: 1000,
+    errors: 0,
+    unexpectedStatuses: {},
+    transportErrors: 0,
+    elapsedSeconds: 10,
+    perSecond: 100,
+    p50Ms: 5,
+    p99Ms: 9,
+    meanMs: 5,
+    ...fields,
+  };
+}
+
+function scenario(fields: Partial<Scenario> & Pick<Scenario, 'id'>): Scenario {
+  return {
+    title: fields.id,
+    subject: 'gateway',
+    job: () => {
+      throw new Error('not run in this test');
+    },
+    ...fields,
+  };
+}
+
+function outcome(
+  id: string,
+  fields: Partial<ScenarioOutcome> & { result?: LoadResult },
+): ScenarioOutcome {
+  return {
+    id,
+    title: id,
+    subject: 'gateway',
+    status: 'measured',
+    peakRss: { gateway: 150 * 2 ** 20, worker: null },
+    ...fields,
+  };
+}
+
+describe('summarizeLatencies', () => {
+  it('takes nearest-rank percentiles at full resolution', () => {
+    const samples = Array.from({ length: 100 }, (_, i) => (100 - i) / 10);
+    expect(summarizeLatencies(samples)).toEqual({ p50Ms: 5, p99Ms: 9.9, meanMs: 5.05 });
+  });
+
+  it('gives NaN without samples instead of inventing a figure', () => {
+    expect(summarizeLatencies([]).p50Ms).toBeNaN();
+  });
+});
+
+describe('judge', () => {
+  it('compares throughput with the baseline of the same run', () => {
+    const scenarios = [
+      scenario({ id: 'base' }),
+      scenario({ id: 'fast', goal: { kind: 'throughput-ratio', against: 'base', min: 0.7 } }),
+      scenario({ id: 'slow', goal: { kind: 'throughput-ratio', against: 'base', min: 0.7 } }),
+    ];
+    const outcomes = [
+      outcome('base', { result: result({ perSecond: 1000 }) }),
+      outcome('fast', { result: result({ perSecond: 700 }) }),
+      outcome('slow', { result: result({ perSecond: 699 }) }),
+    ];
+    judge(scenarios, outcomes);
+    expect(outcomes[1].verdict?.result).toBe('PASS');
+    expect(outcomes[1].comparison).toEqual({ against: 'base', metric: 'req/s', ratio: 0.7 });
+    expect(outcomes[2].verdict?.result).toBe('FAIL');
+  });
+
+  it('allows latency up to factor x baseline + a constant', () => {
+    const goal = { kind: 'latency-vs', against: 'insert', factor: 3, plusMs: 5 } as const;
+    const scenarios = [
+      scenario({ id: 'insert' }),
+      scenario({ id: 'a', goal }),
+      scenario({ id: 'b', goal }),
+    ];
+    const outcomes = [
+      outcome('insert', { result: result({ p50Ms: 2 }) }),
+      outcome('a', { result: result({ p50Ms: 11 }) }),
+      outcome('b', { result: result({ p50Ms: 11.01 }) }),
+    ];
+    judge(scenarios, outcomes);
+    expect(outcomes.map((o) => o.verdict?.result)).toEqual([undefined, 'PASS', 'FAIL']);
+    expect(outcomes[1].comparison?.ratio).toBe(5.5);
+  });
+
+  it('compares links per second for batches', () => {
+    const scenarios = [
+      scenario({ id: 'single', linksPerRequest: 1 }),
+      scenario({
+        id: 'batch',
+        linksPerRequest: 100,
+        goal: { kind: 'links-ratio', against: 'single', min: 10 },
+      }),
+    ];
+    const outcomes = [
+      outcome('single', { result: result({ perSecond: 50 }), linksPerSecond: 50 }),
+      outcome('batch', { result: result({ perSecond: 4.9 }), linksPerSecond: 490 }),
+    ];
+    judge(scenarios, outcomes);
+    expect(outcomes[1].verdict?.result).toBe('FAIL');
+    expect(outcomes[1].comparison).toEqual({ against: 'single', metric: 'links/s', ratio: 9.8 });
+  });
+
+  it('checks an absolute p50 bound', () => {
+    const scenarios = [scenario({ id: 'list', goal: { kind: 'p50-max', ms: 50 } })];
+    const outcomes = [outcome('list', { result: result({ p50Ms: 50.5 }) })];
+    judge(scenarios, outcomes);
+    expect(outcomes[0].verdict).toEqual({ target: 'p50 <= 50 ms', result: 'FAIL' });
+  });
+
+  it('fails a fast scenario that mostly errors', () => {
+    const scenarios = [scenario({ id: 'list', goal: { kind: 'p50-max', ms: 50 } })];
+    const outcomes = [outcome('list', { result: result({ p50Ms: 1, succeeded: 90, errors: 10 }) })];
+    judge(scenarios, outcomes);
+    expect(outcomes[0].verdict).toEqual({
+      target: 'p50 <= 50 ms',
+      result: 'FAIL',
+      note: '10.0% errors',
+    });
+  });
+
+  it('says n/a when the scenario or its baseline could not run', () => {
+    const goal = { kind: 'throughput-ratio', against: 'base', min: 0.5 } as const;
+    const scenarios = [
+      scenario({ id: 'base' }),
+      scenario({ id: 'a', goal }),
+      scenario({ id: 'b', goal }),
+    ];
+    const outcomes = [
+      outcome('base', { status: 'unavailable', reason: 'not built' }),
+      outcome('a', { result: result({}) }),
+      outcome('b', { status: 'unavailable', reason: 'HTTP 404' }),
+    ];
+    judge(scenarios, outcomes);
+    expect(outcomes[1].verdict).toMatchObject({ result: 'n/a', note: 'base not measured' });
+    expect(outcomes[2].verdict).toMatchObject({ result: 'n/a', note: 'not measured' });
+  });
+});
+
+describe('formatTable', () => {
+  it('prints one aligned line per scenario and explains unavailable ones', () => {
+    const text = formatTable([
+      outcome('get', {
+        title: 'GET /links/{id}',
+        result: result({ perSecond: 1234.4, unexpectedStatuses: { '503': 2 }, errors: 2 }),
+        verdict: { target: 'req/s >= 0.7x base', result: 'PASS' },
+      }),
+      outcome('redirect', {
+        title: 'redirect',
+        status: 'unavailable',
+        reason: 'redirect is not built',
+      }),
+    ]);
+    const lines = text.split('\n');
+    expect(lines[0]).toMatch(/^scenario\s+req\/s\s+links\/s\s+p50 ms/);
+    expect(lines[2]).toMatch(/^GET \/links\/\{id\}\s+1,234\s+5\.00\s+9\.00\s+2 \(503x2\)\s+150\s/);
+    expect(lines[2]).toMatch(/PASS$/);
+    expect(lines[3]).toMatch(/^redirect\s+unavailable/);
+    expect(text).toContain('redirect: unavailable: redirect is not built');
+  });
+});
+
+describe('loadBenchSettings', () => {
+  it('has the documented defaults', () => {
+    expect(loadBenchSettings({})).toMatchObject({
+      links: 1_000_000,
+      durationSeconds: 10,
+      connections: 10,
+      only: [],
+      keepDatabase: false,
+    });
+  });
+
+  it('lists every bad variable and refuses anything but this machine', () => {
+    expect(() =>
+      loadBenchSettings({
+        BENCH_LINKS: 'many',
+        BENCH_DURATION_SECONDS: '0',
+        BENCH_POSTGRES_URL: 'postgres://db.example.com/postgres',
+      }),
+    ).toThrow(
+      /BENCH_LINKS must be a positive integer[^]*BENCH_DURATION_SECONDS[^]*BENCH_POSTGRES_URL must point at 127\.0\.0\.1/,
+    );
+  });
+});

@@ -1,0 +1,197 @@
+import type { LoadResult } from './load-protocol';
+import type { Goal, Scenario, Subject } from './scenarios';
+
+export interface PeakRss {
+  gateway: number | null;
+  worker: number | null;
+}
+
+export interface Verdict {
+  target: string;
+  result: 'PASS' | 'FAIL' | 'n/a';
+  note?: string;
+}
+
+export interface ScenarioOutcome {
+  id: string;
+  title: string;
+  subject: Subject;
+  status: 'measured' | 'unavailable';
+  /** Why a scenario could not run (endpoint missing, service not built or not starting...). */
+  reason?: string;
+  result?: LoadResult;
+  linksPerSecond?: number;
+  /** Peak RSS during this scenario (VmHWM after a reset), bytes. */
+  peakRss: PeakRss;
+  comparison?: { against: string; metric: 'req/s' | 'p50' | 'links/s'; ratio: number };
+  verdict?: Verdict;
+}
+
+/** More failed requests than this share makes a goal FAIL whatever the figures. */
+const ERROR_TOLERANCE = 0.01;
+
+function errorShare(result: LoadResult): number {
+  const total = result.succeeded + result.errors;
+  return total === 0 ? 1 : result.errors / total;
+}
+
+function describeGoal(goal: Goal): string {
+  switch (goal.kind) {
+    case 'throughput-ratio':
+      return `req/s >= ${goal.min}x ${goal.against}`;
+    case 'latency-vs':
+      return `p50 <= ${goal.factor}x ${goal.against} p50 + ${goal.plusMs} ms`;
+    case 'links-ratio':
+      return `links/s >= ${goal.min}x ${goal.against}`;
+    case 'p50-max':
+      return `p50 <= ${goal.ms} ms`;
+  }
+}
+
+/** Fills in each outcome's comparison and PASS/FAIL from the other outcomes of the run. */
+export function judge(scenarios: readonly Scenario[], outcomes: ScenarioOutcome[]): void {
+  const byId = new Map(outcomes.map((o) => [o.id, o]));
+  const measured = (id: string): ScenarioOutcome | undefined => {
+    const found = byId.get(id);
+    return found?.status === 'measured' && found.result && found.result.succeeded > 0
+      ? found
+      : undefined;
+  };
+  for (const scenario of scenarios) {
+    const outcome = byId.get(scenario.id);
+    if (!outcome) continue;
+    const own = measured(scenario.id);
+    const goal = scenario.goal;
+
+    const compareId = goal && goal.kind !== 'p50-max' ? goal.against : scenario.compareWith;
+    const other = compareId === undefined ? undefined : measured(compareId);
+    if (own?.result && other?.result && compareId !== undefined) {
+      if (goal?.kind === 'latency-vs') {
+        outcome.comparison = {
+          against: compareId,
+          metric: 'p50',
+          ratio: own.result.p50Ms / other.result.p50Ms,
+        };
+      } else if (own.linksPerSecond !== undefined && other.linksPerSecond !== undefined) {
+        outcome.comparison = {
+          against: compareId,
+          metric: 'links/s',
+          ratio: own.linksPerSecond / other.linksPerSecond,
+        };
+      } else {
+        outcome.comparison = {
+          against: compareId,
+          metric: 'req/s',
+          ratio: own.result.perSecond / other.result.perSecond,
+        };
+      }
+    }
+
+    if (!goal) continue;
+    const target = describeGoal(goal);
+    if (!own?.result) {
+      outcome.verdict = { target, result: 'n/a', note: 'not measured' };
+      continue;
+    }
+    if (goal.kind !== 'p50-max' && !other?.result) {
+      outcome.verdict = { target, result: 'n/a', note: `${goal.against} not measured` };
+      continue;
+    }
+    const result = own.result;
+    let pass: boolean;
+    switch (goal.kind) {
+      case 'p50-max':
+        pass = result.p50Ms <= goal.ms;
+        break;
+      case 'throughput-ratio':
+        pass = result.perSecond >= goal.min * other!.result!.perSecond;
+        break;
+      case 'latency-vs':
+        pass = result.p50Ms <= goal.factor * other!.result!.p50Ms + goal.plusMs;
+        break;
+      case 'links-ratio':
+        pass = (own.linksPerSecond ?? 0) >= goal.min * (other!.linksPerSecond ?? Infinity);
+        break;
+    }
+    const share = errorShare(result);
+    outcome.verdict =
+      share > ERROR_TOLERANCE
+        ? { target, result: 'FAIL', note: `${(share * 100).toFixed(1)}% errors` }
+        : { target, result: pass ? 'PASS' : 'FAIL' };
+  }
+}
+
+const number = (value: number, digits = 0): string =>
+  Number.isFinite(value)
+    ? value.toLocaleString('en-US', {
+        minimumFractionDigits: digits,
+        maximumFractionDigits: digits,
+      })
+    : '-';
+const megabytes = (bytes: number | null): string =>
+  bytes === null ? '-' : number(bytes / (1024 * 1024));
+
+/** One fixed-width table, one line per scenario. */
+export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
+  const header = [
+    'scenario',
+    'req/s',
+    'links/s',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'gw MB',
+    'wk MB',
+    'ratio',
+    'target',
+    'result',
+  ];
+  const rows: string[][] = outcomes.map((o) => {
+    const r = o.result;
+    const ratio = o.comparison
+      ? `${number(o.comparison.ratio, 2)}x ${o.comparison.metric} vs ${o.comparison.against}`
+      : '';
+    const verdict = o.verdict
+      ? `${o.verdict.result}${o.verdict.note ? ` (${o.verdict.note})` : ''}`
+      : '';
+    if (o.status === 'unavailable' || !r) {
+      return [o.title, 'unavailable', '', '', '', '', '', '', '', o.verdict?.target ?? '', verdict];
+    }
+    const stackProcess = o.subject === 'gateway' || o.subject === 'redirect';
+    return [
+      o.title,
+      number(r.perSecond),
+      o.linksPerSecond === undefined ? '' : number(o.linksPerSecond),
+      number(r.p50Ms, 2),
+      number(r.p99Ms, 2),
+      r.errors === 0 ? '0' : `${number(r.errors)}${describeErrors(r)}`,
+      stackProcess ? megabytes(o.peakRss.gateway) : '',
+      stackProcess ? megabytes(o.peakRss.worker) : '',
+      ratio,
+      o.verdict?.target ?? '',
+      verdict,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const numeric = new Set([1, 2, 3, 4, 5, 6, 7]);
+  const line = (cells: string[]): string =>
+    cells
+      .map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  const notes = outcomes
+    .filter((o) => o.status === 'unavailable')
+    .map((o) => `  ${o.title}: unavailable: ${o.reason ?? 'unknown reason'}`);
+  return [line(header), rule, ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join(
+    '\n',
+  );
+}
+
+function describeErrors(result: LoadResult): string {
+  const statuses = Object.entries(result.unexpectedStatuses).map(
+    ([status, count]) => `${status}x${count}`,
+  );
+  if (result.transportErrors > 0) statuses.push(`net x${result.transportErrors}`);
+  return statuses.length ? ` (${statuses.join(' ')})` : '';
+}

@@ -1,0 +1,404 @@
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { createDb } from '@linkservice/db';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import { createMigratedDatabase } from '../support/database';
+import type { ScratchDatabase } from '../support/database';
+import { sendRequest } from '../support/http';
+import { freePort } from '../support/ports';
+import {
+  ALL_SERVICES,
+  ServiceProcess,
+  repositoryRoot,
+  serviceEntryPoint,
+  startStack,
+} from '../support/stack';
+import type { ServiceName } from '../support/stack';
+import { createTenant } from '../support/tenants';
+import type { LoadJob, LoadResult, LoadRunnerMessage } from './load-protocol';
+import { formatTable, judge } from './report';
+import type { PeakRss, ScenarioOutcome } from './report';
+import { buildScenarios, formatCount } from './scenarios';
+import type { Scenario, Subject } from './scenarios';
+import { seedLargeApp, vacuumAnalyze } from './seed';
+import { loadBenchSettings } from './settings';
+import type { BenchSettings } from './settings';
+
+/**
+ * `pnpm bench`: starts the compiled stack against a fresh database, seeds it, measures each
+ * scenario from a forked load runner against the services and against bare baselines, prints
+ * one table and writes the figures to test/bench/results/. Never fails CI: it exits non-zero
+ * only when it could not run at all, never for a FAIL line.
+ */
+
+const LINK_DOMAIN = 'links.localhost';
+/** Creations are limited per app per hour; the bench creates far more than the default 300. */
+const BENCH_CREATION_LIMIT = 1_000_000_000;
+
+function progress(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The first lines of a startup failure: enough to say why without the whole log. */
+function shortReason(error: unknown): string {
+  const lines = describeError(error).split('\n');
+  return lines.slice(0, 6).join(' | ').slice(0, 600);
+}
+
+/** Resources the run must release, in reverse order, whatever happens (also on Ctrl-C). */
+class Cleanup {
+  private readonly steps: (() => Promise<unknown>)[] = [];
+  private running: Promise<void> | undefined;
+
+  add(step: () => Promise<unknown>): void {
+    this.steps.push(step);
+  }
+
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        await step().catch((error: unknown) => {
+          progress(`cleanup: ${describeError(error)}`);
+        });
+      }
+    })();
+    return this.running;
+  }
+}
+
+interface Services {
+  running: Partial<Record<ServiceName, ServiceProcess>>;
+  unavailable: Partial<Record<ServiceName, string>>;
+}
+
+/**
+ * Each service on its own, so a service that is not built or does not start only makes its
+ * own scenarios unavailable.
+ */
+async function startServices(
+  settings: BenchSettings,
+  databaseUrl: string,
+  redisPrefix: string,
+  cleanup: Cleanup,
+): Promise<Services> {
+  const services: Services = { running: {}, unavailable: {} };
+  await Promise.all(
+    ALL_SERVICES.map(async (name) => {
+      if (!existsSync(serviceEntryPoint(name))) {
+        services.unavailable[name] = `${name} is not built (no services/${name}/dist/main.js)`;
+        return;
+      }
+      try {
+        const stack = await startStack({
+          services: [name],
+          databaseUrl,
+          redisUrl: settings.redisUrl,
+          redisPrefix,
+          exactRedisPrefix: true,
+          linkDomain: LINK_DOMAIN,
+          creationLimitPerHour: BENCH_CREATION_LIMIT,
+          nodeEnv: 'production',
+          logLevel: settings.logLevel,
+          echo: settings.echo,
+        });
+        cleanup.add(() => stack.stop());
+        services.running[name] = stack.service(name);
+      } catch (error) {
+        services.unavailable[name] = `${name} did not start: ${shortReason(error)}`;
+      }
+    }),
+  );
+  return services;
+}
+
+async function startBaseline(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  cleanup: Cleanup,
+): Promise<ServiceProcess> {
+  const baseline = new ServiceProcess({
+    name,
+    entryPoint: join(__dirname, 'baselines', script),
+    portVariable: 'PORT',
+    port: await freePort(),
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+  cleanup.add(() => baseline.stop());
+  await baseline.start(freePort);
+  return baseline;
+}
+
+/** Runs one job in a fresh forked load runner and returns what it measured. */
+function runLoad(job: LoadJob): Promise<LoadResult> {
+  const runner = fork(join(__dirname, 'load-runner.js'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const limitMs = (job.durationSeconds + job.warmupSeconds) * 1000 + 60_000;
+  return new Promise<LoadResult>((resolve, reject) => {
+    let answered = false;
+    const timer = setTimeout(() => {
+      runner.kill('SIGKILL');
+      reject(new Error(`load runner gave no answer within ${limitMs} ms`));
+    }, limitMs);
+    runner.once('message', (message: LoadRunnerMessage) => {
+      answered = true;
+      clearTimeout(timer);
+      if (message.ok) resolve(message.result);
+      else reject(new Error(`load runner: ${message.error}`));
+    });
+    runner.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!answered) {
+        reject(new Error(`load runner exited without an answer (${String(signal ?? code)})`));
+      }
+    });
+    runner.send(job);
+  });
+}
+
+/** One request before the load: an endpoint that does not answer as expected yet is reported, not loaded. */
+async function probe(job: LoadJob): Promise<string | undefined> {
+  if (job.kind !== 'http') return undefined;
+  try {
+    const res = await sendRequest({
+      url: `${job.origin}${job.paths[0] ?? '/'}`,
+      method: job.method,
+      headers: job.headers,
+      body: job.body,
+      timeoutMs: 15_000,
+    });
+    if (res.status === job.expectStatus) return undefined;
+    return `answered HTTP ${res.status} instead of ${job.expectStatus}: ${res.text.slice(0, 160)}`;
+  } catch (error) {
+    return `no answer: ${describeError(error)}`;
+  }
+}
+
+function peakRss(services: Services): PeakRss {
+  return {
+    gateway: services.running.gateway?.peakRssBytes() ?? null,
+    worker: services.running.worker?.peakRssBytes() ?? null,
+  };
+}
+
+async function measure(
+  scenario: Scenario,
+  origins: Partial<Record<Subject, string>>,
+  unavailable: Partial<Record<Subject, string>>,
+  services: Services,
+): Promise<ScenarioOutcome> {
+  const base = {
+    id: scenario.id,
+    title: scenario.title,
+    subject: scenario.subject,
+    peakRss: { gateway: null, worker: null },
+  };
+  const origin = origins[scenario.subject];
+  if (origin === undefined) {
+    const reason = unavailable[scenario.subject] ?? `${scenario.subject} is not running`;
+    return { ...base, status: 'unavailable', reason };
+  }
+  const job = scenario.job(origin);
+  const refused = await probe(job);
+  if (refused !== undefined) return { ...base, status: 'unavailable', reason: refused };
+
+  services.running.gateway?.resetPeakRss();
+  services.running.worker?.resetPeakRss();
+  try {
+    const result = await runLoad(job);
+    return {
+      ...base,
+      status: 'measured',
+      result,
+      peakRss: peakRss(services),
+      ...(scenario.linksPerRequest === undefined
+        ? {}
+        : { linksPerSecond: result.perSecond * scenario.linksPerRequest }),
+    };
+  } catch (error) {
+    return { ...base, status: 'unavailable', reason: describeError(error) };
+  }
+}
+
+async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function main(): Promise<void> {
+  const settings = loadBenchSettings(process.env);
+  const startedAt = new Date();
+  const loadBefore = loadavg();
+  const cleanup = new Cleanup();
+  process.once('SIGINT', () => {
+    progress('interrupted: cleaning up');
+    void cleanup.run().finally(() => process.exit(130));
+  });
+
+  try {
+    progress('creating a fresh database');
+    const scratch: ScratchDatabase = await createMigratedDatabase({
+      serverUrl: settings.postgresUrl,
+      namePrefix: 'linkservice_bench',
+    });
+    cleanup.add(() =>
+      settings.keepDatabase
+        ? Promise.resolve().then(() => {
+            progress(`kept database ${scratch.url}`);
+          })
+        : scratch.drop(),
+    );
+    const handle = createDb({ connectionString: scratch.url, max: 2 });
+    cleanup.add(() => handle.close());
+
+    progress(`seeding ${formatCount(settings.links)} links with INSERT ... SELECT`);
+    const seedStarted = Date.now();
+    const large = await seedLargeApp(handle.db, settings.links);
+    const creator = await createTenant(handle.db, { name: 'Bench: creations' });
+    const baselineInserts = await createTenant(handle.db, { name: 'Bench: baseline inserts' });
+    await vacuumAnalyze(handle.db);
+    const seedSeconds = (Date.now() - seedStarted) / 1000;
+    progress(`seeded in ${seedSeconds.toFixed(1)} s`);
+    const postgresVersion = (
+      await sql<{ server_version: string }>`SHOW server_version`.execute(handle.db)
+    ).rows.at(0)?.server_version;
+
+    const redisPrefix = `lsbench-${randomBytes(4).toString('hex')}`;
+    cleanup.add(() => deleteRedisKeys(settings.redisUrl, redisPrefix));
+    progress('starting the services and the baselines');
+    const services = await startServices(settings, scratch.url, redisPrefix, cleanup);
+    for (const [name, reason] of Object.entries(services.unavailable)) {
+      progress(`${name} unavailable: ${reason}`);
+    }
+    const baselineRead = await startBaseline(
+      'baseline-read',
+      'read-server.js',
+      { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN },
+      cleanup,
+    );
+    const baselineRedirect = await startBaseline(
+      'baseline-redirect',
+      'redirect-server.js',
+      {},
+      cleanup,
+    );
+
+    const origins: Partial<Record<Subject, string>> = {
+      gateway: services.running.gateway?.url,
+      redirect: services.running.redirect?.url,
+      'baseline-read': baselineRead.url,
+      'baseline-redirect': baselineRedirect.url,
+      postgres: scratch.url,
+    };
+    const unavailable: Partial<Record<Subject, string>> = {
+      gateway: services.unavailable.gateway,
+      redirect: services.unavailable.redirect,
+    };
+
+    const scenarios = buildScenarios({
+      settings,
+      databaseUrl: scratch.url,
+      linkDomain: LINK_DOMAIN,
+      large: large.tenant,
+      largeLinks: large.links,
+      creator,
+      baselineInserts,
+    }).filter(
+      (s) => settings.only.length === 0 || settings.only.some((part) => s.id.includes(part)),
+    );
+
+    const outcomes: ScenarioOutcome[] = [];
+    for (const scenario of scenarios) {
+      progress(`${scenario.id}: ${scenario.title}`);
+      const outcome = await measure(scenario, origins, unavailable, services);
+      if (outcome.status === 'unavailable') progress(`  unavailable: ${outcome.reason ?? ''}`);
+      else if (outcome.result) {
+        progress(
+          `  ${outcome.result.perSecond.toFixed(1)}/s, p50 ${outcome.result.p50Ms.toFixed(2)} ms, ` +
+            `p99 ${outcome.result.p99Ms.toFixed(2)} ms, ${outcome.result.errors} errors`,
+        );
+      }
+      outcomes.push(outcome);
+    }
+    judge(scenarios, outcomes);
+
+    const overallPeak = (process: 'gateway' | 'worker'): number | null => {
+      const peaks = outcomes.map((o) => o.peakRss[process]).filter((v): v is number => v !== null);
+      return peaks.length ? Math.max(...peaks) : null;
+    };
+    const machine = {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      postgres: postgresVersion ?? 'unknown',
+      loadAverageBefore: loadBefore.map((v) => Number(v.toFixed(2))),
+      loadAverageAfter: loadavg().map((v) => Number(v.toFixed(2))),
+    };
+    const report = {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      machine,
+      settings: { ...settings, postgresUrl: undefined, redisUrl: undefined },
+      seedSeconds,
+      peakRss: { gateway: overallPeak('gateway'), worker: overallPeak('worker') },
+      unavailableServices: services.unavailable,
+      scenarios: outcomes,
+    };
+
+    const mb = (bytes: number | null): string =>
+      bytes === null ? 'n/a' : `${(bytes / 2 ** 20).toFixed(0)} MB`;
+    process.stdout.write(
+      [
+        '',
+        `linkservice bench, ${startedAt.toISOString()}: ${machine.cpus} x ${machine.cpuModel}, ` +
+          `${machine.memoryGiB} GiB, node ${machine.node}, PostgreSQL ${machine.postgres}`,
+        `load average before ${machine.loadAverageBefore.join(' ')}, after ${machine.loadAverageAfter.join(' ')}; ` +
+          `${settings.durationSeconds} s per scenario after ${settings.warmupSeconds} s warm-up, ` +
+          `${settings.connections} connections for throughput lines, LOG_LEVEL=${settings.logLevel}`,
+        '',
+        formatTable(outcomes),
+        '',
+        `peak RSS over the run: gateway ${mb(report.peakRss.gateway)}, worker ${mb(report.peakRss.worker)} ` +
+          '(gw MB / wk MB columns: peak during that scenario, VmHWM reset before each)',
+        '',
+      ].join('\n'),
+    );
+
+    const resultsDir = join(repositoryRoot(), 'test', 'bench', 'results');
+    mkdirSync(resultsDir, { recursive: true });
+    const file = join(resultsDir, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+    const text = `${JSON.stringify(report, null, 2)}\n`;
+    writeFileSync(file, text);
+    writeFileSync(join(resultsDir, 'latest.json'), text);
+    process.stdout.write(`results: ${file}\n`);
+  } finally {
+    progress('stopping and cleaning up');
+    await cleanup.run();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench could not run: ${describeError(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,259 @@
+import type { Tenant } from '../support/tenants';
+import type { LoadJob } from './load-protocol';
+import type { BenchSettings } from './settings';
+import { seededAlias, seededLinkId } from './seed';
+
+/** The process a scenario loads; baselines run beside the stack in processes of their own. */
+export type Subject = 'gateway' | 'redirect' | 'baseline-read' | 'baseline-redirect' | 'postgres';
+
+/** What a scenario must reach, PASS/FAIL, relative to another scenario of the same run. */
+export type Goal =
+  /** perSecond >= min x the other scenario's perSecond */
+  | { kind: 'throughput-ratio'; against: string; min: number }
+  /** p50 <= factor x the other scenario's p50 + plusMs */
+  | { kind: 'latency-vs'; against: string; factor: number; plusMs: number }
+  /** links per second >= min x the other scenario's links per second */
+  | { kind: 'links-ratio'; against: string; min: number }
+  /** p50 <= ms */
+  | { kind: 'p50-max'; ms: number };
+
+export interface Scenario {
+  id: string;
+  title: string;
+  subject: Subject;
+  /** Links created per successful request (creation scenarios), for links/s. */
+  linksPerRequest?: number;
+  /** Shown as a ratio without a verdict, when there is no goal. */
+  compareWith?: string;
+  goal?: Goal;
+  /** The load to run, given where the subject listens. */
+  job(origin: string): LoadJob;
+}
+
+export interface ScenarioInputs {
+  settings: BenchSettings;
+  databaseUrl: string;
+  linkDomain: string;
+  large: Tenant;
+  largeLinks: number;
+  creator: Tenant;
+  baselineInserts: Tenant;
+}
+
+/** Distinct seeded rows, so reads spread over the table instead of one hot row. */
+function sampleRows(count: number, of: number): number[] {
+  return Array.from({ length: count }, () => 1 + Math.floor(Math.random() * of));
+}
+
+const CREATE_ENTRY = {
+  webFallbackUrl: 'https://example.com/landing',
+  title: 'Bench link',
+  campaign: 'bench',
+  tags: ['bench', 'load'],
+  deepLinkData: { screen: 'product', productId: 42 },
+};
+export const BATCH_SIZE = 100;
+
+export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
+  const { settings, large, creator } = inputs;
+  const timing = {
+    durationSeconds: settings.durationSeconds,
+    warmupSeconds: settings.warmupSeconds,
+  };
+  const auth = (tenant: Tenant): Record<string, string> => ({
+    authorization: `Bearer ${tenant.live.secret}`,
+  });
+  const linkPaths = sampleRows(1_000, inputs.largeLinks).map(
+    (n) => `/api/v1/links/${seededLinkId(n)}`,
+  );
+  // Three-digit campaigns each name exactly 1/1000 of the links and are no substring of another.
+  const campaignSearches = Array.from(
+    { length: 100 },
+    () => `/api/v1/links?search=campaign-${100 + Math.floor(Math.random() * 900)}`,
+  );
+  const redirectPaths = sampleRows(1_000, inputs.largeLinks).map((n) => `/${seededAlias(n)}`);
+  const linkHost = `${large.subdomainKey}.${inputs.linkDomain}`;
+  const http = (
+    origin: string,
+    fields: Pick<LoadJob & { kind: 'http' }, 'method' | 'paths' | 'headers' | 'expectStatus'> & {
+      body?: string;
+      connections: number;
+    },
+  ): LoadJob => ({ kind: 'http', origin, ...timing, ...fields });
+
+  return [
+    {
+      id: 'baseline-get-link',
+      title: 'baseline: node:http + pg, key lookup + link read',
+      subject: 'baseline-read',
+      job: (origin) =>
+        http(origin, {
+          method: 'GET',
+          paths: linkPaths,
+          headers: auth(large),
+          expectStatus: 200,
+          connections: settings.connections,
+        }),
+    },
+    {
+      id: 'get-link',
+      title: 'GET /links/{id}',
+      subject: 'gateway',
+      goal: { kind: 'throughput-ratio', against: 'baseline-get-link', min: 0.7 },
+      job: (origin) =>
+        http(origin, {
+          method: 'GET',
+          paths: linkPaths,
+          headers: auth(large),
+          expectStatus: 200,
+          connections: settings.connections,
+        }),
+    },
+    {
+      id: 'list-default',
+      title: `GET /links (default page, ${formatCount(inputs.largeLinks)} links)`,
+      subject: 'gateway',
+      goal: { kind: 'p50-max', ms: 50 },
+      job: (origin) =>
+        http(origin, {
+          method: 'GET',
+          paths: ['/api/v1/links'],
+          headers: auth(large),
+          expectStatus: 200,
+          connections: 1,
+        }),
+    },
+    {
+      id: 'search-campaign',
+      title: `GET /links?search=campaign-NNN (${formatCount(inputs.largeLinks / 1000)} hits)`,
+      subject: 'gateway',
+      goal: { kind: 'p50-max', ms: 50 },
+      job: (origin) =>
+        http(origin, {
+          method: 'GET',
+          paths: campaignSearches,
+          headers: auth(large),
+          expectStatus: 200,
+          connections: 1,
+        }),
+    },
+    {
+      id: 'search-broad',
+      title: `GET /links?search=email (${formatCount(inputs.largeLinks / 4)} hits, info)`,
+      subject: 'gateway',
+      job: (origin) =>
+        http(origin, {
+          method: 'GET',
+          paths: ['/api/v1/links?search=email'],
+          headers: auth(large),
+          expectStatus: 200,
+          connections: 1,
+        }),
+    },
+    {
+      id: 'baseline-insert-1',
+      title: 'baseline: INSERT 1 row via pg',
+      subject: 'postgres',
+      linksPerRequest: 1,
+      job: () => ({
+        kind: 'sql-insert',
+        databaseUrl: inputs.databaseUrl,
+        appId: inputs.baselineInserts.appId,
+        rowsPerStatement: 1,
+        ...timing,
+      }),
+    },
+    {
+      id: 'create-single',
+      title: 'POST /links (1 connection)',
+      subject: 'gateway',
+      linksPerRequest: 1,
+      goal: { kind: 'latency-vs', against: 'baseline-insert-1', factor: 3, plusMs: 5 },
+      job: (origin) =>
+        http(origin, {
+          method: 'POST',
+          paths: ['/api/v1/links'],
+          headers: { ...auth(creator), 'content-type': 'application/json' },
+          body: JSON.stringify(CREATE_ENTRY),
+          expectStatus: 201,
+          connections: 1,
+        }),
+    },
+    {
+      id: 'baseline-insert-100',
+      title: `baseline: INSERT ${BATCH_SIZE} rows via pg`,
+      subject: 'postgres',
+      linksPerRequest: BATCH_SIZE,
+      job: () => ({
+        kind: 'sql-insert',
+        databaseUrl: inputs.databaseUrl,
+        appId: inputs.baselineInserts.appId,
+        rowsPerStatement: BATCH_SIZE,
+        ...timing,
+      }),
+    },
+    {
+      id: 'create-batch',
+      title: `POST /links/batch (${BATCH_SIZE} entries, 1 connection)`,
+      subject: 'gateway',
+      linksPerRequest: BATCH_SIZE,
+      compareWith: 'baseline-insert-100',
+      goal: { kind: 'links-ratio', against: 'create-single', min: 10 },
+      job: (origin) =>
+        http(origin, {
+          method: 'POST',
+          paths: ['/api/v1/links/batch'],
+          headers: { ...auth(creator), 'content-type': 'application/json' },
+          body: JSON.stringify({ links: Array.from({ length: BATCH_SIZE }, () => CREATE_ENTRY) }),
+          expectStatus: 201,
+          connections: 1,
+        }),
+    },
+    {
+      id: 'create-single-concurrent',
+      title: `POST /links (${settings.connections} connections, one app, info)`,
+      subject: 'gateway',
+      linksPerRequest: 1,
+      job: (origin) =>
+        http(origin, {
+          method: 'POST',
+          paths: ['/api/v1/links'],
+          headers: { ...auth(creator), 'content-type': 'application/json' },
+          body: JSON.stringify(CREATE_ENTRY),
+          expectStatus: 201,
+          connections: settings.connections,
+        }),
+    },
+    {
+      id: 'baseline-redirect',
+      title: 'baseline: node:http fixed 302',
+      subject: 'baseline-redirect',
+      job: (origin) =>
+        http(origin, {
+          method: 'GET',
+          paths: redirectPaths,
+          headers: { host: linkHost },
+          expectStatus: 302,
+          connections: settings.connections,
+        }),
+    },
+    {
+      id: 'redirect',
+      title: 'redirect GET https://<sub>.<domain>/<alias>',
+      subject: 'redirect',
+      goal: { kind: 'throughput-ratio', against: 'baseline-redirect', min: 0.5 },
+      job: (origin) =>
+        http(origin, {
+          method: 'GET',
+          paths: redirectPaths,
+          headers: { host: linkHost },
+          expectStatus: 302,
+          connections: settings.connections,
+        }),
+    },
+  ];
+}
+
+export function formatCount(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}

@@ -1,0 +1,64 @@
+import type { Database } from '@linkservice/db';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import { createTenant } from '../support/tenants';
+import type { Tenant } from '../support/tenants';
+
+/** Every seeded link has a distinct campaign among this many, so one campaign holds N/1000 links. */
+export const CAMPAIGNS = 1_000;
+const CHANNELS = ['email', 'sms', 'social', 'ads'] as const;
+
+/**
+ * Seeded ids and aliases are functions of the row number, so the bench can address any seeded
+ * link without reading them back. The id keeps the `lnk_` prefix and a ULID's 26 characters.
+ */
+export function seededLinkId(n: number): string {
+  return `lnk_BENCH${String(n).padStart(21, '0')}`;
+}
+
+export function seededAlias(n: number): string {
+  return `b${n}`;
+}
+
+export interface SeededApp {
+  tenant: Tenant;
+  links: number;
+}
+
+/**
+ * One app holding `links` live links, inserted with one set-based `INSERT ... SELECT FROM
+ * generate_series` (never through the API), then VACUUM ANALYZE so the planner sees the table
+ * as production would after autovacuum. Row n is created n seconds before now (so newest-first
+ * is row 1 first), in campaign `campaign-<n mod 1000>`, channel one of four, with one of 100 tags.
+ */
+export async function seedLargeApp(db: Kysely<Database>, links: number): Promise<SeededApp> {
+  const tenant = await createTenant(db, { name: 'Bench: large app' });
+  await sql`
+    INSERT INTO links (id, app_id, environment, alias, web_fallback_url, ios_fallback_url,
+                       deep_link_data, title, campaign, channel, feature, tags, click_count,
+                       created_at, updated_at)
+    SELECT 'lnk_BENCH' || lpad(g::text, 21, '0'),
+           ${tenant.appId}, 'live', 'b' || g,
+           'https://example.com/products/' || g,
+           CASE WHEN g % 3 = 0 THEN 'https://apps.apple.com/app/id' || g END,
+           jsonb_build_object('productId', g, 'screen', 'product'),
+           'Product ' || g,
+           'campaign-' || (g % ${CAMPAIGNS}),
+           (${sql.lit(`{${CHANNELS.join(',')}}`)}::text[])[1 + g % ${CHANNELS.length}],
+           'feature-' || (g % 50),
+           ARRAY['tag-' || (g % 100)],
+           (g::bigint * 7919) % 10000,
+           now() - make_interval(secs => g),
+           now() - make_interval(secs => g)
+    FROM generate_series(1, ${links}::int) AS g
+  `.execute(db);
+  await db.updateTable('apps').set({ link_count: links }).where('id', '=', tenant.appId).execute();
+  return { tenant, links };
+}
+
+/** Refreshes visibility maps and planner statistics after the bulk load. */
+export async function vacuumAnalyze(db: Kysely<Database>): Promise<void> {
+  await sql`VACUUM ANALYZE links`.execute(db);
+  await sql`VACUUM ANALYZE apps`.execute(db);
+  await sql`VACUUM ANALYZE api_keys`.execute(db);
+}

@@ -1,0 +1,63 @@
+export interface BenchSettings {
+  /** Links in the large app that list and search run against. */
+  links: number;
+  /** Measured seconds per scenario, after the warm-up. */
+  durationSeconds: number;
+  warmupSeconds: number;
+  /** Keep-alive connections for the throughput scenarios (GET by id, redirect, concurrent create). */
+  connections: number;
+  /** LOG_LEVEL of the services under load. */
+  logLevel: string;
+  postgresUrl: string;
+  redisUrl: string;
+  /** Keep the bench database afterwards (for EXPLAIN after a run). */
+  keepDatabase: boolean;
+  /** Run only scenarios whose id contains one of these (comma-separated BENCH_ONLY). */
+  only: string[];
+  echo: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+function positiveInteger(env: Env, name: string, fallback: number, problems: string[]): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) {
+    problems.push(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    return fallback;
+  }
+  return value;
+}
+
+/** BENCH_* variables tune a run; the defaults are the documented configuration. */
+export function loadBenchSettings(env: Env): BenchSettings {
+  const problems: string[] = [];
+  const settings: BenchSettings = {
+    links: positiveInteger(env, 'BENCH_LINKS', 1_000_000, problems),
+    durationSeconds: positiveInteger(env, 'BENCH_DURATION_SECONDS', 10, problems),
+    warmupSeconds: positiveInteger(env, 'BENCH_WARMUP_SECONDS', 2, problems),
+    connections: positiveInteger(env, 'BENCH_CONNECTIONS', 10, problems),
+    logLevel: env.BENCH_LOG_LEVEL ?? 'warn',
+    postgresUrl: env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    redisUrl: env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    keepDatabase: env.BENCH_KEEP_DATABASE === 'true',
+    only: (env.BENCH_ONLY ?? '')
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part !== ''),
+    echo: env.BENCH_ECHO === 'true',
+  };
+  for (const [name, url] of [
+    ['BENCH_POSTGRES_URL', settings.postgresUrl],
+    ['BENCH_REDIS_URL', settings.redisUrl],
+  ] as const) {
+    const host = URL.canParse(url) ? new URL(url).hostname : '';
+    // The bench drives load at full speed: it must never point at anything but this machine.
+    if (host !== '127.0.0.1' && host !== 'localhost') {
+      problems.push(`${name} must point at 127.0.0.1, got ${JSON.stringify(url)}`);
+    }
+  }
+  if (problems.length > 0) throw new Error(`bad bench settings:\n  ${problems.join('\n  ')}`);
+  return settings;
+}
