@@ -40,7 +40,7 @@ function outcome(
     title: id,
     subject: 'gateway',
     status: 'measured',
-    peakRss: { gateway: 150 * 2 ** 20, worker: null },
+    peakRss: { gateway: 150 * 2 ** 20, worker: null, redirect: null },
     ...fields,
   };
 }

@@ -1,9 +1,11 @@
 import type { LoadResult } from './load-protocol';
 import type { Goal, Scenario, Subject } from './scenarios';
 
+/** Peak RSS of each stack process during one scenario, bytes; null when not measured. */
 export interface PeakRss {
   gateway: number | null;
   worker: number | null;
+  redirect: number | null;
 }
 
 export interface Verdict {
@@ -142,6 +144,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
     'errors',
     'gw MB',
     'wk MB',
+    'rd MB',
     'ratio',
     'target',
     'result',
@@ -155,7 +158,13 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       ? `${o.verdict.result}${o.verdict.note ? ` (${o.verdict.note})` : ''}`
       : '';
     if (o.status === 'unavailable' || !r) {
-      return [o.title, 'unavailable', '', '', '', '', '', '', '', o.verdict?.target ?? '', verdict];
+      return [
+        o.title,
+        'unavailable',
+        ...Array<string>(8).fill(''),
+        o.verdict?.target ?? '',
+        verdict,
+      ];
     }
     const stackProcess = o.subject === 'gateway' || o.subject === 'redirect';
     return [
@@ -167,13 +176,14 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       r.errors === 0 ? '0' : `${number(r.errors)}${describeErrors(r)}`,
       stackProcess ? megabytes(o.peakRss.gateway) : '',
       stackProcess ? megabytes(o.peakRss.worker) : '',
+      stackProcess ? megabytes(o.peakRss.redirect) : '',
       ratio,
       o.verdict?.target ?? '',
       verdict,
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const numeric = new Set([1, 2, 3, 4, 5, 6, 7]);
+  const numeric = new Set([1, 2, 3, 4, 5, 6, 7, 8]);
   const line = (cells: string[]): string =>
     cells
       .map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))

@@ -183,10 +183,17 @@ async function probe(job: LoadJob): Promise<string | undefined> {
   }
 }
 
+const NO_PEAKS: PeakRss = { gateway: null, worker: null, redirect: null };
+
+function resetPeakRss(services: Services): void {
+  for (const process of Object.values(services.running)) process.resetPeakRss();
+}
+
 function peakRss(services: Services): PeakRss {
   return {
     gateway: services.running.gateway?.peakRssBytes() ?? null,
     worker: services.running.worker?.peakRssBytes() ?? null,
+    redirect: services.running.redirect?.peakRssBytes() ?? null,
   };
 }
 
@@ -200,7 +207,7 @@ async function measure(
     id: scenario.id,
     title: scenario.title,
     subject: scenario.subject,
-    peakRss: { gateway: null, worker: null },
+    peakRss: NO_PEAKS,
   };
   const origin = origins[scenario.subject];
   if (origin === undefined) {
@@ -211,15 +218,15 @@ async function measure(
   const refused = await probe(job);
   if (refused !== undefined) return { ...base, status: 'unavailable', reason: refused };
 
-  services.running.gateway?.resetPeakRss();
-  services.running.worker?.resetPeakRss();
+  const stackSubject = scenario.subject === 'gateway' || scenario.subject === 'redirect';
+  if (stackSubject) resetPeakRss(services);
   try {
     const result = await runLoad(job);
     return {
       ...base,
       status: 'measured',
       result,
-      peakRss: peakRss(services),
+      peakRss: stackSubject ? peakRss(services) : NO_PEAKS,
       ...(scenario.linksPerRequest === undefined
         ? {}
         : { linksPerSecond: result.perSecond * scenario.linksPerRequest }),
@@ -342,7 +349,7 @@ async function main(): Promise<void> {
     }
     judge(scenarios, outcomes);
 
-    const overallPeak = (process: 'gateway' | 'worker'): number | null => {
+    const overallPeak = (process: keyof PeakRss): number | null => {
       const peaks = outcomes.map((o) => o.peakRss[process]).filter((v): v is number => v !== null);
       return peaks.length ? Math.max(...peaks) : null;
     };
@@ -361,7 +368,11 @@ async function main(): Promise<void> {
       machine,
       settings: { ...settings, postgresUrl: undefined, redisUrl: undefined },
       seedSeconds,
-      peakRss: { gateway: overallPeak('gateway'), worker: overallPeak('worker') },
+      peakRss: {
+        gateway: overallPeak('gateway'),
+        worker: overallPeak('worker'),
+        redirect: overallPeak('redirect'),
+      },
       unavailableServices: services.unavailable,
       scenarios: outcomes,
     };
@@ -379,8 +390,9 @@ async function main(): Promise<void> {
         '',
         formatTable(outcomes),
         '',
-        `peak RSS over the run: gateway ${mb(report.peakRss.gateway)}, worker ${mb(report.peakRss.worker)} ` +
-          '(gw MB / wk MB columns: peak during that scenario, VmHWM reset before each)',
+        `peak RSS over the run: gateway ${mb(report.peakRss.gateway)}, worker ${mb(report.peakRss.worker)}, ` +
+          `redirect ${mb(report.peakRss.redirect)} (gw/wk/rd MB columns: peak during that scenario; ` +
+          'VmHWM is reset before each)',
         '',
       ].join('\n'),
     );
