@@ -1,0 +1,75 @@
+import type { Response } from 'express';
+import { authOf } from '../auth/auth.middleware';
+import type { GatewayDeps } from '../deps';
+import { errors } from '../http/errors';
+import { bodyOf } from '../http/json-body';
+import type { ApiRoute } from '../http/routes';
+import { pathParam } from '../http/routes';
+import { LinksRepository } from './links.repository';
+import type { LinkOwner } from './links.service';
+import { LinksService, parseListParams } from './links.service';
+
+const NOT_FOUND = 'No such link.';
+
+function ownerOf(res: Response): LinkOwner {
+  const auth = authOf(res);
+  return { appId: auth.appId, environment: auth.environment, subdomainKey: auth.app.subdomainKey };
+}
+
+/** Reading, changing, archiving and listing links; creation lives in create.routes.ts. */
+export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
+  const links = new LinksService(new LinksRepository(deps.db), deps.config.LINK_DOMAIN);
+  return [
+    {
+      method: 'GET',
+      path: '/links',
+      handler: async (req, res) => {
+        const params = parseListParams(req.query);
+        res.json(await links.list(ownerOf(res), params));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/links/:linkId',
+      handler: async (req, res) => {
+        const link = await links.get(ownerOf(res), pathParam(req, 'linkId'));
+        if (!link) throw errors.notFound(NOT_FOUND);
+        res.json({ link });
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/links/:linkId',
+      handler: async (req, res) => {
+        const outcome = await links.update(ownerOf(res), pathParam(req, 'linkId'), bodyOf(req));
+        switch (outcome.kind) {
+          case 'updated':
+            res.json({ link: outcome.link });
+            return;
+          case 'not_found':
+            throw errors.notFound(NOT_FOUND);
+          case 'archived':
+            throw errors.conflict('The link is archived, and an archived link cannot be changed.');
+          case 'invalid':
+            throw errors.invalidRequest(outcome.fieldErrors);
+        }
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/links/:linkId',
+      handler: async (req, res) => {
+        const outcome = await links.archive(ownerOf(res), pathParam(req, 'linkId'));
+        switch (outcome.kind) {
+          case 'archived':
+            res.json({ link: outcome.link, note: outcome.note });
+            return;
+          case 'not_found':
+            throw errors.notFound(NOT_FOUND);
+          case 'already_archived':
+            throw errors.conflict('The link is already archived.');
+        }
+      },
+    },
+  ];
+}
