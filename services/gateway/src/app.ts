@@ -10,6 +10,7 @@ import { requestId } from './http/request-id';
 import { requestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
 import { notFound, routerFor } from './http/routes';
+import { linksRoutes } from './links/links.routes';
 
 export const API_BASE_PATH = '/api/v1';
 
@@ -21,8 +22,9 @@ export const API_BASE_PATH = '/api/v1';
 export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
   return [
     ...appsRoutes(deps),
-    // ...linksRoutes(deps),   (src/links/links.routes.ts: list, read, patch, archive)
     // ...createRoutes(deps),  (src/links/create.routes.ts: POST /links, POST /links/batch)
+    // After createRoutes, so /links/batch is its own path (405 for GET) and not a link id.
+    ...linksRoutes(deps),
   ];
 }
 
