@@ -199,15 +199,16 @@ successThreshold: {{ .probe.successThreshold }}
 {{- end -}}
 
 {{/*
-Kubernetes kills the container terminationGracePeriodSeconds after termination starts; the
-preStop sleep and the service's own shutdown grace both have to fit inside it.
+Kubernetes kills the container terminationGracePeriodSeconds after termination starts: the
+preStop sleep, the service's own shutdown grace and a few seconds to close Redis and Postgres
+(and flush clicks) have to fit inside it.
 */}}
 {{- define "linkservice.checkGracePeriod" -}}
 {{- $values := index .context.Values .component -}}
 {{- $budgetMs := mul (int $values.terminationGracePeriodSeconds) 1000 -}}
-{{- $neededMs := add (mul (int ($values.preStopSleepSeconds | default 0)) 1000) (int .context.Values.shutdownGraceMs) -}}
-{{- if le $budgetMs $neededMs -}}
-{{- fail (printf "%s.terminationGracePeriodSeconds (%ds) must exceed preStopSleepSeconds plus shutdownGraceMs (%dms)" .component (int $values.terminationGracePeriodSeconds) $neededMs) -}}
+{{- $neededMs := add (mul (int ($values.preStopSleepSeconds | default 0)) 1000) (int $values.shutdownGraceMs) 5000 -}}
+{{- if lt $budgetMs $neededMs -}}
+{{- fail (printf "%s.terminationGracePeriodSeconds (%ds) must be at least preStopSleepSeconds + shutdownGraceMs + 5s (%dms)" .component (int $values.terminationGracePeriodSeconds) $neededMs) -}}
 {{- end -}}
 {{- end -}}
 

@@ -80,6 +80,8 @@ spec:
             {{- end }}
           env:
             {{- include "linkservice.secretEnv" (dict "context" $ "secretName" (include "linkservice.secretName" $)) | nindent 12 }}
+            - name: SHUTDOWN_GRACE_MS
+              value: {{ $values.shutdownGraceMs | int64 | quote }}
             {{- with $.Values.extraEnvVars }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
