@@ -6,7 +6,13 @@ import { hashSecretKey } from '@linkservice/keys';
 import { testEnvironment } from '@linkservice/testing';
 import { sql } from 'kysely';
 import type { LinkctlRun } from './testing/run-linkctl';
-import { assertLinkctlBuilt, jsonOf, runLinkctl } from './testing/run-linkctl';
+import {
+  REPO_ROOT,
+  assertLinkctlBuilt,
+  jsonOf,
+  runLinkctl,
+  runProcess,
+} from './testing/run-linkctl';
 
 // Black-box tests of the compiled CLI against the run's database (global-setup migrated it).
 
@@ -391,6 +397,19 @@ describe('linkctl key revoke and key list', () => {
       ],
     );
   });
+});
+
+describe('pnpm -s linkctl (the root script)', () => {
+  it('leaves exactly the JSON document on stdout', async () => {
+    const run = await runProcess(
+      'pnpm',
+      ['-s', 'linkctl', 'app', 'create', '--name', 'Via pnpm', '--json'],
+      { cwd: REPO_ROOT, env: { LINK_DOMAIN } },
+    );
+    const { app } = jsonOf(run) as AppJson;
+    expect(app.name).toBe('Via pnpm');
+    expect(run.stdout).toBe(`${JSON.stringify({ app })}\n`);
+  }, 120_000);
 });
 
 describe('linkctl usage and environment errors', () => {

@@ -4,6 +4,8 @@ import path from 'node:path';
 
 /** The compiled CLI, exactly as `pnpm linkctl` runs it. */
 export const LINKCTL_MAIN = path.resolve(__dirname, '../../dist/main.js');
+/** The repository root, where `pnpm linkctl` is defined. */
+export const REPO_ROOT = path.resolve(__dirname, '../../../..');
 
 export interface LinkctlRun {
   code: number | null;
@@ -22,8 +24,18 @@ export function runLinkctl(
   args: string[],
   env: Record<string, string | undefined> = {},
 ): Promise<LinkctlRun> {
+  return runProcess(process.execPath, [LINKCTL_MAIN, ...args], { env });
+}
+
+/** Runs any command to its end with the test environment plus `env`. */
+export function runProcess(
+  command: string,
+  args: string[],
+  { env = {}, cwd }: { env?: Record<string, string | undefined>; cwd?: string } = {},
+): Promise<LinkctlRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LINKCTL_MAIN, ...args], {
+    const child = spawn(command, args, {
+      cwd,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
