@@ -29,7 +29,7 @@ export function describeFailure(error: unknown, databaseUrl?: string): string {
     (code !== undefined && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) ||
     /timeout exceeded when trying to connect|connection terminated/i.test(message)
   ) {
-    return `cannot reach the database${where}: ${message || code}`;
+    return `cannot reach the database${where}: ${message || code || 'connection failed'}`;
   }
   if (code === '3D000') return `${message}; run linkctl migrate to create it`;
   if (code === '42P01')
