@@ -36,6 +36,7 @@ import type { BenchSettings } from './settings';
  */
 
 const LINK_DOMAIN = 'links.localhost';
+const RESULTS_DIR = join(repositoryRoot(), 'test', 'bench', 'results');
 /** Creations are limited per app per hour; the bench creates far more than the default 300. */
 const BENCH_CREATION_LIMIT = 1_000_000_000;
 
@@ -96,8 +97,10 @@ async function startServices(
         services.unavailable[name] = `${name} is not built (no services/${name}/dist/main.js)`;
         return;
       }
+      const profile = ['--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles')}`];
       try {
         const stack = await startStack({
+          execArgv: settings.cpuProfile ? { [name]: profile } : undefined,
           services: [name],
           databaseUrl,
           redisUrl: settings.redisUrl,
@@ -397,12 +400,11 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
 
-    const resultsDir = join(repositoryRoot(), 'test', 'bench', 'results');
-    mkdirSync(resultsDir, { recursive: true });
-    const file = join(resultsDir, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    const file = join(RESULTS_DIR, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
     const text = `${JSON.stringify(report, null, 2)}\n`;
     writeFileSync(file, text);
-    writeFileSync(join(resultsDir, 'latest.json'), text);
+    writeFileSync(join(RESULTS_DIR, 'latest.json'), text);
     process.stdout.write(`results: ${file}\n`);
   } finally {
     progress('stopping and cleaning up');

@@ -15,6 +15,8 @@ export interface BenchSettings {
   /** Run only scenarios whose id contains one of these (comma-separated BENCH_ONLY). */
   only: string[];
   echo: boolean;
+  /** Run the services with `node --cpu-prof`; profiles land in test/bench/results/profiles/. */
+  cpuProfile: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -47,6 +49,7 @@ export function loadBenchSettings(env: Env): BenchSettings {
       .map((part) => part.trim())
       .filter((part) => part !== ''),
     echo: env.BENCH_ECHO === 'true',
+    cpuProfile: env.BENCH_CPU_PROFILE === 'true',
   };
   for (const [name, url] of [
     ['BENCH_POSTGRES_URL', settings.postgresUrl],

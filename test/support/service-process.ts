@@ -29,6 +29,8 @@ export interface ServiceProcessOptions {
   entryPoint?: string;
   /** Variable that tells the child its port; the service's own (PORT_VARIABLE) by default. */
   portVariable?: string;
+  /** Options for node itself, e.g. `--cpu-prof` (profiles are written when the process exits). */
+  execArgv?: string[];
   readyTimeoutMs?: number;
   /** Also copy the child's output to this process's stderr, each line prefixed with the name. */
   echo?: boolean;
@@ -78,6 +80,7 @@ export class ServiceProcess {
   private readonly portVariable: string;
   private readonly env: Record<string, string>;
   private readonly entryPoint: string;
+  private readonly execArgv: string[];
   private readonly readyTimeoutMs: number;
   private readonly echo: boolean;
   private child: ChildProcess | undefined;
@@ -96,6 +99,7 @@ export class ServiceProcess {
       throw new Error(`${options.name} is not a service: give its entryPoint and portVariable`);
     }
     this.entryPoint = entryPoint;
+    this.execArgv = options.execArgv ?? [];
     this.portVariable = portVariable;
     this.readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
     this.echo = options.echo ?? false;
@@ -258,7 +262,7 @@ export class ServiceProcess {
   private spawnChild(entry: string): void {
     killChildrenOnExit();
     this.lastExit = undefined;
-    const child = spawn(process.execPath, [entry], {
+    const child = spawn(process.execPath, [...this.execArgv, entry], {
       cwd: repositoryRoot(),
       env: { ...this.env, [this.portVariable]: String(this.portNumber) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -26,7 +26,7 @@ const server = http.createServer((req, res) => {
   res.end(String(process.pid) + (ballast ? ballast.length : ''));
 });
 server.on('error', (e) => { console.error(e.code); process.exit(1); });
-server.listen(port, '127.0.0.1', () => console.log('fixture listening on', port));
+server.listen(port, '127.0.0.1', () => console.log('fixture listening on', port, 'with', JSON.stringify(process.execArgv)));
 if (mode === 'stubborn') process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
 else process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `;
@@ -50,26 +50,33 @@ describe('ServiceProcess', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function fixture(mode: string, readyTimeoutMs = 5_000): Promise<ServiceProcess> {
+  async function fixture(
+    mode: string,
+    readyTimeoutMs = 5_000,
+    execArgv?: string[],
+  ): Promise<ServiceProcess> {
     const service = new ServiceProcess({
       name: 'gateway',
       port: await freePort(),
       env: { PATH: process.env.PATH ?? '', FIXTURE_MODE: mode },
       entryPoint,
       readyTimeoutMs,
+      execArgv,
     });
     started.push(service);
     return service;
   }
 
   it('starts, waits for /readyz and captures output', async () => {
-    const service = await fixture('normal');
+    const service = await fixture('normal', 5_000, ['--max-old-space-size=96']);
     await service.start();
     expect(service.isRunning).toBe(true);
     const res = await sendRequest({ url: `${service.url}/readyz` });
     expect(res.status).toBe(200);
     expect(res.text).toBe(String(service.pid));
-    expect(service.output()).toContain(`fixture listening on ${service.port}`);
+    expect(service.output()).toContain(
+      `fixture listening on ${service.port} with ["--max-old-space-size=96"]`,
+    );
   });
 
   it('stops gracefully with SIGTERM', async () => {

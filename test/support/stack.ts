@@ -35,6 +35,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Extra variables for one service only; they win over `env`. */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Options for node per service, e.g. `{ gateway: ['--cpu-prof'] }`. */
+  execArgv?: Partial<Record<ServiceName, string[]>>;
   readyTimeoutMs?: number;
   /** Copy the services' output to stderr as it arrives (debugging). */
   echo?: boolean;
@@ -125,6 +127,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       name,
       port: ports.get(name)!,
       env: { ...sharedEnv, ...options.serviceEnv?.[name] },
+      execArgv: options.execArgv?.[name],
       readyTimeoutMs: options.readyTimeoutMs,
       echo: options.echo,
     });
