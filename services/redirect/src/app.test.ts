@@ -501,3 +501,26 @@ describe('app association files', () => {
     expect(head.body).toBe('');
   });
 });
+
+describe('without Redis', () => {
+  it('keeps redirecting from Postgres and still counts the clicks', async () => {
+    const degraded = await startRedirect({
+      REDIS_URL: 'redis://127.0.0.1:1',
+      CLICK_FLUSH_INTERVAL_MS: '600000',
+    });
+    try {
+      const app = await createTestApp(degraded.db);
+      const link = await createTestLink(degraded.db, app, {
+        webFallbackUrl: 'https://example.com/no-redis',
+      });
+      const res = await degraded.get(`/${link.alias}`, { host: app.liveHost });
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toBe('https://example.com/no-redis');
+      expect((await degraded.get('/readyz', { host: 'probe' })).status).toBe(503);
+      await degraded.resources.flusher.flush().catch(() => undefined);
+      expect(await clickCount(degraded.db, link.id)).toBe(1);
+    } finally {
+      await degraded.close();
+    }
+  });
+});

@@ -61,10 +61,15 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
   const redis = new Redis(config.REDIS_URL, {
     connectionName: 'linkservice-redirect',
     connectTimeout: 2_000,
-    // A redirect must not hang on a sick Redis: fail the command and fall back (Postgres for
-    // resolution, memory for the click) instead.
+    // A redirect must never wait for Redis to come back: while it is disconnected commands
+    // fail at once (no offline queue) and a hung one gives up after a second; the service then
+    // falls back (Postgres for resolution, memory for the click). Reconnection goes on meanwhile.
+    enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 1_000,
+    // Closing during an outage leaves ioredis a timer to destroy a socket that already died;
+    // keep it short so it does not hold the process (or a test worker) open.
+    disconnectTimeout: 200,
     // Concurrent redirects' GETs and HINCRBYs share one write to the socket.
     enableAutoPipelining: true,
   });

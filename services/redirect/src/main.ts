@@ -30,7 +30,13 @@ async function main(): Promise<void> {
   server.listen(config.REDIRECT_PORT);
   await once(server, 'listening');
   // Leftover click batches (a crash, a dead replica) are applied first, then every interval.
-  resources.flusher.start();
+  // Redis commands fail until it is connected (no offline queue), so begin once it is.
+  const { redis } = resources.deps;
+  if (redis.status === 'ready') resources.flusher.start();
+  else
+    redis.once('ready', () => {
+      resources.flusher.start();
+    });
   logger.info({ port: (server.address() as AddressInfo).port }, 'redirect listening');
 
   /**

@@ -88,13 +88,16 @@ export class ClickFlusher {
   private schedule(delayMs: number, recoverOlderThanMs: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.flush(recoverOlderThanMs)
-        .catch((error: unknown) => {
-          this.options.logger.warn({ err: error }, 'click flush failed; retrying next pass');
-        })
-        .finally(() => {
+      this.flush(recoverOlderThanMs).then(
+        () => {
           this.schedule(this.options.intervalMs, this.options.recoverAfterMs);
-        });
+        },
+        (error: unknown) => {
+          this.options.logger.warn({ err: error }, 'click flush failed; retrying next pass');
+          // A failed start-up pass is retried as one: leftovers are still recovered at once.
+          this.schedule(this.options.intervalMs, recoverOlderThanMs);
+        },
+      );
     }, delayMs);
     this.timer.unref();
   }

@@ -57,6 +57,11 @@ export async function startRedirect(env: Record<string, string> = {}): Promise<H
     ...env,
   });
   const resources = buildDeps(config, createLogger('redirect-test', 'silent'));
+  // Commands fail while Redis is still connecting (no offline queue): start once it answers,
+  // unless the test points at a Redis that is not there.
+  if (!env.REDIS_URL && resources.deps.redis.status !== 'ready') {
+    await once(resources.deps.redis, 'ready');
+  }
   const server: Server = createServer(createApp(resources.deps, { isShuttingDown: () => false }));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -1,0 +1,9 @@
+// For in-process harnesses of other packages (e.g. an end-to-end test that runs the link host
+// beside the gateway): the same pieces main.ts wires.
+export { createApp } from './app';
+export type { AppOptions } from './app';
+export { buildDeps } from './deps';
+export type { RedirectDeps, RedirectResources } from './deps';
+export { loadConfig, redirectEnvSchema } from './config';
+export type { RedirectConfig } from './config';
+export { clickKeys } from './clicks/click-keys';
