@@ -34,6 +34,9 @@ export interface LinkPage {
   now: Date;
 }
 
+/** A row of the list statement: the LEFT JOINed link columns are all null on an empty page. */
+type PageRow = { [K in keyof LinkRow]: LinkRow[K] | null } & { total: number; db_now: Date };
+
 /** What is left of a link the conditional UPDATE did not touch. */
 export type LinkState = 'missing' | 'archived' | 'active';
 
@@ -53,8 +56,20 @@ function jsonbValue(value: Record<string, unknown> | null): string | null {
 }
 
 /** Only the link repository knows SQL; every statement is scoped by app and environment. */
+export interface LinksRepositoryOptions {
+  /** See FEW_MATCHES; tests lower it to exercise both list strategies on small data. */
+  fewMatches?: number;
+}
+
 export class LinksRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly fewMatches: number;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: LinksRepositoryOptions = {},
+  ) {
+    this.fewMatches = options.fewMatches ?? FEW_MATCHES;
+  }
 
   private scoped(scope: LinkScope): LinksQuery {
     return this.db
@@ -158,81 +173,112 @@ export class LinksRepository {
   }
 
   /**
-   * One page and the total of all matches, in one statement and one snapshot: the count is a
-   * one-row subquery, the page is LEFT JOINed to it, so a page past the end still yields the
-   * total (as a single row without a link).
+   * One page and the total of all matches, in one statement and one snapshot. The count runs
+   * first (a CTE); the page is then fetched by one of two branches, chosen at run time by that
+   * count, because no single plan is good for both:
+   * - few matches (<= fewMatches): collect them through whichever index filters best (tags,
+   *   trigram) and sort them. Walking a sort index instead would read every link of the app
+   *   when a selective filter matches little or nothing (seconds at 1M links).
+   * - many matches: walk the sort's index and stop after offset + limit rows.
+   * A page past the end reads no rows at all. Branches return keys only; the full rows of the
+   * page are joined afterwards, so deepLinkData of rows outside the page is never read.
    */
   async list(scope: LinkScope, query: LinkListQuery): Promise<LinkPage> {
-    const matching = () => this.filtered(scope, query);
-    const page = this.ordered(matching().selectAll('links'), query.sort)
-      .limit(query.limit)
-      .offset(query.offset);
-    const result = await this.db
-      .selectFrom(
-        matching()
-          .select((eb) => eb.fn.countAll<number>().as('total'))
-          .as('matched'),
+    const matches = matchCondition(scope, query);
+    const { limit, offset, sort } = query;
+    const total = sql`(SELECT total FROM counted)`;
+    const result = await sql<PageRow>`
+      WITH counted AS (
+        SELECT count(*) AS total FROM links WHERE ${matches}
+      ),
+      few AS MATERIALIZED (
+        SELECT ${PAGE_KEYS} FROM links
+        WHERE ${matches} AND ${total} <= ${this.fewMatches} AND ${total} > ${offset}
+      ),
+      page AS (
+        (SELECT * FROM few ORDER BY ${orderBy(sort, 'few')} LIMIT ${limit} OFFSET ${offset})
+        UNION ALL
+        (SELECT ${PAGE_KEYS} FROM links
+         WHERE ${matches} AND ${total} > ${this.fewMatches} AND ${total} > ${offset}
+         ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset})
       )
-      .leftJoin(page.as('page'), (join) => join.onTrue())
-      .selectAll('page')
-      .select(['matched.total', sql<Date>`now()`.as('db_now')])
-      .execute();
+      SELECT links.*, counted.total, now() AS db_now
+      FROM counted
+      LEFT JOIN page ON true
+      LEFT JOIN links ON links.id = page.id
+        AND links.app_id = ${scope.appId} AND links.environment = ${scope.environment}
+      ORDER BY ${orderBy(sort, 'page')}
+    `.execute(this.db);
 
-    const first = result.at(0);
-    if (!first) throw new Error('the count subquery always yields one row');
-    const rows = result.flatMap(({ total: _total, db_now: _now, ...row }) => {
-      // A page past the end comes back as one row of nulls; a real row always has an id.
+    const first = result.rows.at(0);
+    if (!first) throw new Error('the count CTE always yields one row');
+    const rows = result.rows.flatMap(({ total: _total, db_now: _now, ...row }) => {
+      // An empty page comes back as one row of nulls beside the total; a link always has an id.
       return row.id === null ? [] : [row as LinkRow];
     });
     return { rows, total: first.total, now: first.db_now };
   }
+}
 
-  private filtered(scope: LinkScope, query: LinkListQuery): LinksQuery {
-    let q = this.scoped(scope);
-    if (query.search !== undefined) {
-      // search_text is lower(...) of the searchable fields (see the initial migration); lower()
-      // on both sides keeps case folding identical. The pattern is a constant of the statement,
-      // so the trigram index on search_text serves it.
-      q = q.where(
-        sql<SqlBool>`links.search_text LIKE '%' || lower(${escapeLike(query.search)}) || '%' ESCAPE '\\'`,
+/**
+ * Up to this many matches, a list collects and sorts them rather than walking a sort index.
+ * Sorting 10,000 keys takes milliseconds; above it, matches are dense enough in an app's links
+ * that an index walk finds a page quickly.
+ */
+const FEW_MATCHES = 10_000;
+
+/** What the page branches return: the id, plus every column any sort orders by. */
+const PAGE_KEYS = sql.raw('links.id, links.created_at, links.click_count, links.alias');
+
+/**
+ * Each order matches an index of the initial migration (oldest walks links_newest_idx
+ * backwards); ties break by id so pages never overlap. alias is unique per app and environment
+ * and COLLATE "C" (code-point order), so it has no ties. Column names come from this fixed
+ * table, never from the request.
+ */
+const SORT_KEYS: Record<LinkSort, readonly string[]> = {
+  newest: ['created_at DESC', 'id DESC'],
+  oldest: ['created_at ASC', 'id ASC'],
+  alias: ['alias ASC'],
+  clicks: ['click_count DESC', 'id ASC'],
+};
+
+function orderBy(sort: LinkSort, table: 'few' | 'links' | 'page') {
+  return sql.raw(SORT_KEYS[sort].map((key) => `${table}.${key}`).join(', '));
+}
+
+/** The scope and every filter of a list, ANDed; all values are bound parameters. */
+function matchCondition(scope: LinkScope, query: LinkListQuery) {
+  const conditions = [
+    sql`links.app_id = ${scope.appId}`,
+    sql`links.environment = ${scope.environment}`,
+  ];
+  if (query.search !== undefined) {
+    // search_text is lower(...) of the searchable fields (see the initial migration); lower()
+    // on both sides keeps case folding identical. The pattern is a constant of the statement,
+    // so the trigram index on search_text serves it.
+    conditions.push(
+      sql`links.search_text LIKE '%' || lower(${escapeLike(query.search)}) || '%' ESCAPE '\\'`,
+    );
+  }
+  if (query.tag !== undefined) {
+    // @> with a one-element array is what the GIN index on tags answers.
+    conditions.push(sql`links.tags @> cast(${[query.tag]} as text[])`);
+  }
+  switch (query.status) {
+    case 'archived':
+      conditions.push(sql`links.archived_at IS NOT NULL`);
+      break;
+    case 'expired':
+      conditions.push(sql`links.archived_at IS NULL AND links.expires_at <= now()`);
+      break;
+    case 'active':
+      conditions.push(
+        sql`links.archived_at IS NULL AND (links.expires_at IS NULL OR links.expires_at > now())`,
       );
-    }
-    if (query.tag !== undefined) {
-      q = q.where(sql<SqlBool>`links.tags @> cast(${[query.tag]} as text[])`);
-    }
-    switch (query.status) {
-      case 'archived':
-        q = q.where('links.archived_at', 'is not', null);
-        break;
-      case 'expired':
-        q = q.where('links.archived_at', 'is', null).where(sql<SqlBool>`links.expires_at <= now()`);
-        break;
-      case 'active':
-        q = q
-          .where('links.archived_at', 'is', null)
-          .where(sql<SqlBool>`(links.expires_at IS NULL OR links.expires_at > now())`);
-        break;
-      case undefined:
-        break;
-    }
-    return q;
+      break;
+    case undefined:
+      break;
   }
-
-  /** Each order matches an index of the initial migration; ties break by id. */
-  private ordered<O>(
-    q: SelectQueryBuilder<Database, 'links', O>,
-    sort: LinkSort,
-  ): SelectQueryBuilder<Database, 'links', O> {
-    switch (sort) {
-      case 'newest':
-        return q.orderBy('links.created_at', 'desc').orderBy('links.id', 'desc');
-      case 'oldest':
-        return q.orderBy('links.created_at', 'asc').orderBy('links.id', 'asc');
-      case 'alias':
-        // Unique per app and environment and COLLATE "C": code-point order, no ties to break.
-        return q.orderBy('links.alias', 'asc');
-      case 'clicks':
-        return q.orderBy('links.click_count', 'desc').orderBy('links.id', 'asc');
-    }
-  }
+  return sql.join(conditions, sql` AND `);
 }
