@@ -73,8 +73,10 @@ for (const manifest of manifests) {
 process.stdout.write(JSON.stringify(problems));
 `;
 
+let validationRuns = 0;
+
 async function kubernetesSchemaProblems(manifests: Manifest[]): Promise<string[]> {
-  const file = path.join(helmHome, `manifests-${Date.now()}-${Math.random()}.json`);
+  const file = path.join(helmHome, `manifests-${String(++validationRuns)}.json`);
   await writeFile(file, JSON.stringify(manifests));
   const { stdout } = await execFileAsync(
     process.execPath,
@@ -98,7 +100,6 @@ type Manifest =
 
 interface Rendered {
   manifests: Manifest[];
-  text: string;
 }
 
 let helmHome: string;
@@ -144,7 +145,7 @@ async function render(valuesFiles: string[] = [], set: string[] = []): Promise<R
       return document.toJS() as Manifest | null;
     })
     .filter((manifest): manifest is Manifest => manifest !== null);
-  return { manifests, text };
+  return { manifests };
 }
 
 /** What helm printed on failure: execFile's error carries the child's stderr. */
