@@ -422,6 +422,115 @@ describe.each([
   });
 });
 
+/**
+ * Each service's own config loader (compiled `dist/config.js`, built by `tsc -b` before jest) run
+ * on exactly the environment a pod gets: proves the chart sets variables the services know, in a
+ * form their zod schemas accept.
+ */
+const LOAD_SERVICE_CONFIGS = `
+const { readFileSync } = require('node:fs');
+const path = require('node:path');
+const [root, file] = process.argv.slice(1);
+const envByComponent = JSON.parse(readFileSync(file, 'utf8'));
+const results = {};
+for (const [component, env] of Object.entries(envByComponent)) {
+  const config = require(path.join(root, 'services', component, 'dist', 'config.js'));
+  const schema = Object.entries(config).find(([name]) => name.endsWith('EnvSchema'))[1];
+  const known = Object.keys(schema.shape);
+  try {
+    results[component] = { known, parsed: config.loadConfig(env) };
+  } catch (error) {
+    results[component] = { known, problem: error.message };
+  }
+}
+process.stdout.write(JSON.stringify(results));
+`;
+
+interface ServiceConfigResult {
+  known: string[];
+  parsed?: Record<string, unknown>;
+  problem?: string;
+}
+
+/** The environment a component's container starts with; secret references get sample URLs. */
+function podEnvironment(manifests: Manifest[], component: string): Record<string, string> {
+  const deployment = named(ofKind(manifests, 'Deployment'), deploymentName(component));
+  const [container] = deployment.spec!.template.spec!.containers;
+  const samples: Record<string, string> = {
+    DATABASE_URL: 'postgres://linkservice:pw@db.internal:5432/links',
+    REDIS_URL: 'redis://cache.internal:6379',
+  };
+  const env: Record<string, string> = {};
+  for (const source of container.envFrom ?? []) {
+    if (source.configMapRef) {
+      const configMap = named(ofKind(manifests, 'ConfigMap'), source.configMapRef.name!);
+      Object.assign(env, configMap.data);
+    }
+  }
+  for (const variable of container.env ?? []) {
+    const value = variable.valueFrom?.secretKeyRef ? samples[variable.name] : variable.value;
+    if (value === undefined) throw new Error(`${component}: no value for ${variable.name}`);
+    env[variable.name] = value;
+  }
+  return env;
+}
+
+async function loadServiceConfigs(
+  envByComponent: Record<string, Record<string, string>>,
+): Promise<Record<string, ServiceConfigResult>> {
+  const file = path.join(helmHome, `environments-${String(++validationRuns)}.json`);
+  await writeFile(file, JSON.stringify(envByComponent));
+  const root = path.resolve(__dirname, '../..');
+  const { stdout } = await execFileAsync(process.execPath, [
+    '--eval',
+    LOAD_SERVICE_CONFIGS,
+    root,
+    file,
+  ]);
+  return JSON.parse(stdout) as Record<string, ServiceConfigResult>;
+}
+
+describe.each([
+  ['default values', () => defaults, {}],
+  [
+    'every toggle on',
+    () => allToggles,
+    {
+      gateway: { TRUST_PROXY: 1, LINK_DOMAIN: 'links.acme.io', LOG_LEVEL: 'warn' },
+      worker: { WORKER_CONCURRENCY: 16 },
+      redirect: { TRUST_FORWARDED_HOST: true },
+    },
+  ],
+] as const)('service configuration rendered with %s', (_label, rendered, expected) => {
+  it('is accepted by each service, which knows every variable the chart sets', async () => {
+    const components = Object.keys(COMPONENTS);
+    const environments = Object.fromEntries(
+      components.map((c) => [c, podEnvironment(rendered().manifests, c)]),
+    );
+    const results = await loadServiceConfigs(environments);
+    const known = new Set(components.flatMap((c) => results[c].known));
+    for (const component of components) {
+      const { parsed, problem } = results[component];
+      expect({ component, problem }).toEqual({ component, problem: undefined });
+      const { portVariable } = COMPONENTS[component as keyof typeof COMPONENTS];
+      const deployment = named(
+        ofKind(rendered().manifests, 'Deployment'),
+        deploymentName(component),
+      );
+      const containerPort = deployment.spec!.template.spec!.containers[0].ports![0].containerPort;
+      expect(parsed![portVariable]).toBe(containerPort);
+      expect(parsed).toMatchObject(
+        (expected as Partial<Record<string, Record<string, unknown>>>)[component] ?? {},
+      );
+      // OTEL_* belong to the OpenTelemetry SDK; NODE_OPTIONS is an extraEnvVars example.
+      const unknown = Object.keys(environments[component]).filter(
+        (name) => !known.has(name) && !/^OTEL_/.test(name) && name !== 'NODE_OPTIONS',
+      );
+      expect({ component, unknown }).toEqual({ component, unknown: [] });
+    }
+  });
+});
+
 describe('the Kubernetes schema check', () => {
   // Proves the validation above can fail: it reports a missing selector and a bad probe port.
   it('catches a manifest that breaks its Kubernetes schema', async () => {
