@@ -68,6 +68,12 @@ export interface Database {
     created_at: GeneratedTimestamp;
     updated_at: GeneratedTimestamp;
   };
+  /** Links per app and environment, kept by a trigger on links (see the link-totals migration). */
+  link_totals: {
+    app_id: string;
+    environment: Environment;
+    total: ColumnType<number, never, never>;
+  };
   /** Click batches already added to links.click_count (see the link-host migration). */
   link_click_batches: {
     id: string;

@@ -124,6 +124,25 @@ describe('LinksRepository.list', () => {
     }
   });
 
+  it('keeps the unfiltered total per app and environment across separate inserts', async () => {
+    const tenant = await createTenant(handle.db);
+    const live: LinkScope = { appId: tenant.app.id, environment: 'live' };
+    const test: LinkScope = { appId: tenant.app.id, environment: 'test' };
+    expect((await walking.list(live, query({}))).total).toBe(0);
+    await insertLinks(handle.db, live, [{}, {}, {}]);
+    await insertLinks(handle.db, live, [{}]);
+    await insertLinks(handle.db, test, [{}, {}]);
+    expect((await walking.list(live, query({}))).total).toBe(4);
+    expect((await walking.list(test, query({}))).total).toBe(2);
+    // The stored total and a real count agree (a status filter forces the count).
+    const counted = await Promise.all(
+      (['active', 'expired', 'archived'] as const).map(
+        async (status) => (await walking.list(live, query({ status }))).total,
+      ),
+    );
+    expect(counted.reduce((a, b) => a + b, 0)).toBe(4);
+  });
+
   it('reads nothing past the end but still counts', async () => {
     for (const repository of [collecting, walking]) {
       const page = await repository.list(scope, query({ offset: 40, limit: 5 }));
