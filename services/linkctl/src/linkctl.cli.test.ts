@@ -399,11 +399,11 @@ describe('linkctl key revoke and key list', () => {
   });
 });
 
-describe('pnpm -s linkctl (the root script)', () => {
+describe('pnpm linkctl (the root script, as decisions.md says operators run it)', () => {
   it('leaves exactly the JSON document on stdout', async () => {
     const run = await runProcess(
       'pnpm',
-      ['-s', 'linkctl', 'app', 'create', '--name', 'Via pnpm', '--json'],
+      ['linkctl', 'app', 'create', '--name', 'Via pnpm', '--json'],
       { cwd: REPO_ROOT, env: { LINK_DOMAIN } },
     );
     const { app } = jsonOf(run) as AppJson;
