@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { AppView } from '../apps/apps.service';
 import { LINK_ALLOWANCE_MAX } from '../apps/app-rules';
+import { registerAppAssociationCommands } from './app-association.commands';
 import type { RegisterSubcommand, RunAction } from './command';
 import { refuse, succeed } from './command';
 
@@ -9,7 +10,11 @@ import { refuse, succeed } from './command';
  * Every `app` subcommand, in help order. A new one is a file exporting a RegisterSubcommand and
  * one line here.
  */
-const APP_SUBCOMMANDS: RegisterSubcommand[] = [registerAppCreate, registerAppSetAllowance];
+const APP_SUBCOMMANDS: RegisterSubcommand[] = [
+  registerAppCreate,
+  registerAppSetAllowance,
+  registerAppAssociationCommands,
+];
 
 export function registerAppCommands(program: Command, run: RunAction): void {
   const app = program.command('app').description('create apps and set their plan');

@@ -1,0 +1,137 @@
+import { linkHostFor } from '@linkservice/contracts';
+import type { AppAssociationRow, Environment } from '@linkservice/db';
+import type { AppsFailure, AppsService, AppView } from '../apps/apps.service';
+import { quoted } from '../quoted';
+import type { Failure, Result } from '../result';
+import { fail, ok } from '../result';
+import type {
+  AndroidAssociation,
+  AssociationsRepository,
+  IosAssociation,
+} from './associations.repository';
+
+// Apple: the Team ID is 10 characters of A-Z 0-9; a bundle ID is reverse-DNS of A-Z a-z 0-9 -
+// and at most 155 characters. Android: an application id is Java-package style (two or more
+// segments, each a letter then letters, digits or _); a signing certificate fingerprint is the
+// SHA-256 digest as 32 colon-separated hex bytes, as keytool and the Play Console print it.
+const TEAM_ID = /^[A-Z0-9]{10}$/;
+const BUNDLE_ID = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
+const BUNDLE_ID_MAX_LENGTH = 155;
+const PACKAGE_NAME = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$/;
+const PACKAGE_NAME_MAX_LENGTH = 255;
+const SHA256_FINGERPRINT = /^[0-9A-F]{2}(:[0-9A-F]{2}){31}$/;
+/** Apps are signed by a handful of certificates (upload, Play signing, debug...). */
+export const MAX_FINGERPRINTS = 10;
+
+export type AssociationsFailure =
+  | AppsFailure
+  | Failure<
+      'invalid_team_id' | 'invalid_bundle_id' | 'invalid_package_name' | 'invalid_fingerprint'
+    >;
+
+/** What `app set-ios` / `app set-android` print: the app and the host's settings as they now stand. */
+export interface AssociationView {
+  app: AppView;
+  association: {
+    environment: Environment;
+    /** The host that serves the files: the live host or the `-test` host. */
+    linkHost: string;
+    ios: (IosAssociation & { appId: string }) | null;
+    android: AndroidAssociation | null;
+  };
+}
+
+export class AssociationsService {
+  constructor(
+    private readonly associations: AssociationsRepository,
+    private readonly apps: AppsService,
+    private readonly linkDomain: string,
+  ) {}
+
+  /** Team ID is upper-cased (Apple prints it so); the bundle ID is kept as given. */
+  async setIos(
+    appId: string,
+    environment: Environment,
+    input: IosAssociation,
+  ): Promise<Result<AssociationView, AssociationsFailure>> {
+    const teamId = input.teamId.trim().toUpperCase();
+    const bundleId = input.bundleId.trim();
+    if (!TEAM_ID.test(teamId)) {
+      return fail({
+        code: 'invalid_team_id',
+        message: `invalid team id ${quoted(input.teamId)}: must be 10 letters or digits`,
+      });
+    }
+    if (!BUNDLE_ID.test(bundleId) || bundleId.length > BUNDLE_ID_MAX_LENGTH) {
+      return fail({
+        code: 'invalid_bundle_id',
+        message: `invalid bundle id ${quoted(input.bundleId)}: must be reverse-DNS such as com.example.app (A-Z a-z 0-9 - and dots, at most ${BUNDLE_ID_MAX_LENGTH} characters)`,
+      });
+    }
+    const app = await this.apps.getApp(appId);
+    if (!app.ok) return app;
+    const row = await this.associations.upsertIos(appId, environment, { teamId, bundleId });
+    return ok(this.toView(app.value, row));
+  }
+
+  /** Fingerprints are upper-cased and deduplicated, first occurrence kept. */
+  async setAndroid(
+    appId: string,
+    environment: Environment,
+    input: AndroidAssociation,
+  ): Promise<Result<AssociationView, AssociationsFailure>> {
+    const packageName = input.packageName.trim();
+    if (!PACKAGE_NAME.test(packageName) || packageName.length > PACKAGE_NAME_MAX_LENGTH) {
+      return fail({
+        code: 'invalid_package_name',
+        message: `invalid package name ${quoted(input.packageName)}: must be like com.example.app (two or more segments, each a letter then letters, digits or _)`,
+      });
+    }
+    const fingerprints = [...new Set(input.sha256Fingerprints.map((f) => f.trim().toUpperCase()))];
+    if (fingerprints.length === 0 || fingerprints.length > MAX_FINGERPRINTS) {
+      return fail({
+        code: 'invalid_fingerprint',
+        message: `give 1-${MAX_FINGERPRINTS} signing certificate fingerprints`,
+      });
+    }
+    const bad = fingerprints.find((f) => !SHA256_FINGERPRINT.test(f));
+    if (bad !== undefined) {
+      return fail({
+        code: 'invalid_fingerprint',
+        message: `invalid SHA-256 fingerprint ${quoted(bad)}: must be 32 colon-separated hex bytes (AB:CD:...)`,
+      });
+    }
+    const app = await this.apps.getApp(appId);
+    if (!app.ok) return app;
+    const row = await this.associations.upsertAndroid(appId, environment, {
+      packageName,
+      sha256Fingerprints: fingerprints,
+    });
+    return ok(this.toView(app.value, row));
+  }
+
+  private toView(app: AppView, row: AppAssociationRow): AssociationView {
+    return {
+      app,
+      association: {
+        environment: row.environment,
+        linkHost: linkHostFor(app.subdomainKey, row.environment, this.linkDomain),
+        ios:
+          row.ios_team_id !== null && row.ios_bundle_id !== null
+            ? {
+                teamId: row.ios_team_id,
+                bundleId: row.ios_bundle_id,
+                appId: `${row.ios_team_id}.${row.ios_bundle_id}`,
+              }
+            : null,
+        android:
+          row.android_package_name !== null && row.android_sha256_fingerprints !== null
+            ? {
+                packageName: row.android_package_name,
+                sha256Fingerprints: row.android_sha256_fingerprints,
+              }
+            : null,
+      },
+    };
+  }
+}

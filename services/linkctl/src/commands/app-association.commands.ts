@@ -1,0 +1,89 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { Environment } from '@linkservice/db';
+import { AssociationsRepository } from '../associations/associations.repository';
+import type { AssociationView } from '../associations/associations.service';
+import { AssociationsService } from '../associations/associations.service';
+import type { CommandContext, RunAction } from './command';
+import { refuse, succeed } from './command';
+
+/**
+ * `app set-ios` and `app set-android`: what the link host serves at
+ * /.well-known/apple-app-site-association and /.well-known/assetlinks.json, per environment.
+ */
+export function registerAppAssociationCommands(app: Command, run: RunAction): void {
+  app
+    .command('set-ios')
+    .description("set the iOS app that opens the app's links (apple-app-site-association)")
+    .argument('<appId>', 'id of the app (app_...)')
+    .requiredOption('--team-id <id>', 'Apple Team ID (10 letters or digits)')
+    .requiredOption('--bundle-id <id>', 'bundle ID, reverse-DNS (com.example.app)')
+    .addOption(environmentOption())
+    .action(
+      (
+        appId: string,
+        options: { teamId: string; bundleId: string; env: Environment },
+        command: Command,
+      ) =>
+        run(command, async (context) => {
+          const result = await associationsFor(context).setIos(appId, options.env, {
+            teamId: options.teamId,
+            bundleId: options.bundleId,
+          });
+          if (!result.ok) return refuse(result.error.message);
+          return succeed(result.value, describeAssociation(result.value));
+        }),
+    );
+
+  app
+    .command('set-android')
+    .description("set the Android app that opens the app's links (assetlinks.json)")
+    .argument('<appId>', 'id of the app (app_...)')
+    .requiredOption('--package <name>', 'application id (com.example.app)')
+    .requiredOption(
+      '--sha256 <fingerprint>',
+      'SHA-256 signing certificate fingerprint, 32 colon-separated hex bytes; repeat for several',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .addOption(environmentOption())
+    .action(
+      (
+        appId: string,
+        options: { package: string; sha256: string[]; env: Environment },
+        command: Command,
+      ) =>
+        run(command, async (context) => {
+          const result = await associationsFor(context).setAndroid(appId, options.env, {
+            packageName: options.package,
+            sha256Fingerprints: options.sha256,
+          });
+          if (!result.ok) return refuse(result.error.message);
+          return succeed(result.value, describeAssociation(result.value));
+        }),
+    );
+}
+
+function environmentOption(): Option {
+  return new Option('--env <environment>', 'which link host serves it')
+    .choices(['live', 'test'])
+    .default('live');
+}
+
+function associationsFor(context: CommandContext): AssociationsService {
+  return new AssociationsService(
+    new AssociationsRepository(context.db),
+    context.apps,
+    context.config.LINK_DOMAIN,
+  );
+}
+
+function describeAssociation({ app, association }: AssociationView): string {
+  const { ios, android } = association;
+  return [
+    `Updated app association of ${app.id} (${association.environment})`,
+    `  link host     ${association.linkHost}`,
+    `  iOS           ${ios ? ios.appId : 'not set'}`,
+    `  Android       ${android ? android.packageName : 'not set'}`,
+    ...(android ? android.sha256Fingerprints.map((f) => `    sha256      ${f}`) : []),
+  ].join('\n');
+}
