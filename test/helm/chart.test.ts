@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse, parseAllDocuments } from 'yaml';
+import { loadServiceConfigs } from './service-config';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap' with {
   'resolution-mode': 'import',
 };
@@ -422,36 +423,6 @@ describe.each([
   });
 });
 
-/**
- * Each service's own config loader (compiled `dist/config.js`, built by `tsc -b` before jest) run
- * on exactly the environment a pod gets: proves the chart sets variables the services know, in a
- * form their zod schemas accept.
- */
-const LOAD_SERVICE_CONFIGS = `
-const { readFileSync } = require('node:fs');
-const path = require('node:path');
-const [root, file] = process.argv.slice(1);
-const envByComponent = JSON.parse(readFileSync(file, 'utf8'));
-const results = {};
-for (const [component, env] of Object.entries(envByComponent)) {
-  const config = require(path.join(root, 'services', component, 'dist', 'config.js'));
-  const schema = Object.entries(config).find(([name]) => name.endsWith('EnvSchema'))[1];
-  const known = Object.keys(schema.shape);
-  try {
-    results[component] = { known, parsed: config.loadConfig(env) };
-  } catch (error) {
-    results[component] = { known, problem: error.message };
-  }
-}
-process.stdout.write(JSON.stringify(results));
-`;
-
-interface ServiceConfigResult {
-  known: string[];
-  parsed?: Record<string, unknown>;
-  problem?: string;
-}
-
 /** The environment a component's container starts with; secret references get sample URLs. */
 function podEnvironment(manifests: Manifest[], component: string): Record<string, string> {
   const deployment = named(ofKind(manifests, 'Deployment'), deploymentName(component));
@@ -473,21 +444,6 @@ function podEnvironment(manifests: Manifest[], component: string): Record<string
     env[variable.name] = value;
   }
   return env;
-}
-
-async function loadServiceConfigs(
-  envByComponent: Record<string, Record<string, string>>,
-): Promise<Record<string, ServiceConfigResult>> {
-  const file = path.join(helmHome, `environments-${String(++validationRuns)}.json`);
-  await writeFile(file, JSON.stringify(envByComponent));
-  const root = path.resolve(__dirname, '../..');
-  const { stdout } = await execFileAsync(process.execPath, [
-    '--eval',
-    LOAD_SERVICE_CONFIGS,
-    root,
-    file,
-  ]);
-  return JSON.parse(stdout) as Record<string, ServiceConfigResult>;
 }
 
 describe.each([

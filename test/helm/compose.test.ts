@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { loadServiceConfigs } from './service-config';
 
 /**
  * No Docker engine runs these tests, so the laptop stack and the image entrypoint are checked
@@ -89,6 +90,33 @@ describe('deploy/docker-compose.yml', () => {
     const port = service.environment![portVariable];
     expect(service.healthcheck!.test.join(' ')).toContain(`http://127.0.0.1:${port}/readyz`);
     for (const mapping of service.ports ?? []) expect(mapping).toMatch(new RegExp(`:${port}$`));
+  });
+});
+
+/** What compose makes of `${VAR:-default}` when VAR is unset. */
+function withDefaults(environment: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(environment).map(([name, value]) => [
+      name,
+      value.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1'),
+    ]),
+  );
+}
+
+describe('deploy/docker-compose.yml service configuration', () => {
+  it('is accepted by each service, which knows every variable compose sets', async () => {
+    const environments = Object.fromEntries(
+      LONG_RUNNING.map((name) => [name, withDefaults(services[name].environment!)]),
+    );
+    const results = await loadServiceConfigs(environments);
+    const known = new Set(LONG_RUNNING.flatMap((name) => results[name].known));
+    for (const name of LONG_RUNNING) {
+      expect({ name, problem: results[name].problem }).toEqual({ name, problem: undefined });
+      const unknown = Object.keys(environments[name]).filter((variable) => !known.has(variable));
+      expect({ name, unknown }).toEqual({ name, unknown: [] });
+    }
+    expect(results.gateway.parsed).toMatchObject({ GATEWAY_PORT: 8080, NODE_ENV: 'production' });
+    expect(results.redirect.parsed).toMatchObject({ LINK_DOMAIN: 'links.localhost' });
   });
 });
 
