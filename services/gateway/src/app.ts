@@ -1,4 +1,4 @@
-import type { Express, RequestHandler } from 'express';
+import type { Express } from 'express';
 import express from 'express';
 import { appsRoutes } from './apps/apps.routes';
 import { authenticate } from './auth/auth.middleware';
@@ -6,6 +6,7 @@ import { KeysRepository } from './auth/keys.repository';
 import type { GatewayDeps } from './deps';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler } from './http/error-handler';
+import { GracefulShutdown } from './http/graceful-shutdown';
 import { requestId } from './http/request-id';
 import { requestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
@@ -31,16 +32,8 @@ export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
 export interface AppOptions {
   /** The /api/v1 routes to mount; apiRoutes(deps) unless a test adds its own. */
   routes?: readonly ApiRoute[];
-  /** /readyz fails and connections are not kept alive once this turns true. */
-  isShuttingDown?: () => boolean;
-}
-
-function closeConnectionsWhileShuttingDown(isShuttingDown: () => boolean): RequestHandler {
-  return (_req, res, next) => {
-    // A kept-alive connection would keep server.close() waiting until the grace period ends.
-    if (isShuttingDown()) res.setHeader('Connection', 'close');
-    next();
-  };
+  /** main.ts begins it on SIGTERM: /readyz fails and connections are no longer kept alive. */
+  shutdown?: GracefulShutdown;
 }
 
 /**
@@ -49,7 +42,7 @@ function closeConnectionsWhileShuttingDown(isShuttingDown: () => boolean): Reque
  * nothing about which paths exist; then 404, then the one error middleware.
  */
 export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express {
-  const isShuttingDown = options.isShuttingDown ?? (() => false);
+  const shutdown = options.shutdown ?? new GracefulShutdown();
   const app = express();
   app.disable('x-powered-by');
   // Clients branch on status codes; a conditional 304 on a link read would only surprise them.
@@ -58,15 +51,15 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   app.set('trust proxy', deps.config.TRUST_PROXY);
 
   app.use(requestId());
-  app.use(closeConnectionsWhileShuttingDown(isShuttingDown));
+  app.use(shutdown.middleware());
   app.use(requestLogging(deps.logger));
-  app.use(routerFor(healthRoutes(deps, isShuttingDown)));
+  app.use(routerFor(healthRoutes(deps, shutdown)));
   app.use(
     API_BASE_PATH,
     authenticate(new KeysRepository(deps.db)),
     routerFor(options.routes ?? apiRoutes(deps)),
   );
   app.use(notFound());
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler());
   return app;
 }

@@ -8,6 +8,23 @@ import { createLogger } from '@linkservice/logger';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { buildDeps } from './deps';
+import { GracefulShutdown } from './http/graceful-shutdown';
+
+/** Time for closing Redis and the pool after the last request ended (the chart allows 5 s). */
+const CLOSE_DEPENDENCIES_MS = 3_000;
+
+/** True when `work` finished in time; false when the time ran out first. */
+async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<false>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
+  });
+  const outcome = await Promise.race([work.then(() => true), timeUp]);
+  clearTimeout(timer);
+  return outcome;
+}
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadConfig());
@@ -22,8 +39,8 @@ async function main(): Promise<void> {
   });
 
   const resources = buildDeps(config, logger);
-  let shuttingDown = false;
-  const server = createServer(createApp(resources.deps, { isShuttingDown: () => shuttingDown }));
+  const shutdown = new GracefulShutdown();
+  const server = createServer(createApp(resources.deps, { shutdown }));
 
   server.listen(config.GATEWAY_PORT);
   await once(server, 'listening');
@@ -33,29 +50,38 @@ async function main(): Promise<void> {
    * Stop accepting, let in-flight requests finish (at most SHUTDOWN_GRACE_MS, then cut what is
    * left), then close Redis and the pool: a request never loses its database mid-flight.
    */
-  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    logger.info({ signal }, 'shutting down');
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    if (shutdown.inProgress) return;
+    shutdown.begin();
     const closed = new Promise<void>((resolve) => {
       server.close(() => {
         resolve();
       });
     });
+    logger.info({ signal }, 'shutting down: no longer accepting connections');
     const cutOff = setTimeout(() => {
       logger.warn('grace period over: closing the remaining connections');
       server.closeAllConnections();
     }, config.SHUTDOWN_GRACE_MS);
     await closed;
     clearTimeout(cutOff);
-    await resources.close();
-    await telemetry.shutdown();
+    // Bounded: a client stuck reconnecting to a dead Redis must not keep the pod terminating.
+    const closedDeps = await settlesWithin(
+      Promise.all([resources.close(), telemetry.shutdown()]).then(
+        () => undefined,
+        (error: unknown) => {
+          logger.warn({ err: error }, 'closing clients failed');
+        },
+      ),
+      CLOSE_DEPENDENCIES_MS,
+    );
+    if (!closedDeps) logger.warn('Redis/Postgres clients did not close in time; exiting anyway');
     logger.info('stopped');
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
-      shutdown(signal).catch((error: unknown) => {
+      stop(signal).catch((error: unknown) => {
         logger.fatal({ err: error }, 'shutdown failed');
         process.exit(1);
       });

@@ -1,5 +1,6 @@
 import type { GatewayDeps } from '../deps';
 import { errors } from '../http/errors';
+import type { GracefulShutdown } from '../http/graceful-shutdown';
 import type { ApiRoute } from '../http/routes';
 import { checkReadiness } from './readiness';
 
@@ -7,7 +8,7 @@ import { checkReadiness } from './readiness';
  * Probes, outside /api/v1 and without auth. /healthz: the process serves HTTP. /readyz: it can
  * do useful work (Postgres and Redis answer) and is not shutting down.
  */
-export function healthRoutes(deps: GatewayDeps, isShuttingDown: () => boolean): ApiRoute[] {
+export function healthRoutes(deps: GatewayDeps, shutdown: GracefulShutdown): ApiRoute[] {
   return [
     {
       method: 'GET',
@@ -20,7 +21,7 @@ export function healthRoutes(deps: GatewayDeps, isShuttingDown: () => boolean): 
       method: 'GET',
       path: '/readyz',
       handler: async (req, res) => {
-        if (isShuttingDown()) throw errors.unavailable('Shutting down.');
+        if (shutdown.inProgress) throw errors.unavailable('Shutting down.');
         const readiness = await checkReadiness(deps);
         if (!readiness.ready) {
           req.log.warn({ failures: readiness.failures }, 'not ready');

@@ -1,5 +1,4 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import type { Logger } from '@linkservice/logger';
 import { isDependencyFailure } from './dependency-failure';
 import { ApiError, errors } from './errors';
 
@@ -33,23 +32,19 @@ function send(res: Response, error: ApiError): void {
 
 /**
  * The one error middleware. Known failures keep their slug; Postgres/Redis outages become 503
- * `unavailable`; anything else is logged in full and answered with a bare 500 `internal`, so no
- * stack, SQL or message of an unexpected error ever reaches a client.
+ * `unavailable`; anything else is answered with a bare 500 `internal`, so no stack, SQL or
+ * message of an unexpected error ever reaches a client. The error itself goes, in full, into the
+ * request's log line: pino-http logs `res.err` when the response finishes.
  */
-export function errorHandler(fallbackLogger: Logger): ErrorRequestHandler {
-  return (error: unknown, req, res, next) => {
+export function errorHandler(): ErrorRequestHandler {
+  return (error: unknown, _req, res, next) => {
     // Too late for a clean answer: express's final handler destroys the socket.
     if (res.headersSent) {
       next(error);
       return;
     }
-    // pino-http's per-request child (carries reqId) when it ran; the app logger otherwise.
-    const log = (req.log as Logger | undefined) ?? fallbackLogger;
-
     if (error instanceof ApiError) {
-      if (error.slug === 'unavailable' && error.cause !== undefined) {
-        log.warn({ err: error.cause }, 'dependency unavailable');
-      }
+      if (error.slug === 'unavailable' && error.cause instanceof Error) res.err = error.cause;
       send(res, error);
       return;
     }
@@ -62,12 +57,7 @@ export function errorHandler(fallbackLogger: Logger): ErrorRequestHandler {
       send(res, errors.notFound());
       return;
     }
-    if (isDependencyFailure(error)) {
-      log.warn({ err: error }, 'dependency unavailable');
-      send(res, errors.unavailable());
-      return;
-    }
-    log.error({ err: error }, 'unhandled error');
-    send(res, errors.internal());
+    res.err = error instanceof Error ? error : new Error(String(error));
+    send(res, isDependencyFailure(error) ? errors.unavailable() : errors.internal());
   };
 }

@@ -3,12 +3,12 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@linkservice/logger';
-import type { AppOptions } from '../app';
-import { createApp } from '../app';
+import { apiRoutes, createApp } from '../app';
 import type { GatewayConfig } from '../config';
 import { loadConfig } from '../config';
 import type { GatewayDeps } from '../deps';
 import { buildDeps } from '../deps';
+import type { ApiRoute } from '../http/routes';
 
 type LogLevel = GatewayConfig['LOG_LEVEL'];
 
@@ -19,8 +19,8 @@ export interface StartGatewayOptions {
   logLevel?: LogLevel;
   /** Change or extend the real deps before the app is built (e.g. swap in a stub client). */
   deps?: (deps: GatewayDeps) => GatewayDeps;
-  /** Replace the /api/v1 routes; receives the default list (apiRoutes(deps)). */
-  routes?: AppOptions['routes'];
+  /** The /api/v1 routes to mount, given the deps and the default list (apiRoutes(deps)). */
+  routes?: (deps: GatewayDeps, defaults: ApiRoute[]) => ApiRoute[];
 }
 
 export interface ApiRequest {
@@ -68,7 +68,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
   });
   const resources = buildDeps(config, logger);
   const deps = options.deps ? options.deps(resources.deps) : resources.deps;
-  const server: Server = createServer(createApp(deps, { routes: options.routes }));
+  const server: Server = createServer(
+    createApp(deps, { routes: options.routes?.(deps, apiRoutes(deps)) }),
+  );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,0 +1,38 @@
+import type { ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
+
+/**
+ * What the app needs to know about a shutdown in progress. server.close() stops accepting and
+ * waits for open connections, but a kept-alive connection stays open until its idle timeout
+ * after the last response; so once shutdown begins, every response not yet started says
+ * `Connection: close` (node then closes the socket after sending it), and /readyz fails.
+ */
+export class GracefulShutdown {
+  private started = false;
+  private readonly inFlight = new Set<ServerResponse>();
+
+  get inProgress(): boolean {
+    return this.started;
+  }
+
+  /** First in the chain: tracks responses until they are sent. */
+  middleware(): RequestHandler {
+    return (_req, res, next) => {
+      if (this.started) {
+        res.shouldKeepAlive = false;
+      } else {
+        this.inFlight.add(res);
+        res.once('close', () => this.inFlight.delete(res));
+      }
+      next();
+    };
+  }
+
+  begin(): void {
+    this.started = true;
+    for (const res of this.inFlight) {
+      if (!res.headersSent) res.shouldKeepAlive = false;
+    }
+    this.inFlight.clear();
+  }
+}
