@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { LinkCache } from '@linkservice/link-cache';
 import { authOf } from '../auth/auth.middleware';
 import type { GatewayDeps } from '../deps';
 import { errors } from '../http/errors';
@@ -18,7 +19,11 @@ function ownerOf(res: Response): LinkOwner {
 
 /** Reading, changing, archiving and listing links; creation lives in create.routes.ts. */
 export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
-  const links = new LinksService(new LinksRepository(deps.db), deps.config.LINK_DOMAIN);
+  const links = new LinksService(
+    new LinksRepository(deps.db),
+    deps.config.LINK_DOMAIN,
+    new LinkCache(deps.redis, deps.config.REDIS_PREFIX),
+  );
   return [
     {
       method: 'GET',

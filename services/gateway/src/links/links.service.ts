@@ -1,6 +1,7 @@
 import type { FieldErrors, Link } from '@linkservice/contracts';
 import { parseLinkPatch, toLink } from '@linkservice/contracts';
 import type { Environment, LinkRow } from '@linkservice/db';
+import type { LinkCache } from '@linkservice/link-cache';
 import type {
   LinkListQuery,
   LinkScope,
@@ -106,6 +107,8 @@ export class LinksService {
   constructor(
     private readonly links: LinksRepository,
     private readonly linkDomain: string,
+    /** The link host's resolution cache: a change must show on the very next redirect. */
+    private readonly linkCache: Pick<LinkCache, 'invalidate'>,
   ) {}
 
   async get(owner: LinkOwner, id: string): Promise<Link | undefined> {
@@ -133,7 +136,7 @@ export class LinksService {
 
     if (provisional.ok && Object.keys(provisional.changes).length > 0) {
       const row = await this.links.updateActive(scope, id, provisional.changes, sentAlias);
-      if (row) return { kind: 'updated', link: this.afterChange(owner, row) };
+      if (row) return { kind: 'updated', link: await this.afterChange(owner, row) };
     }
 
     // `{}`, an invalid body, or the UPDATE matched nothing: read the link to say why.
@@ -155,7 +158,9 @@ export class LinksService {
     if (!PLAUSIBLE_ID.test(id)) return { kind: 'not_found' };
     const scope = scopeOf(owner);
     const row = await this.links.archiveActive(scope, id);
-    if (row) return { kind: 'archived', link: this.afterChange(owner, row), note: ARCHIVE_NOTE };
+    if (row) {
+      return { kind: 'archived', link: await this.afterChange(owner, row), note: ARCHIVE_NOTE };
+    }
     const state = await this.links.stateOf(scope, id);
     return state === 'missing' ? { kind: 'not_found' } : { kind: 'already_archived' };
   }
@@ -190,7 +195,13 @@ export class LinksService {
    * answered, so anything that must follow a change, such as dropping the link host's cached
    * resolution of this alias, belongs in this one place.
    */
-  private afterChange(owner: LinkOwner, row: LinkRow): Link {
+  private async afterChange(owner: LinkOwner, row: LinkRow): Promise<Link> {
+    // After the commit, before the answer. If Redis cannot take it the request fails (503):
+    // the change is saved, but the caller must not be told it is live when the link host may
+    // still serve the old resolution (until its cache TTL).
+    await this.linkCache.invalidate([
+      { subdomainKey: owner.subdomainKey, environment: owner.environment, alias: row.alias },
+    ]);
     return this.present(owner, row);
   }
 
