@@ -3,6 +3,7 @@ import type { Database } from '@linkservice/db';
 import type { CacheLookup, LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
 import { linkCacheKeys } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
+import { throttled } from '../throttled';
 import { findLinkResolution } from './link-resolution.repository';
 import type { RedirectOutcome } from './redirect-rules';
 import { redirectOutcome } from './redirect-rules';
@@ -14,13 +15,19 @@ import { redirectOutcome } from './redirect-rules';
 export class RedirectService {
   /** Keyed by cache key and generation: a lookup after an invalidation never joins an older query. */
   private readonly loading = new Map<string, Promise<LinkResolution | null>>();
+  private readonly warn: (message: string, error: unknown) => void;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly cache: LinkCache,
     private readonly redisPrefix: string,
-    private readonly logger: Logger,
-  ) {}
+    logger: Logger,
+  ) {
+    // Once per outage-ish, not once per redirect.
+    this.warn = throttled(10_000, (message, error) => {
+      logger.warn({ err: error }, message);
+    });
+  }
 
   async outcome(ref: LinkRef, userAgent: string | undefined): Promise<RedirectOutcome> {
     const resolution = await this.resolve(ref);
@@ -33,7 +40,7 @@ export class RedirectService {
       lookup = await this.cache.lookup(ref);
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.
-      this.logger.warn({ err: error }, 'link cache unavailable; resolving from Postgres');
+      this.warn('link cache unavailable; resolving from Postgres', error);
       return findLinkResolution(this.db, ref);
     }
     if (lookup.kind === 'hit') return lookup.resolution;
@@ -55,7 +62,7 @@ export class RedirectService {
     const resolution = await findLinkResolution(this.db, ref);
     // The answer does not wait for the cache write; a failed write only costs a later miss.
     this.cache.fill(ref, generation, resolution).catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'link cache fill failed');
+      this.warn('link cache fill failed', error);
     });
     return resolution;
   }
