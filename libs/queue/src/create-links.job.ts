@@ -6,9 +6,24 @@ import type { Link } from '@linkservice/contracts';
  * The one job type of the creation queue: create links for one app and environment, in order.
  * A single POST /links is a job with one entry. Producer (gateway) and consumer (worker) both
  * parse with these schemas. The payload never carries a key or any other secret.
+ * The protocol around it (deadline, settle, exactly-once) is described in ../README.md.
  */
 export const CREATE_LINKS_QUEUE = 'link-creations';
 export const CREATE_LINKS_JOB = 'create-links';
+
+/**
+ * How long after the deadline the worker may still COMMIT a job it claimed before the deadline.
+ * The worker's last statement refuses to store results past `deadline + COMMIT_GRACE_MS` (by the
+ * database clock), so no creation can become visible after that moment.
+ */
+export const COMMIT_GRACE_MS = 1_000;
+
+/**
+ * How long the gateway's settle insert may wait for a worker transaction holding the same
+ * creation_requests row. Longer than COMMIT_GRACE_MS by a margin for clock skew between the
+ * gateway and the database and for the commit itself, so the wait ends with the worker's outcome.
+ */
+export const SETTLE_LOCK_TIMEOUT_MS = COMMIT_GRACE_MS + 2_000;
 
 export const createLinksPayloadSchema = z.object({
   /** Also the BullMQ job id and the creation_requests primary key. */
@@ -59,12 +74,36 @@ export const createLinksResultSchema = z.object({
 export type CreateLinksResult = z.infer<typeof createLinksResultSchema>;
 
 /**
+ * The job's return value. `abandoned`: the worker created nothing and never will for this
+ * request, because the deadline passed before it could claim the request or the gateway had
+ * already settled it as abandoned. A gateway that still listens then settles it itself.
+ */
+export const createLinksJobResultSchema = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('done'), result: createLinksResultSchema }),
+  z.object({
+    status: z.literal('abandoned'),
+    reason: z.enum(['deadline_passed', 'abandoned_by_gateway']),
+  }),
+]);
+export type CreateLinksJobResult = z.infer<typeof createLinksJobResultSchema>;
+
+export type UnavailableReason =
+  /** No answer from the worker within the timeout. */
+  | 'timeout'
+  /** Redis refused or dropped the job or its answer. */
+  | 'queue_unreachable'
+  /** The worker failed the job on every attempt (it rolled back each time). */
+  | 'worker_failed'
+  /** Postgres did not answer the settle; whatever the worker did is all-or-nothing. */
+  | 'database_unreachable';
+
+/**
  * The gateway's view of one creation: either the worker's result (read from the job or, after a
  * timeout, from creation_requests), or `unavailable` when nothing was created and nothing will be.
  */
 export type CreationOutcome =
   | { kind: 'completed'; result: CreateLinksResult }
-  | { kind: 'unavailable'; reason: 'timeout' | 'queue_unreachable' };
+  | { kind: 'unavailable'; reason: UnavailableReason };
 
 export interface CreationClient {
   /** Enqueues, waits at most `timeoutMs`, never leaves a half-known outcome. */

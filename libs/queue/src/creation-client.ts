@@ -1,0 +1,305 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Database } from '@linkservice/db';
+import type { Logger } from '@linkservice/logger';
+import type { QueueEventsListener } from 'bullmq';
+import { Job, Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type {
+  CreateLinksJobResult,
+  CreateLinksPayload,
+  CreationClient,
+  CreationOutcome,
+  UnavailableReason,
+} from './create-links.job';
+import {
+  CREATE_LINKS_JOB,
+  CREATE_LINKS_QUEUE,
+  createLinksJobResultSchema,
+  createLinksPayloadSchema,
+  createLinksResultSchema,
+} from './create-links.job';
+import { CreationRequestsRepository } from './creation-requests.repository';
+import { redisOptionsFromUrl } from './redis-options';
+
+export interface CreationClientOptions {
+  redisUrl: string;
+  /** BullMQ key prefix: the service's REDIS_PREFIX, so stacks sharing a Redis never meet. */
+  prefix: string;
+  db: Kysely<Database>;
+  logger: Logger;
+  /** Attempts per job when the worker throws (it rolls back each time); default 3. */
+  attempts?: number;
+  /** First retry delay, doubled per attempt; default 100 ms. The deadline bounds retries too. */
+  backoffMs?: number;
+}
+
+/**
+ * How far back the events stream is read when the client starts. QueueEvents' default start,
+ * `$`, is resolved only when its first XREAD reaches Redis, so an event written between startup
+ * and that moment would be lost (bullmq#2874). Stream ids are Redis-clock milliseconds; the
+ * margin covers clock skew. Missing an event would only delay an answer: the settle read-back
+ * still finds the committed result.
+ */
+const EVENTS_REPLAY_MS = 5_000;
+
+/** Reconnects back off up to this delay; with the connect timeout it bounds close() too. */
+const RECONNECT_MAX_DELAY_MS = 1_000;
+const CONNECT_TIMEOUT_MS = 2_000;
+/** A forced disconnect destroys the socket after this (ioredis keeps a timer that long). */
+const DISCONNECT_TIMEOUT_MS = 200;
+
+class DeadlineReached extends Error {
+  constructor() {
+    super('no answer from the worker before the deadline');
+  }
+}
+
+class JobFailed extends Error {}
+
+/** QueueEvents also emits each event as `<event>:<jobId>`; its typings only name the plain ones. */
+interface PerJobEvents extends QueueEventsListener {
+  [completed: `completed:${string}`]: (args: { returnvalue: unknown }) => void;
+  [failed: `failed:${string}`]: (args: { failedReason: string }) => void;
+}
+
+/**
+ * The gateway's CreationClient: one long-lived Queue and QueueEvents per process. Waits for the
+ * job's answer until the deadline; on anything else (timeout, failed job, Redis trouble) it
+ * settles through Postgres, so every answer is either the committed result or "nothing was and
+ * nothing will be created". See README.md for the protocol.
+ */
+export class BullCreationClient implements CreationClient {
+  private readonly queueConnection: Redis;
+  private readonly queue: Queue;
+  private readonly events: QueueEvents;
+  private readonly requests: CreationRequestsRepository;
+  private readonly logger: Logger;
+  private readonly attempts: number;
+  private readonly backoffMs: number;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: CreationClientOptions) {
+    this.logger = options.logger;
+    this.attempts = options.attempts ?? 3;
+    this.backoffMs = options.backoffMs ?? 100;
+    this.requests = new CreationRequestsRepository(options.db);
+    const redis = redisOptionsFromUrl(options.redisUrl);
+
+    // Fail fast while Redis is down (BullMQ "failing fast when Redis is down"): an HTTP request
+    // must not sit in ioredis' offline queue; the settle answers it instead.
+    this.queueConnection = new Redis({
+      ...redis,
+      retryStrategy: (attempt: number) =>
+        this.closing ? null : Math.min(100 * 2 ** attempt, RECONNECT_MAX_DELAY_MS),
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+      connectionName: `${options.prefix}:creation-client`,
+    });
+    // The Queue re-emits connection errors as its own 'error' event, which is logged below.
+    this.queueConnection.on('error', () => undefined);
+    this.queue = new Queue(CREATE_LINKS_QUEUE, {
+      connection: this.queueConnection,
+      prefix: options.prefix,
+    });
+    this.queue.on('error', (error) => {
+      this.logger.warn({ err: error }, 'creation queue: redis error');
+    });
+    this.events = new QueueEvents(CREATE_LINKS_QUEUE, {
+      // Reconnect quickly while open; stop once closing, or close() would wait for a Redis
+      // that is not there (QueueEvents.close awaits its connection).
+      connection: {
+        ...redis,
+        connectTimeout: CONNECT_TIMEOUT_MS,
+        disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+        retryStrategy: (attempt: number) =>
+          this.closing ? null : Math.min(100 * 2 ** attempt, RECONNECT_MAX_DELAY_MS),
+      },
+      prefix: options.prefix,
+      lastEventId: `${Date.now() - EVENTS_REPLAY_MS}-0`,
+    });
+    this.events.on('error', (error) => {
+      this.logger.warn({ err: error }, 'creation queue events: redis error');
+    });
+  }
+
+  async submit(
+    input: Omit<CreateLinksPayload, 'deadline'>,
+    timeoutMs: number,
+  ): Promise<CreationOutcome> {
+    const deadline = Date.now() + timeoutMs;
+    const payload = createLinksPayloadSchema.parse({ ...input, deadline });
+    let reason: UnavailableReason;
+    try {
+      const answer = await this.enqueueAndWait(payload, deadline);
+      if (answer.status === 'done') return { kind: 'completed', result: answer.result };
+      // The worker saw the deadline pass first (its clock or the database's); settle to be sure.
+      reason = 'timeout';
+    } catch (error) {
+      reason = unavailableReason(error);
+      if (reason !== 'timeout') {
+        this.logger.warn(
+          { err: error, requestId: payload.requestId },
+          'creation job gave no answer; settling',
+        );
+      }
+    }
+    return this.settle(payload, reason);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.queueConnection.status !== 'ready') {
+        // Redis is away. The retry strategy now gives up at the next attempt; wait for that
+        // while the Queue still listens: once closed it drops its listeners, and the late
+        // failure of its pending connect would surface as an unhandled 'error'.
+        await this.queue.waitUntilReady().catch(() => undefined);
+      }
+      await Promise.allSettled([this.events.close(), this.queue.close()]);
+      // BullMQ leaves a connection it was given open; this one is ours.
+      if (this.queueConnection.status === 'ready') {
+        await this.queueConnection.quit().catch(() => {
+          this.queueConnection.disconnect();
+        });
+      } else if (this.queueConnection.status !== 'end') {
+        this.queueConnection.disconnect();
+      }
+    })();
+    return this.closing;
+  }
+
+  private async enqueueAndWait(
+    payload: CreateLinksPayload,
+    deadline: number,
+  ): Promise<CreateLinksJobResult> {
+    const stop = new AbortController();
+    const timeUp = sleep(Math.max(0, deadline - Date.now()), undefined, {
+      signal: stop.signal,
+    }).then(() => {
+      throw new DeadlineReached();
+    });
+    // Rejections of the losing side of a race must not surface as unhandled.
+    timeUp.catch(() => undefined);
+    try {
+      const waiting = this.waitForFinish(payload.requestId, stop.signal);
+      waiting.catch(() => undefined);
+      await Promise.race([
+        this.queue.add(CREATE_LINKS_JOB, payload, {
+          jobId: payload.requestId,
+          attempts: this.attempts,
+          backoff: { type: 'exponential', delay: this.backoffMs },
+        }),
+        timeUp,
+      ]);
+      const value = await Promise.race([waiting, timeUp]);
+      return createLinksJobResultSchema.parse(value);
+    } finally {
+      stop.abort();
+    }
+  }
+
+  /**
+   * Resolves with the job's return value, rejects when it failed for good. Listens before it
+   * looks, so a job finishing in between is seen either way (what Job.waitUntilFinished does, but
+   * without its async executor, whose Redis errors would escape as unhandled rejections).
+   */
+  private waitForFinish(jobId: string, signal: AbortSignal): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const completedEvent = `completed:${jobId}` as const;
+      const failedEvent = `failed:${jobId}` as const;
+      const cleanup = (): void => {
+        this.events.off<PerJobEvents>(completedEvent, onCompleted);
+        this.events.off<PerJobEvents>(failedEvent, onFailed);
+        signal.removeEventListener('abort', onAbort);
+      };
+      const onCompleted = (args: { returnvalue: unknown }): void => {
+        cleanup();
+        resolve(args.returnvalue);
+      };
+      const onFailed = (args: { failedReason: string }): void => {
+        cleanup();
+        reject(new JobFailed(args.failedReason));
+      };
+      const onAbort = (): void => {
+        cleanup();
+        reject(new DeadlineReached());
+      };
+      this.events.on<PerJobEvents>(completedEvent, onCompleted);
+      this.events.on<PerJobEvents>(failedEvent, onFailed);
+      signal.addEventListener('abort', onAbort);
+
+      this.finishedAlready(jobId).then(
+        (finished) => {
+          if (finished === undefined) return;
+          if (finished.ok) onCompleted({ returnvalue: finished.value });
+          else onFailed({ failedReason: finished.reason });
+        },
+        (error: unknown) => {
+          cleanup();
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  private async finishedAlready(
+    jobId: string,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; reason: string } | undefined> {
+    const job = await Job.fromId(this.queue, jobId);
+    if (!job?.finishedOn) return undefined;
+    const state = await job.getState();
+    if (state === 'completed') return { ok: true, value: job.returnvalue as unknown };
+    if (state === 'failed') return { ok: false, reason: job.failedReason };
+    return undefined;
+  }
+
+  /**
+   * Decides the outcome through Postgres: inserting 'abandoned' either succeeds (the worker can
+   * no longer create anything for this request) or finds the worker's committed 'done' row.
+   */
+  private async settle(
+    payload: CreateLinksPayload,
+    reason: UnavailableReason,
+  ): Promise<CreationOutcome> {
+    let settled;
+    try {
+      settled = await this.requests.abandonOrRead(payload.requestId, payload.appId);
+    } catch (error) {
+      // The worker's transaction is all-or-nothing and cannot commit after the deadline guard,
+      // so whatever it did is either absent or complete under its aliases.
+      this.logger.error(
+        { err: error, requestId: payload.requestId },
+        'could not settle a creation request',
+      );
+      return { kind: 'unavailable', reason: 'database_unreachable' };
+    }
+    switch (settled.kind) {
+      case 'abandoned':
+        this.removeWaitingJob(payload.requestId);
+        return { kind: 'unavailable', reason };
+      case 'already_abandoned':
+        return { kind: 'unavailable', reason };
+      case 'done':
+        return { kind: 'completed', result: createLinksResultSchema.parse(settled.results) };
+    }
+  }
+
+  /** Best effort: an abandoned job would only find its 'abandoned' row and stop. */
+  private removeWaitingJob(jobId: string): void {
+    this.queue.remove(jobId).catch((error: unknown) => {
+      this.logger.debug({ err: error, jobId }, 'could not remove an abandoned creation job');
+    });
+  }
+}
+
+function unavailableReason(error: unknown): UnavailableReason {
+  if (error instanceof DeadlineReached) return 'timeout';
+  if (error instanceof JobFailed) return 'worker_failed';
+  return 'queue_unreachable';
+}
+
+export function createCreationClient(options: CreationClientOptions): BullCreationClient {
+  return new BullCreationClient(options);
+}

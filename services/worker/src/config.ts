@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
+
+const nonNegativeInt = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a non-negative integer' })
+    .int('must be a non-negative integer')
+    .min(0, 'must be a non-negative integer')
+    .default(fallback);
+
+export const workerEnvSchema = baseEnvSchema
+  .extend({
+    /** /healthz and /readyz. */
+    WORKER_HEALTH_PORT: port(8082),
+    /** Creation jobs run at once per process. Jobs of one app still serialise on its row lock. */
+    WORKER_CONCURRENCY: positiveInt(8),
+    /** Finished jobs kept in Redis for inspection: the newest N, and none older than the age. */
+    WORKER_KEEP_COMPLETED_JOBS: nonNegativeInt(1_000),
+    WORKER_KEEP_COMPLETED_SECONDS: positiveInt(3_600),
+    WORKER_KEEP_FAILED_JOBS: nonNegativeInt(5_000),
+    WORKER_KEEP_FAILED_SECONDS: positiveInt(7 * 24 * 3_600),
+    /**
+     * creation_requests rows older than this are deleted. They only matter while their job can
+     * still be delivered, which ends at its deadline (seconds after creation), so a day is ample.
+     */
+    CREATION_REQUESTS_RETENTION_HOURS: positiveInt(24),
+    CREATION_REQUESTS_CLEANUP_INTERVAL_MS: positiveInt(10 * 60_000),
+    /** After SIGTERM: how long in-flight jobs may take before the process exits anyway. */
+    SHUTDOWN_GRACE_MS: positiveInt(15_000),
+    /**
+     * TEST ONLY (NODE_ENV=test): sleeps this long inside each creation transaction, after the
+     * claim, so crash tests can kill the worker mid-batch. Must stay 0 anywhere else.
+     */
+    WORKER_TEST_DELAY_MS: nonNegativeInt(0),
+  })
+  .refine((env) => env.WORKER_TEST_DELAY_MS === 0 || env.NODE_ENV === 'test', {
+    path: ['WORKER_TEST_DELAY_MS'],
+    error: 'is a test-only setting: allowed only with NODE_ENV=test',
+  });
+
+export type WorkerConfig = z.infer<typeof workerEnvSchema>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
+  return parseEnv(workerEnvSchema, env);
+}

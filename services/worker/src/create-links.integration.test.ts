@@ -1,0 +1,397 @@
+import { isReservedAlias } from '@linkservice/contracts';
+import type { DbHandle } from '@linkservice/db';
+import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/queue';
+import { COMMIT_GRACE_MS, CREATE_LINKS_JOB, CreationRequestsRepository } from '@linkservice/queue';
+import { LinkCreationService } from './create-links.service';
+import { LinksRepository } from './links.repository';
+import {
+  CreationHarness,
+  createTestApp,
+  creation,
+  draft,
+  eventually,
+  linksOf,
+  newHarness,
+  requestRow,
+  testDatabase,
+} from './testing/creation-harness';
+
+let postgres: DbHandle;
+let harness: CreationHarness;
+
+beforeAll(() => {
+  postgres = testDatabase();
+  harness = newHarness(postgres.db);
+  harness.startWorker();
+});
+
+afterAll(async () => {
+  await harness.close();
+  await postgres.close();
+});
+
+function completed(outcome: CreationOutcome) {
+  if (outcome.kind !== 'completed') throw new Error(`expected completed, got ${outcome.reason}`);
+  return outcome.result;
+}
+
+function createdLinks(results: EntryResult[]) {
+  return results.flatMap((entry) => (entry.ok ? [entry.link] : []));
+}
+
+function service(): LinkCreationService {
+  return new LinkCreationService(new LinksRepository(postgres.db), {
+    linkDomain: harness.linkDomain,
+    logger: harness.logger,
+  });
+}
+
+describe('creating links through the queue', () => {
+  it('creates one link with a generated alias and records the request', async () => {
+    const app = await createTestApp(postgres.db);
+    const payload = creation(app, [draft({ title: 'Hello', tags: ['a', 'b'] })]);
+    const result = completed(await harness.submit(payload));
+
+    expect(result.stoppedEarly).toBeUndefined();
+    expect(result.results).toHaveLength(1);
+    const entry = result.results[0];
+    if (!entry.ok) throw new Error('entry 0 was not created');
+    expect(entry.index).toBe(0);
+    expect(entry.link.alias).toMatch(/^[A-Za-z0-9]{8}$/);
+    expect(entry.link).toMatchObject({
+      url: `https://${app.subdomainKey}.links.test/${entry.link.alias}`,
+      environment: 'live',
+      title: 'Hello',
+      tags: ['a', 'b'],
+      status: 'active',
+      clickCount: 0,
+      archivedAt: null,
+    });
+
+    const stored = await linksOf(postgres.db, app.id);
+    expect(stored.map((row) => [row.id, row.alias])).toEqual([[entry.link.id, entry.link.alias]]);
+    const appRow = await postgres.db
+      .selectFrom('apps')
+      .select('link_count')
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(appRow.link_count).toBe(1);
+    const request = await requestRow(postgres.db, payload.requestId);
+    expect(request?.status).toBe('done');
+    expect(request?.results).toEqual(result);
+  });
+
+  it('creates many in one job, in order, with caller and generated aliases, on the test host', async () => {
+    const app = await createTestApp(postgres.db);
+    const drafts = [
+      draft({ alias: 'spring-sale', deepLinkData: { screen: 'sale', id: 7 } }),
+      draft(),
+      draft({ alias: 'Promo_1', expiresAt: '2099-01-01T00:00:00Z' }),
+      draft({ iosFallbackUrl: 'https://example.com/ios' }),
+    ];
+    const result = completed(await harness.submit(creation(app, drafts, { environment: 'test' })));
+    const links = createdLinks(result.results);
+    expect(result.results.map((r) => [r.index, r.ok])).toEqual([
+      [0, true],
+      [1, true],
+      [2, true],
+      [3, true],
+    ]);
+    expect(links.map((l) => l.alias).slice(0, 1)).toEqual(['spring-sale']);
+    expect(links[2]?.alias).toBe('Promo_1');
+    expect(links[0]?.deepLinkData).toEqual({ screen: 'sale', id: 7 });
+    expect(links[2]?.expiresAt).toBe('2099-01-01T00:00:00Z');
+    expect(links[3]?.iosFallbackUrl).toBe('https://example.com/ios');
+    for (const link of links) {
+      expect(link.environment).toBe('test');
+      expect(link.url).toBe(`https://${app.subdomainKey}-test.links.test/${link.alias}`);
+    }
+    // Ids follow entry order, so "newest first" lists a batch in reverse entry order.
+    expect([...links.map((l) => l.id)].sort()).toEqual(links.map((l) => l.id));
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(4);
+  });
+
+  it('refuses aliases in use (archived included) or repeated in the batch, and creates the rest', async () => {
+    const app = await createTestApp(postgres.db);
+    completed(
+      await harness.submit(creation(app, [draft({ alias: 'existing' }), draft({ alias: 'old' })])),
+    );
+    await postgres.db
+      .updateTable('links')
+      .set({ archived_at: new Date() })
+      .where('app_id', '=', app.id)
+      .where('alias', '=', 'old')
+      .execute();
+
+    const result = completed(
+      await harness.submit(
+        creation(app, [
+          draft({ alias: 'existing' }),
+          draft({ alias: 'old' }),
+          draft({ alias: 'twice' }),
+          draft({ alias: 'twice' }),
+          draft({ alias: 'EXISTING' }),
+          draft(),
+        ]),
+      ),
+    );
+    const summary = result.results.map((r) =>
+      r.ok ? [r.index, r.link.alias] : [r.index, r.error, r.fieldErrors?.alias],
+    );
+    expect(summary).toEqual([
+      [0, 'validation_failed', expect.stringContaining('already in use')],
+      [1, 'validation_failed', expect.stringContaining('already in use')],
+      [2, 'twice'],
+      [3, 'validation_failed', expect.stringContaining('earlier entry')],
+      [4, 'EXISTING'],
+      [5, expect.stringMatching(/^[A-Za-z0-9]{8}$/)],
+    ]);
+    expect(result.stoppedEarly).toBeUndefined();
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(5);
+
+    // The same alias in the other environment is another link.
+    const other = completed(
+      await harness.submit(creation(app, [draft({ alias: 'existing' })], { environment: 'test' })),
+    );
+    expect(other.results[0]?.ok).toBe(true);
+  });
+
+  it('generates 500 distinct, valid, unreserved aliases in one batch', async () => {
+    const app = await createTestApp(postgres.db);
+    const drafts = Array.from({ length: 500 }, () => draft());
+    const started = Date.now();
+    const result = completed(await harness.submit(creation(app, drafts), 20_000));
+    const elapsed = Date.now() - started;
+    const aliases = createdLinks(result.results).map((l) => l.alias);
+    expect(aliases).toHaveLength(500);
+    expect(new Set(aliases).size).toBe(500);
+    for (const alias of aliases) {
+      expect(alias).toMatch(/^[A-Za-z0-9]{8}$/);
+      expect(isReservedAlias(alias)).toBe(false);
+    }
+    const stored = await linksOf(postgres.db, app.id);
+    expect(stored.map((row) => row.alias).sort()).toEqual([...aliases].sort());
+    // One multi-row insert: far below what 500 round trips would take on a shared machine.
+    expect(elapsed).toBeLessThan(10_000);
+  });
+
+  it('keeps the plan allowance exact under concurrent jobs', async () => {
+    const app = await createTestApp(postgres.db, 10);
+    const payloads = Array.from({ length: 5 }, () =>
+      creation(
+        app,
+        Array.from({ length: 4 }, () => draft()),
+      ),
+    );
+    const results = (await Promise.all(payloads.map((p) => harness.submit(p)))).map(completed);
+
+    const stored = await linksOf(postgres.db, app.id);
+    expect(stored).toHaveLength(10);
+    const reported = results.flatMap((r) => createdLinks(r.results).map((l) => l.id));
+    expect(reported.sort()).toEqual(stored.map((row) => row.id).sort());
+
+    for (const result of results) {
+      const created = createdLinks(result.results).length;
+      if (created === 4) {
+        expect(result.stoppedEarly).toBeUndefined();
+        continue;
+      }
+      // Stopped at the first entry past the allowance; later entries not tried, not listed.
+      expect(result.stoppedEarly).toEqual({
+        reason: 'plan_limit_reached',
+        atIndex: created,
+        message: expect.any(String),
+      });
+      expect(result.results.map((r) => r.index)).toEqual(
+        Array.from({ length: created + 1 }, (_, i) => i),
+      );
+      expect(result.results[created]).toMatchObject({ ok: false, error: 'plan_limit_reached' });
+    }
+    const appRow = await postgres.db
+      .selectFrom('apps')
+      .select('link_count')
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(appRow.link_count).toBe(10);
+
+    // The allowance counts both environments and archived links.
+    await postgres.db
+      .updateTable('links')
+      .set({ archived_at: new Date() })
+      .where('app_id', '=', app.id)
+      .execute();
+    const more = completed(await harness.submit(creation(app, [draft()], { environment: 'test' })));
+    expect(more.stoppedEarly?.reason).toBe('plan_limit_reached');
+  });
+
+  it('stops with rate_limited when the creation budget is used up', async () => {
+    const app = await createTestApp(postgres.db);
+    completed(await harness.submit(creation(app, [draft({ alias: 'taken' })])));
+    const result = completed(
+      await harness.submit(
+        creation(app, [draft({ alias: 'taken' }), draft(), draft(), draft(), draft()], {
+          creationBudget: 2,
+        }),
+      ),
+    );
+    expect(result.results.map((r) => (r.ok ? 'ok' : r.error))).toEqual([
+      'validation_failed',
+      'ok',
+      'ok',
+      'rate_limited',
+    ]);
+    expect(result.stoppedEarly).toEqual({
+      reason: 'rate_limited',
+      atIndex: 3,
+      message: expect.any(String),
+    });
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(3);
+  });
+});
+
+describe('exactly once', () => {
+  it('answers a redelivered job with the stored results and creates nothing more', async () => {
+    const app = await createTestApp(postgres.db);
+    const payload = creation(app, [draft(), draft({ alias: 'once' })]);
+    const first = completed(await harness.submit(payload));
+
+    // The same job again, as BullMQ would redeliver it after a crash past COMMIT.
+    const { queue, events } = await harness.rawQueue();
+    const again = await queue.add(
+      CREATE_LINKS_JOB,
+      { ...payload, deadline: Date.now() + 10_000 },
+      { jobId: `${payload.requestId}-redelivered` },
+    );
+    const answer = (await again.waitUntilFinished(events, 10_000)) as CreateLinksJobResult;
+    expect(answer).toEqual({ status: 'done', result: first });
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(2);
+  });
+
+  it('creates nothing for a job past its deadline', async () => {
+    const app = await createTestApp(postgres.db);
+    const payload = { ...creation(app, [draft()]), deadline: Date.now() - 1 };
+    expect(await service().createLinks(payload)).toEqual({
+      status: 'abandoned',
+      reason: 'deadline_passed',
+    });
+    expect(await requestRow(postgres.db, payload.requestId)).toBeUndefined();
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+  });
+
+  it('claims nothing once the database clock is past the deadline', async () => {
+    const app = await createTestApp(postgres.db);
+    const tx = await new LinksRepository(postgres.db).begin(5_000);
+    try {
+      expect(await tx.claim('crt_db_clock', app.id, Date.now() - 50)).toBe(false);
+      expect(await tx.findRequest('crt_db_clock')).toBeUndefined();
+    } finally {
+      await tx.rollback();
+    }
+  });
+
+  it('creates nothing for a request the gateway already abandoned', async () => {
+    const app = await createTestApp(postgres.db);
+    const payload = { ...creation(app, [draft()]), deadline: Date.now() + 10_000 };
+    const settled = await new CreationRequestsRepository(postgres.db).abandonOrRead(
+      payload.requestId,
+      app.id,
+    );
+    expect(settled).toEqual({ kind: 'abandoned' });
+    expect(await service().createLinks(payload)).toEqual({
+      status: 'abandoned',
+      reason: 'abandoned_by_gateway',
+    });
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+  });
+});
+
+describe('settling when the answer does not come in time', () => {
+  let own: CreationHarness | undefined;
+  afterEach(async () => {
+    await own?.close();
+    own = undefined;
+  });
+
+  it('answers unavailable within the timeout when no worker runs, and a later worker creates nothing', async () => {
+    own = newHarness(postgres.db);
+    const app = await createTestApp(postgres.db);
+    const payload = creation(app, [draft(), draft({ alias: 'never' })]);
+
+    const started = Date.now();
+    const outcome = await own.submit(payload, 400);
+    const elapsed = Date.now() - started;
+    expect(outcome).toEqual({ kind: 'unavailable', reason: 'timeout' });
+    expect(elapsed).toBeGreaterThanOrEqual(390);
+    expect(elapsed).toBeLessThan(400 + 1_500);
+    expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('abandoned');
+
+    // Removal of the waiting job is best effort; add it again as if it had stayed queued.
+    own.startWorker();
+    const { queue, events } = await own.rawQueue();
+    const stale = await queue.add(
+      CREATE_LINKS_JOB,
+      { ...payload, deadline: Date.now() + 10_000 },
+      { jobId: `${payload.requestId}-stale` },
+    );
+    expect(await stale.waitUntilFinished(events, 10_000)).toEqual({
+      status: 'abandoned',
+      reason: 'abandoned_by_gateway',
+    });
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+  });
+
+  it('reads the committed result back when the worker commits after the timeout', async () => {
+    own = newHarness(postgres.db);
+    own.startWorker({ testDelayMs: 700 });
+    const app = await createTestApp(postgres.db);
+    const payload = creation(app, [draft(), draft({ alias: 'late' })]);
+
+    const started = Date.now();
+    const result = completed(await own.submit(payload, 300));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(650);
+    const stored = await linksOf(postgres.db, app.id);
+    expect(
+      createdLinks(result.results)
+        .map((l) => l.id)
+        .sort(),
+    ).toEqual(stored.map((row) => row.id).sort());
+    expect(stored).toHaveLength(2);
+    expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('done');
+  });
+
+  it('answers unavailable, bounded, when the worker would commit past the grace period', async () => {
+    own = newHarness(postgres.db);
+    const worker = own.startWorker({ testDelayMs: 300 + COMMIT_GRACE_MS + 1_500 });
+    const failures: Error[] = [];
+    worker.on('failed', (_job, error) => failures.push(error));
+    const app = await createTestApp(postgres.db);
+    const payload = creation(app, [draft()]);
+
+    const started = Date.now();
+    const outcome = await own.submit(payload, 300);
+    const elapsed = Date.now() - started;
+    expect(outcome.kind).toBe('unavailable');
+    // Postgres ends the paused transaction at deadline + grace; the settle wait ends with it.
+    expect(elapsed).toBeLessThan(300 + COMMIT_GRACE_MS + 1_500);
+    expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('abandoned');
+
+    // The worker's attempt failed (its session was ended), and no retry creates anything.
+    await eventually(
+      () => Promise.resolve(failures.length > 0 ? true : undefined),
+      15_000,
+      'a failed attempt',
+    );
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+  });
+
+  it('answers unavailable quickly when Redis cannot be reached, and settles the request', async () => {
+    own = new CreationHarness(postgres.db, 'redis://127.0.0.1:1', 'unreachable');
+    const app = await createTestApp(postgres.db);
+    const payload = creation(app, [draft()]);
+    const started = Date.now();
+    const outcome = await own.submit(payload, 500);
+    expect(outcome.kind).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(500 + 1_500);
+    expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('abandoned');
+  });
+});

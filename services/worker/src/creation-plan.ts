@@ -1,0 +1,97 @@
+import type { LinkDraft } from '@linkservice/contracts';
+import { isReservedAlias } from '@linkservice/contracts';
+import type { CreateLinksPayload, EntryResult, StoppedEarly } from '@linkservice/queue';
+
+export const ENTRY_INVALID_MESSAGE = 'The entry is invalid; fieldErrors names each failing field.';
+export const ALIAS_IN_USE =
+  'is already in use in this app and environment (archived links included)';
+export const ALIAS_REPEATED = 'repeats the alias of an earlier entry of this batch';
+export const ALIAS_RESERVED = 'is a reserved word; choose another alias';
+export const PLAN_LIMIT_MESSAGE =
+  "The app has reached its plan's link allowance; no more links can be created.";
+export const RATE_LIMIT_MESSAGE =
+  'The link creation limit is reached; try again when the limit window resets.';
+
+/** What the plan needs to know about the app, read under the app's row lock. */
+export interface AppCapacity {
+  /** Links of the app in both environments, archived ones included. */
+  linkCount: number;
+  /** null: unlimited. */
+  linkAllowance: number | null;
+}
+
+export interface PlannedLink {
+  index: number;
+  draft: LinkDraft;
+}
+
+export interface CreationPlan {
+  /** Entries that will be created, in order; `draft.alias: null` still needs a generated alias. */
+  toCreate: PlannedLink[];
+  /** Entries tried and refused, including the one that stopped the batch. */
+  refused: EntryResult[];
+  stoppedEarly?: StoppedEarly;
+}
+
+/**
+ * Walks the entries in order, as the batch contract says: a caller alias already taken (archived
+ * included) or repeated from an earlier entry fails that entry alone; an entry that would be
+ * created past the plan allowance or past the gateway's creation budget is refused and stops the
+ * batch, leaving every later entry untried. Pure: the caller supplies what the database said.
+ */
+export function planCreations(
+  entries: CreateLinksPayload['entries'],
+  takenAliases: ReadonlySet<string>,
+  capacity: AppCapacity,
+  creationBudget: number,
+): CreationPlan {
+  const toCreate: PlannedLink[] = [];
+  const refused: EntryResult[] = [];
+  const aliasesOfEarlierEntries = new Set<string>();
+
+  for (const { index, draft } of entries) {
+    const alias = draft.alias;
+    if (alias !== null) {
+      const problem = aliasesOfEarlierEntries.has(alias)
+        ? ALIAS_REPEATED
+        : takenAliases.has(alias)
+          ? ALIAS_IN_USE
+          : // The gateway refuses these already; the worker is the last line before the insert.
+            isReservedAlias(alias)
+            ? ALIAS_RESERVED
+            : undefined;
+      aliasesOfEarlierEntries.add(alias);
+      if (problem !== undefined) {
+        refused.push({
+          index,
+          ok: false,
+          error: 'validation_failed',
+          message: ENTRY_INVALID_MESSAGE,
+          fieldErrors: { alias: problem },
+        });
+        continue;
+      }
+    }
+
+    const { linkCount, linkAllowance } = capacity;
+    if (linkAllowance !== null && linkCount + toCreate.length >= linkAllowance) {
+      return stop(toCreate, refused, index, 'plan_limit_reached', PLAN_LIMIT_MESSAGE);
+    }
+    if (toCreate.length >= creationBudget) {
+      return stop(toCreate, refused, index, 'rate_limited', RATE_LIMIT_MESSAGE);
+    }
+    toCreate.push({ index, draft });
+  }
+  return { toCreate, refused };
+}
+
+function stop(
+  toCreate: PlannedLink[],
+  refused: EntryResult[],
+  index: number,
+  reason: StoppedEarly['reason'],
+  message: string,
+): CreationPlan {
+  refused.push({ index, ok: false, error: reason, message });
+  return { toCreate, refused, stoppedEarly: { reason, atIndex: index, message } };
+}

@@ -1,0 +1,6 @@
+export { startCreationWorker } from './worker';
+export type { CreationWorkerDeps } from './worker';
+export { LinkCreationService } from './create-links.service';
+export { LinksRepository } from './links.repository';
+export { loadConfig, workerEnvSchema } from './config';
+export type { WorkerConfig } from './config';

@@ -1,0 +1,145 @@
+// Telemetry first: it can only instrument pg, ioredis and bullmq if it loads before them.
+import { telemetry } from './instrument';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadOrExit } from '@linkservice/config';
+import { createDb } from '@linkservice/db';
+import { createLogger } from '@linkservice/logger';
+import { Redis } from 'ioredis';
+import { loadConfig } from './config';
+import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
+import { createHealthServer } from './health.server';
+import { LinksRepository } from './links.repository';
+import { handleCheckedOutClientErrors } from './postgres';
+import { closeRedis, logRedisErrors } from './redis';
+import { startCreationWorker } from './worker';
+
+async function main(): Promise<void> {
+  const config = loadOrExit(() => loadConfig());
+  const logger = createLogger('worker', config.LOG_LEVEL);
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ err: error }, 'uncaught exception');
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (reason) => {
+    logger.fatal({ err: reason }, 'unhandled rejection');
+    process.exit(1);
+  });
+  if (config.WORKER_TEST_DELAY_MS > 0) {
+    logger.warn({ delayMs: config.WORKER_TEST_DELAY_MS }, 'test-only creation delay is on');
+  }
+
+  const postgres = createDb({
+    connectionString: config.DATABASE_URL,
+    max: config.DATABASE_POOL_SIZE,
+    applicationName: 'linkservice-worker',
+  });
+  handleCheckedOutClientErrors(postgres.pool, logger);
+  const repository = new LinksRepository(postgres.db);
+  let shuttingDown = false;
+  // Reconnect for as long as the worker runs; stop once it shuts down, so closing never waits
+  // for a Redis that is not there.
+  const retryStrategy = (attempt: number): number | null =>
+    shuttingDown ? null : Math.min(100 * 2 ** attempt, 2_000);
+  // BullMQ's blocking commands must wait out reconnects rather than fail after N retries.
+  const queueRedis = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: null,
+    connectTimeout: 2_000,
+    retryStrategy,
+    connectionName: 'linkservice-worker',
+  });
+  logRedisErrors(queueRedis, logger, 'queue');
+  // Readiness must answer now, not after Redis comes back: fail commands fast on this one.
+  const probeRedis = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    connectTimeout: 2_000,
+    retryStrategy,
+    connectionName: 'linkservice-worker-probe',
+  });
+  logRedisErrors(probeRedis, logger, 'probe');
+
+  const health = createHealthServer({
+    probes: { postgres: () => repository.ping(), redis: () => probeRedis.ping() },
+    isShuttingDown: () => shuttingDown,
+  });
+  health.listen(config.WORKER_HEALTH_PORT);
+  await once(health, 'listening');
+
+  const worker = startCreationWorker({
+    db: postgres.db,
+    connection: queueRedis,
+    prefix: config.REDIS_PREFIX,
+    logger,
+    linkDomain: config.LINK_DOMAIN,
+    concurrency: config.WORKER_CONCURRENCY,
+    keepCompleted: {
+      count: config.WORKER_KEEP_COMPLETED_JOBS,
+      age: config.WORKER_KEEP_COMPLETED_SECONDS,
+    },
+    keepFailed: { count: config.WORKER_KEEP_FAILED_JOBS, age: config.WORKER_KEEP_FAILED_SECONDS },
+    testDelayMs: config.WORKER_TEST_DELAY_MS,
+  });
+  const cleanup = scheduleCreationRequestsCleanup(
+    repository,
+    {
+      retentionHours: config.CREATION_REQUESTS_RETENTION_HOURS,
+      intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS,
+    },
+    logger,
+  );
+  logger.info(
+    {
+      healthPort: (health.address() as AddressInfo).port,
+      concurrency: config.WORKER_CONCURRENCY,
+    },
+    'worker started',
+  );
+
+  /**
+   * Stop taking jobs and let in-flight ones finish (each is bounded by its deadline; the grace
+   * period bounds the whole), then close Redis and the pool. A job cut off here rolls back and
+   * is redelivered, or settled by the gateway: never half-done.
+   */
+  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down');
+    if (queueRedis.status !== 'ready') {
+      // Redis is away; the retry strategy gives up at the next attempt. Wait for that while the
+      // Worker still listens (it drops its listeners on close, and a late connect failure would
+      // surface as an unhandled 'error').
+      await worker.waitUntilReady().catch(() => undefined);
+    }
+    const finished = worker.close().then(() => true);
+    const graceOver = sleep(config.SHUTDOWN_GRACE_MS, false, { ref: false });
+    if (!(await Promise.race([finished, graceOver]))) {
+      // Exiting drops the connections: Postgres rolls the open transactions back.
+      logger.warn('grace period over: exiting with jobs still running; they roll back');
+      process.exit(1);
+    }
+    await cleanup.stop();
+    await Promise.all([closeRedis(queueRedis), closeRedis(probeRedis)]);
+    await postgres.close();
+    health.close();
+    await telemetry.shutdown();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      shutdown(signal).catch((error: unknown) => {
+        logger.fatal({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `worker failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,197 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { LinkDraft } from '@linkservice/contracts';
+import type { Database, DbHandle, Environment } from '@linkservice/db';
+import { createDb, newId } from '@linkservice/db';
+import type { Logger } from '@linkservice/logger';
+import { createLogger } from '@linkservice/logger';
+import type { CreateLinksPayload, CreationOutcome } from '@linkservice/queue';
+import { BullCreationClient, CREATE_LINKS_QUEUE, redisOptionsFromUrl } from '@linkservice/queue';
+import { testEnvironment } from '@linkservice/testing';
+import type { Worker } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { handleCheckedOutClientErrors } from '../postgres';
+import { startCreationWorker } from '../worker';
+
+/**
+ * A real CreationClient and in-process workers on the run's Postgres and Redis, under a Redis
+ * prefix of their own so workers of one harness never take another harness's jobs.
+ */
+export class CreationHarness {
+  readonly prefix: string;
+  readonly client: BullCreationClient;
+  readonly logger: Logger;
+  private readonly workers = new Set<{ worker: Worker; connection: Redis }>();
+  private readonly extras: { close(): Promise<unknown> }[] = [];
+
+  constructor(
+    readonly db: Kysely<Database>,
+    private readonly redisUrl: string,
+    basePrefix: string,
+    readonly linkDomain = 'links.test',
+  ) {
+    this.prefix = `${basePrefix}-w${randomBytes(3).toString('hex')}`;
+    this.logger = createLogger('worker-test', process.env.LOG_LEVEL ?? 'silent');
+    this.client = new BullCreationClient({
+      redisUrl,
+      prefix: this.prefix,
+      db,
+      logger: this.logger,
+    });
+  }
+
+  startWorker(options: { testDelayMs?: number; concurrency?: number } = {}): Worker {
+    const connection = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+    connection.on('error', () => undefined);
+    const worker = startCreationWorker({
+      db: this.db,
+      connection,
+      prefix: this.prefix,
+      logger: this.logger,
+      linkDomain: this.linkDomain,
+      concurrency: options.concurrency ?? 8,
+      testDelayMs: options.testDelayMs,
+    });
+    this.workers.add({ worker, connection });
+    return worker;
+  }
+
+  async stopWorkers(): Promise<void> {
+    const running = [...this.workers];
+    this.workers.clear();
+    await Promise.all(
+      running.map(async ({ worker, connection }) => {
+        await worker.close();
+        connection.disconnect();
+      }),
+    );
+  }
+
+  /** A producer-side Queue and QueueEvents for adding jobs by hand (redeliveries). */
+  async rawQueue(): Promise<{ queue: Queue; events: QueueEvents }> {
+    const queue = new Queue(CREATE_LINKS_QUEUE, {
+      connection: redisOptionsFromUrl(this.redisUrl),
+      prefix: this.prefix,
+    });
+    const events = new QueueEvents(CREATE_LINKS_QUEUE, {
+      connection: redisOptionsFromUrl(this.redisUrl),
+      prefix: this.prefix,
+    });
+    queue.on('error', () => undefined);
+    events.on('error', () => undefined);
+    this.extras.push(queue, events);
+    await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+    return { queue, events };
+  }
+
+  submit(
+    payload: Omit<CreateLinksPayload, 'deadline'>,
+    timeoutMs = 10_000,
+  ): Promise<CreationOutcome> {
+    return this.client.submit(payload, timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    await this.stopWorkers();
+    await Promise.all(this.extras.map((extra) => extra.close()));
+    await this.client.close();
+  }
+}
+
+/** One pool per test file; close it in afterAll. */
+export function testDatabase(): DbHandle {
+  const handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 20 });
+  handleCheckedOutClientErrors(
+    handle.pool,
+    createLogger('worker-test', process.env.LOG_LEVEL ?? 'silent'),
+  );
+  return handle;
+}
+
+export function newHarness(db: Kysely<Database>): CreationHarness {
+  const env = testEnvironment();
+  return new CreationHarness(db, env.redisUrl, env.redisPrefix);
+}
+
+export interface TestApp {
+  id: string;
+  subdomainKey: string;
+}
+
+/** A fresh app (tenant) per test, as linkctl would create it. */
+export async function createTestApp(
+  db: Kysely<Database>,
+  linkAllowance: number | null = null,
+): Promise<TestApp> {
+  const id = newId('app');
+  const subdomainKey = `w${randomBytes(6).toString('hex')}`;
+  await db
+    .insertInto('apps')
+    .values({
+      id,
+      name: `Worker test ${subdomainKey}`,
+      subdomain_key: subdomainKey,
+      link_allowance: linkAllowance,
+    })
+    .execute();
+  return { id, subdomainKey };
+}
+
+export function draft(overrides: Partial<LinkDraft> = {}): LinkDraft {
+  return {
+    alias: null,
+    webFallbackUrl: 'https://example.com/fallback',
+    iosFallbackUrl: null,
+    deepLinkData: null,
+    title: null,
+    campaign: null,
+    channel: null,
+    feature: null,
+    tags: [],
+    expiresAt: null,
+    ...overrides,
+  };
+}
+
+export function creation(
+  app: TestApp,
+  drafts: LinkDraft[],
+  options: { environment?: Environment; creationBudget?: number } = {},
+): Omit<CreateLinksPayload, 'deadline'> {
+  return {
+    requestId: `crt_${randomUUID()}`,
+    appId: app.id,
+    environment: options.environment ?? 'live',
+    entries: drafts.map((d, index) => ({ index, draft: d })),
+    creationBudget: options.creationBudget ?? drafts.length,
+  };
+}
+
+/** Links of an app as stored, oldest id first. */
+export function linksOf(db: Kysely<Database>, appId: string) {
+  return db.selectFrom('links').selectAll().where('app_id', '=', appId).orderBy('id').execute();
+}
+
+export async function requestRow(db: Kysely<Database>, requestId: string) {
+  return db
+    .selectFrom('creation_requests')
+    .selectAll()
+    .where('id', '=', requestId)
+    .executeTakeFirst();
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails at the deadline. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
