@@ -11,6 +11,7 @@ import { requestId } from './http/request-id';
 import { requestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
 import { notFound, routerFor } from './http/routes';
+import { createRoutes } from './links/create.routes';
 import { linksRoutes } from './links/links.routes';
 
 export const API_BASE_PATH = '/api/v1';
@@ -23,7 +24,7 @@ export const API_BASE_PATH = '/api/v1';
 export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
   return [
     ...appsRoutes(deps),
-    // ...createRoutes(deps),  (src/links/create.routes.ts: POST /links, POST /links/batch)
+    ...createRoutes(deps),
     // After createRoutes, so /links/batch is its own path (405 for GET) and not a link id.
     ...linksRoutes(deps),
   ];

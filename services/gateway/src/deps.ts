@@ -3,7 +3,10 @@ import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
+import type { CreationClient } from '@linkservice/queue';
+import { createCreationClient } from '@linkservice/queue';
 import type { GatewayConfig } from './config';
+import { CreationLimiter } from './limits/creation-limiter';
 
 /**
  * Everything request handling needs, built once per process by buildDeps() and handed to
@@ -20,6 +23,10 @@ export interface GatewayDeps {
    * config.REDIS_PREFIX. BullMQ's blocking connections must be separate clients.
    */
   redis: Redis;
+  /** Hands creation jobs to the worker and waits for them: one Queue and QueueEvents. */
+  creations: CreationClient;
+  /** CREATION_LIMIT_PER_HOUR per app, on `redis`. */
+  creationLimiter: CreationLimiter;
 }
 
 export interface GatewayResources {
@@ -66,12 +73,24 @@ export function buildDeps(config: GatewayConfig, logger: Logger): GatewayResourc
     maxRetriesPerRequest: 1,
   });
   logRedisErrors(redis, logger, 'commands');
+  const creations = createCreationClient({
+    redisUrl: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    db: postgres.db,
+    logger,
+  });
+  const creationLimiter = new CreationLimiter({
+    redis,
+    redisPrefix: config.REDIS_PREFIX,
+    limitPerHour: config.CREATION_LIMIT_PER_HOUR,
+  });
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { config, logger, db: postgres.db, redis },
+    deps: { config, logger, db: postgres.db, redis, creations, creationLimiter },
     close: () =>
       (closing ??= (async () => {
+        await creations.close();
         await closeRedis(redis);
         await postgres.close();
       })()),

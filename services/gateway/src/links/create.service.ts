@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import type { FieldErrors, Link } from '@linkservice/contracts';
+import { parseLinkCreate } from '@linkservice/contracts';
+import type { Environment } from '@linkservice/db';
+import type { Logger } from '@linkservice/logger';
+import type {
+  CreateLinksPayload,
+  CreationClient,
+  CreationOutcome,
+  EntryResult,
+} from '@linkservice/queue';
+import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
+import type { BatchReport } from './create.batch';
+import { MAX_BATCH_ENTRIES, mergeBatchResults } from './create.batch';
+
+export interface LinkCreationDeps {
+  creations: CreationClient;
+  creationLimiter: CreationLimiter;
+  /** How long a request waits for the worker before it answers 503. */
+  creationTimeoutMs: number;
+  logger: Logger;
+}
+
+/** Whose links these are: always the app and environment of the authenticating key. */
+export interface CreationScope {
+  appId: string;
+  environment: Environment;
+}
+
+/** Every outcome carries the limiter's state for the RateLimit-* headers. */
+export type CreateLinkOutcome =
+  | { kind: 'created'; link: Link; limit: CreationLimitState }
+  | { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState }
+  | { kind: 'plan_limit_reached'; limit: CreationLimitState }
+  | { kind: 'rate_limited'; limit: CreationLimitState }
+  | { kind: 'unavailable'; limit: CreationLimitState };
+
+export type CreateBatchOutcome =
+  | { kind: 'reported'; report: BatchReport; limit: CreationLimitState }
+  | { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState }
+  | { kind: 'unavailable'; limit: CreationLimitState };
+
+const ENTRY_INVALID_MESSAGE = 'The entry is invalid; fieldErrors names each failing field.';
+
+/** The job id and creation_requests key: unique per HTTP request, never derived from input. */
+function newRequestId(): string {
+  return `crt_${randomUUID()}`;
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Link creation: validates in the gateway, reserves units of the hourly limit, hands the valid
+ * entries to the worker as one job and waits for its answer, then gives back every reserved unit
+ * that did not become a link. Returns values; the routes turn them into HTTP.
+ */
+export class LinkCreationService {
+  constructor(private readonly deps: LinkCreationDeps) {}
+
+  async createLink(
+    scope: CreationScope,
+    body: Record<string, unknown>,
+  ): Promise<CreateLinkOutcome> {
+    const { creations, creationLimiter, creationTimeoutMs } = this.deps;
+    const parsed = parseLinkCreate(body);
+    if (!parsed.ok) {
+      return {
+        kind: 'invalid',
+        fieldErrors: parsed.fieldErrors,
+        limit: await creationLimiter.state(scope.appId),
+      };
+    }
+
+    const reservation = await creationLimiter.reserve(scope.appId, 1);
+    // Nothing could be created: no job, and no unit to give back (reserve kept none).
+    if (reservation.granted === 0) return { kind: 'rate_limited', limit: reservation };
+
+    const outcome = await creations.submit(
+      {
+        requestId: newRequestId(),
+        appId: scope.appId,
+        environment: scope.environment,
+        entries: [{ index: 0, draft: parsed.draft }],
+        creationBudget: 1,
+      },
+      creationTimeoutMs,
+    );
+    if (outcome.kind === 'unavailable') {
+      return {
+        kind: 'unavailable',
+        limit: await this.releaseUnlessUnknown(outcome, 1, scope, reservation),
+      };
+    }
+
+    const entry = outcome.result.results.find((result) => result.index === 0);
+    if (!entry) throw new Error('creation job answered without a result for entry 0');
+    if (entry.ok) return { kind: 'created', link: entry.link, limit: reservation };
+
+    const limit = await this.release(scope.appId, 1, reservation);
+    switch (entry.error) {
+      case 'validation_failed':
+        return { kind: 'invalid', fieldErrors: entry.fieldErrors ?? {}, limit };
+      case 'plan_limit_reached':
+        return { kind: 'plan_limit_reached', limit };
+      case 'rate_limited':
+        return { kind: 'rate_limited', limit };
+    }
+  }
+
+  async createBatch(
+    scope: CreationScope,
+    body: Record<string, unknown>,
+  ): Promise<CreateBatchOutcome> {
+    const { creations, creationLimiter, creationTimeoutMs } = this.deps;
+    const request = checkBatchRequest(body);
+    if (!request.ok) {
+      return {
+        kind: 'invalid',
+        fieldErrors: request.fieldErrors,
+        limit: await creationLimiter.state(scope.appId),
+      };
+    }
+
+    // One clock for the whole batch, so "expiresAt in the future" means the same for every entry.
+    const now = new Date();
+    const valid: CreateLinksPayload['entries'] = [];
+    const gatewayFailures: EntryResult[] = [];
+    request.entries.forEach((entry, index) => {
+      const parsed = parseLinkCreate(entry, now);
+      if (parsed.ok) valid.push({ index, draft: parsed.draft });
+      else {
+        gatewayFailures.push({
+          index,
+          ok: false,
+          error: 'validation_failed',
+          message: ENTRY_INVALID_MESSAGE,
+          fieldErrors: parsed.fieldErrors,
+        });
+      }
+    });
+    const entryCount = request.entries.length;
+
+    if (valid.length === 0) {
+      return {
+        kind: 'reported',
+        report: mergeBatchResults(entryCount, gatewayFailures, undefined),
+        limit: await creationLimiter.state(scope.appId),
+      };
+    }
+
+    // Fewer units than valid entries is still worth a job: the worker decides in order, so
+    // entries that fail there (alias taken) come before the first one refused as rate_limited.
+    const reservation = await creationLimiter.reserve(scope.appId, valid.length);
+    const outcome = await creations.submit(
+      {
+        requestId: newRequestId(),
+        appId: scope.appId,
+        environment: scope.environment,
+        entries: valid,
+        creationBudget: reservation.granted,
+      },
+      creationTimeoutMs,
+    );
+    if (outcome.kind === 'unavailable') {
+      return {
+        kind: 'unavailable',
+        limit: await this.releaseUnlessUnknown(outcome, reservation.granted, scope, reservation),
+      };
+    }
+
+    const report = mergeBatchResults(entryCount, gatewayFailures, outcome.result);
+    const unused = reservation.granted - report.created;
+    return {
+      kind: 'reported',
+      report,
+      limit: await this.release(scope.appId, unused, reservation),
+    };
+  }
+
+  /**
+   * After an unavailable outcome nothing was created, except when Postgres could not settle the
+   * request: the worker's transaction may then have committed, so its units stay used.
+   */
+  private releaseUnlessUnknown(
+    outcome: Extract<CreationOutcome, { kind: 'unavailable' }>,
+    units: number,
+    scope: CreationScope,
+    reservation: CreationLimitState,
+  ): Promise<CreationLimitState> {
+    if (outcome.reason === 'database_unreachable') return Promise.resolve(reservation);
+    return this.release(scope.appId, units, reservation);
+  }
+
+  /**
+   * Gives unused units back. When Redis fails here the links are already decided, so the answer
+   * must not change: the units stay used until the window ends (the safe direction).
+   */
+  private async release(
+    appId: string,
+    units: number,
+    fallback: CreationLimitState,
+  ): Promise<CreationLimitState> {
+    if (units <= 0) return fallback;
+    try {
+      return await this.deps.creationLimiter.release(appId, units);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, appId, units }, 'could not release creation units');
+      return fallback;
+    }
+  }
+}
+
+type BatchRequest =
+  { ok: true; entries: Record<string, unknown>[] } | { ok: false; fieldErrors: FieldErrors };
+
+const LINKS_SHAPE = `must be an array of 1 to ${MAX_BATCH_ENTRIES} link objects`;
+
+/**
+ * The request-level rules of POST /links/batch. Any failure here rejects the whole request and
+ * creates nothing; a bad field inside an entry is that entry's own validation_failed instead.
+ */
+export function checkBatchRequest(body: Record<string, unknown>): BatchRequest {
+  const fieldErrors: FieldErrors = {};
+  for (const field of Object.keys(body)) {
+    if (field !== 'links') fieldErrors[field] = 'is not a field of a batch request';
+  }
+  const links = body.links;
+  if (links === undefined) fieldErrors.links = `is required and ${LINKS_SHAPE}`;
+  else if (!Array.isArray(links)) fieldErrors.links = LINKS_SHAPE;
+  else if (links.length === 0) fieldErrors.links = `${LINKS_SHAPE}; it is empty`;
+  else if (links.length > MAX_BATCH_ENTRIES) {
+    fieldErrors.links = `${LINKS_SHAPE}; it has ${links.length}`;
+  } else {
+    const notObjects = links.flatMap((entry: unknown, index) =>
+      isJsonObject(entry) ? [] : [index],
+    );
+    if (notObjects.length > 0) {
+      fieldErrors.links = `${LINKS_SHAPE}; not an object at index ${notObjects.join(', ')}`;
+    }
+  }
+  if (Object.keys(fieldErrors).length > 0 || !Array.isArray(links)) {
+    return { ok: false, fieldErrors };
+  }
+  return { ok: true, entries: links as Record<string, unknown>[] };
+}
