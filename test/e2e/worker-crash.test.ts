@@ -215,3 +215,23 @@ it('never reports a link that does not exist, nor leaves one that no answer repo
     expect(link_count).toBe(stored.filter((row) => row.app_id === id).length);
   }
 });
+
+it('finishes in-flight jobs on SIGTERM before exiting', async () => {
+  if (!stack.worker.isRunning) await stack.worker.start();
+  const app = apps[0];
+  const payload = { ...batchFor(app, 99, 0), requestId: `crt_sigterm_${app.appId}` };
+  const answer = client.submit(payload, SUBMIT_TIMEOUT_MS);
+  expect(await untilTransactionOpen(SUBMIT_TIMEOUT_MS)).toBe(true);
+  stack.worker.kill('SIGTERM');
+
+  const outcome = await answer;
+  expect(outcome.kind).toBe('completed');
+  expect(await stack.worker.waitForExit(10_000)).toEqual({ code: 0, signal: null });
+  const stored = await postgres.db
+    .selectFrom('links')
+    .select('id')
+    .where('app_id', '=', app.appId)
+    .where('title', 'like', 'round 99 %')
+    .execute();
+  expect(stored).toHaveLength(ENTRIES_PER_BATCH);
+});

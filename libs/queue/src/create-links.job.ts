@@ -26,8 +26,15 @@ export const COMMIT_GRACE_MS = 1_000;
 export const SETTLE_LOCK_TIMEOUT_MS = COMMIT_GRACE_MS + 2_000;
 
 export const createLinksPayloadSchema = z.object({
-  /** Also the BullMQ job id and the creation_requests primary key. */
-  requestId: z.string().min(1),
+  /**
+   * Also the BullMQ job id and the creation_requests primary key: unique per request, never
+   * derived from input. BullMQ refuses custom ids that contain `:` or are integers.
+   */
+  requestId: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^(?!\d+$)[^:]+$/, 'must not contain ":" nor be an integer'),
   appId: z.string().min(1),
   environment: z.enum(['live', 'test']),
   /** Entries that passed the gateway's validation, with their position in the request. */

@@ -26,6 +26,13 @@ async function main(): Promise<void> {
     logger.fatal({ err: reason }, 'unhandled rejection');
     process.exit(1);
   });
+  if (config.WORKER_CONCURRENCY >= config.DATABASE_POOL_SIZE) {
+    // Each running job holds a connection for its transaction; cleanup and /readyz need one too.
+    logger.warn(
+      { concurrency: config.WORKER_CONCURRENCY, poolSize: config.DATABASE_POOL_SIZE },
+      'WORKER_CONCURRENCY should stay below DATABASE_POOL_SIZE',
+    );
+  }
   if (config.WORKER_TEST_DELAY_MS > 0) {
     logger.warn({ delayMs: config.WORKER_TEST_DELAY_MS }, 'test-only creation delay is on');
   }

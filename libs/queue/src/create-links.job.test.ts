@@ -1,0 +1,66 @@
+import { createLinksJobResultSchema, createLinksPayloadSchema } from './create-links.job';
+import { redisOptionsFromUrl } from './redis-options';
+
+const entry = {
+  index: 0,
+  draft: {
+    alias: null,
+    webFallbackUrl: 'https://example.com/',
+    iosFallbackUrl: null,
+    deepLinkData: null,
+    title: null,
+    campaign: null,
+    channel: null,
+    feature: null,
+    tags: [],
+    expiresAt: null,
+  },
+};
+const payload = {
+  requestId: 'crt_0b6f',
+  appId: 'app_1',
+  environment: 'live',
+  entries: [entry],
+  creationBudget: 1,
+  deadline: 1_900_000_000_000,
+};
+
+describe('create-links job contract', () => {
+  it('accepts a well-formed payload', () => {
+    expect(createLinksPayloadSchema.parse(payload)).toEqual(payload);
+  });
+
+  it.each(['', 'crt:1', '12345'])('refuses %j as a request id (BullMQ job id rules)', (id) => {
+    expect(createLinksPayloadSchema.safeParse({ ...payload, requestId: id }).success).toBe(false);
+  });
+
+  it('needs at least one entry and a non-negative budget', () => {
+    expect(createLinksPayloadSchema.safeParse({ ...payload, entries: [] }).success).toBe(false);
+    expect(createLinksPayloadSchema.safeParse({ ...payload, creationBudget: -1 }).success).toBe(
+      false,
+    );
+  });
+
+  it('tells a done result from an abandoned one', () => {
+    expect(
+      createLinksJobResultSchema.parse({ status: 'done', result: { results: [] } }).status,
+    ).toBe('done');
+    expect(
+      createLinksJobResultSchema.safeParse({ status: 'abandoned', reason: 'whatever' }).success,
+    ).toBe(false);
+  });
+});
+
+describe('redisOptionsFromUrl', () => {
+  it('reads host, port, credentials, database and TLS', () => {
+    expect(redisOptionsFromUrl('rediss://user:p%40ss@cache.internal:6380/2')).toEqual({
+      host: 'cache.internal',
+      port: 6380,
+      username: 'user',
+      password: 'p@ss',
+      db: 2,
+      tls: {},
+    });
+    expect(redisOptionsFromUrl('redis://127.0.0.1')).toEqual({ host: '127.0.0.1', port: 6379 });
+  });
+});

@@ -1,0 +1,36 @@
+import { ConfigError } from '@linkservice/config';
+import { loadConfig } from './config';
+
+describe('worker config', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      WORKER_HEALTH_PORT: 8082,
+      WORKER_CONCURRENCY: 8,
+      CREATION_REQUESTS_RETENTION_HOURS: 24,
+      WORKER_TEST_DELAY_MS: 0,
+      REDIS_PREFIX: 'ls',
+    });
+  });
+
+  it('lists every bad variable at once', () => {
+    try {
+      loadConfig({ WORKER_HEALTH_PORT: 'x', WORKER_CONCURRENCY: '0' });
+      throw new Error('expected a ConfigError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems.join('\n');
+      expect(problems).toContain('WORKER_HEALTH_PORT');
+      expect(problems).toContain('WORKER_CONCURRENCY');
+    }
+  });
+
+  it('allows the test-only delay only with NODE_ENV=test', () => {
+    expect(loadConfig({ NODE_ENV: 'test', WORKER_TEST_DELAY_MS: '200' }).WORKER_TEST_DELAY_MS).toBe(
+      200,
+    );
+    expect(() => loadConfig({ NODE_ENV: 'production', WORKER_TEST_DELAY_MS: '200' })).toThrow(
+      /WORKER_TEST_DELAY_MS/,
+    );
+  });
+});

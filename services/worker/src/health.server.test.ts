@@ -1,0 +1,68 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHealthServer } from './health.server';
+
+let server: Server | undefined;
+
+afterEach(async () => {
+  if (server) {
+    server.close();
+    await once(server, 'close');
+  }
+  server = undefined;
+});
+
+async function serve(options: Parameters<typeof createHealthServer>[0]): Promise<string> {
+  server = createHealthServer(options);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const ok = () => Promise.resolve();
+const never = () => new Promise<never>(() => undefined);
+
+describe('worker health server', () => {
+  it('answers /healthz and a ready /readyz', async () => {
+    const base = await serve({ probes: { postgres: ok, redis: ok }, isShuttingDown: () => false });
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('is not ready when a dependency fails or hangs, naming which', async () => {
+    const base = await serve({
+      probes: { postgres: () => Promise.reject(new Error('down')), redis: never },
+      isShuttingDown: () => false,
+      timeoutMs: 100,
+    });
+    const started = Date.now();
+    const ready = await fetch(`${base}/readyz`);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({
+      error: 'unavailable',
+      message: 'Not ready: postgres, redis did not answer.',
+    });
+  });
+
+  it('is not ready while shutting down, but still alive', async () => {
+    const base = await serve({ probes: { postgres: ok }, isShuttingDown: () => true });
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  });
+
+  it('answers 404 for other paths and 405 for other methods', async () => {
+    const base = await serve({ probes: {}, isShuttingDown: () => false });
+    const missing = await fetch(`${base}/metrics`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error: 'not_found' });
+    const post = await fetch(`${base}/healthz`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
