@@ -17,6 +17,8 @@ export interface DbOptions {
   connectionString: string;
   max?: number;
   applicationName?: string;
+  /** Told about connections lost outside a query (the pool replaces them); e.g. a log line. */
+  onConnectionError?: (error: Error) => void;
 }
 
 export interface DbHandle {
@@ -26,7 +28,12 @@ export interface DbHandle {
   close(): Promise<void>;
 }
 
-export function createDb({ connectionString, max = 10, applicationName }: DbOptions): DbHandle {
+export function createDb({
+  connectionString,
+  max = 10,
+  applicationName,
+  onConnectionError = () => undefined,
+}: DbOptions): DbHandle {
   const pool = new pg.Pool({
     connectionString,
     max,
@@ -34,8 +41,14 @@ export function createDb({ connectionString, max = 10, applicationName }: DbOpti
     application_name: applicationName,
     connectionTimeoutMillis: 5_000,
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
+  // A connection that dies between queries emits 'error' on its client: through the pool while
+  // the client is idle, on the client itself while it is checked out (e.g. a transaction ended
+  // by idle_in_transaction_session_timeout). Unheard, either would crash the process; the next
+  // query on that client fails as an ordinary error and the pool replaces the connection.
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => {
+    client.on('error', onConnectionError);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   let closed: Promise<void> | undefined;
   return {

@@ -66,6 +66,9 @@ export function buildDeps(config: GatewayConfig, logger: Logger): GatewayResourc
     connectionString: config.DATABASE_URL,
     max: config.DATABASE_POOL_SIZE,
     applicationName: 'linkservice-gateway',
+    onConnectionError: (error) => {
+      logger.warn({ err: error }, 'postgres connection lost');
+    },
   });
   const redis = new Redis(config.REDIS_URL, {
     connectionName: 'linkservice-gateway',

@@ -57,6 +57,9 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     connectionString: config.DATABASE_URL,
     max: config.DATABASE_POOL_SIZE,
     applicationName: 'linkservice-redirect',
+    onConnectionError: (error) => {
+      logger.warn({ err: error }, 'postgres connection lost');
+    },
   });
   const redis = new Redis(config.REDIS_URL, {
     connectionName: 'linkservice-redirect',

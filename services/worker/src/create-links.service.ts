@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { toLink } from '@linkservice/contracts';
 import type { LinkRow, NewLink } from '@linkservice/db';
 import { newId } from '@linkservice/db';
+import type { LinkCache, LinkRef } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type {
   CreateLinksJobResult,
@@ -23,9 +24,20 @@ export interface LinkCreationOptions {
   logger: Logger;
   /** Test-only pause inside the transaction (see WORKER_TEST_DELAY_MS). */
   testDelayMs?: number;
+  /**
+   * The link host's resolution cache. A created alias may be cached there as "no such link";
+   * it is dropped after the commit so the new link resolves at once. Absent only where no link
+   * host runs (service-level tests).
+   */
+  linkCache?: Pick<LinkCache, 'invalidate'>;
 }
 
-type TransactionOutcome = { commit: boolean; answer: CreateLinksJobResult };
+type TransactionOutcome = {
+  commit: boolean;
+  answer: CreateLinksJobResult;
+  /** The links this transaction inserts, for the link host's cache once it has committed. */
+  created?: LinkRef[];
+};
 
 const abandoned = (
   reason: 'deadline_passed' | 'abandoned_by_gateway',
@@ -50,14 +62,32 @@ export class LinkCreationService {
     if (Date.now() >= payload.deadline) return abandoned('deadline_passed').answer;
     const commitBy = payload.deadline + COMMIT_GRACE_MS;
     const tx = await this.repository.begin(commitBy - Date.now());
+    let outcome: TransactionOutcome;
     try {
-      const { commit, answer } = await this.decideAndInsert(tx, payload, commitBy);
-      if (commit) await tx.commit();
+      outcome = await this.decideAndInsert(tx, payload, commitBy);
+      if (outcome.commit) await tx.commit();
       else await tx.rollback();
-      return answer;
     } catch (error) {
       await tx.rollback();
       throw error;
+    }
+    if (outcome.commit && outcome.created) await this.dropCachedMisses(outcome.created);
+    return outcome.answer;
+  }
+
+  /**
+   * After the commit (before, a redirect could cache the miss again). On failure the links still
+   * exist: they resolve once the link host's negative entry expires (seconds), so it is logged.
+   */
+  private async dropCachedMisses(created: LinkRef[]): Promise<void> {
+    if (!this.options.linkCache || created.length === 0) return;
+    try {
+      await this.options.linkCache.invalidate(created);
+    } catch (error) {
+      this.options.logger.error(
+        { err: error, links: created.length },
+        'could not invalidate the link cache for new links',
+      );
     }
   }
 
@@ -115,7 +145,15 @@ export class LinkCreationService {
       },
       'creation job done',
     );
-    return { commit: true, answer: { status: 'done', result } };
+    return {
+      commit: true,
+      answer: { status: 'done', result },
+      created: [...rows.values()].map((row) => ({
+        subdomainKey: app.subdomainKey,
+        environment: row.environment,
+        alias: row.alias,
+      })),
+    };
   }
 
   /**

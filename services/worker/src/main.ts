@@ -11,7 +11,6 @@ import { loadConfig } from './config';
 import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
 import { createHealthServer } from './health.server';
 import { LinksRepository } from './links.repository';
-import { handleCheckedOutClientErrors } from './postgres';
 import { closeRedis, logRedisErrors } from './redis';
 import { startCreationWorker } from './worker';
 
@@ -41,8 +40,10 @@ async function main(): Promise<void> {
     connectionString: config.DATABASE_URL,
     max: config.DATABASE_POOL_SIZE,
     applicationName: 'linkservice-worker',
+    onConnectionError: (error) => {
+      logger.warn({ err: error }, 'postgres connection lost');
+    },
   });
-  handleCheckedOutClientErrors(postgres.pool, logger);
   const repository = new LinksRepository(postgres.db);
   let shuttingDown = false;
   // Reconnect for as long as the worker runs; stop once it shuts down, so closing never waits

@@ -1,4 +1,5 @@
 import type { Database } from '@linkservice/db';
+import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { CreateLinksJobResult } from '@linkservice/queue';
 import { CREATE_LINKS_QUEUE } from '@linkservice/queue';
@@ -34,6 +35,9 @@ export function startCreationWorker(deps: CreationWorkerDeps): Worker {
     linkDomain: deps.linkDomain,
     logger: deps.logger,
     testDelayMs: deps.testDelayMs,
+    // On the queue connection: while Redis is away the job cannot complete anyway, and the
+    // invalidation waits for the reconnect like BullMQ's own commands.
+    linkCache: new LinkCache(deps.connection, deps.prefix),
   });
   const worker = new Worker<unknown, CreateLinksJobResult>(
     CREATE_LINKS_QUEUE,

@@ -11,7 +11,6 @@ import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { handleCheckedOutClientErrors } from '../postgres';
 import { startCreationWorker } from '../worker';
 
 /**
@@ -101,12 +100,14 @@ export class CreationHarness {
 
 /** One pool per test file; close it in afterAll. */
 export function testDatabase(): DbHandle {
-  const handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 20 });
-  handleCheckedOutClientErrors(
-    handle.pool,
-    createLogger('worker-test', process.env.LOG_LEVEL ?? 'silent'),
-  );
-  return handle;
+  const logger = createLogger('worker-test', process.env.LOG_LEVEL ?? 'silent');
+  return createDb({
+    connectionString: testEnvironment().databaseUrl,
+    max: 20,
+    onConnectionError: (error) => {
+      logger.warn({ err: error }, 'postgres connection lost');
+    },
+  });
 }
 
 export function newHarness(db: Kysely<Database>): CreationHarness {

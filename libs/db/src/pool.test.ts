@@ -1,0 +1,45 @@
+import { createDb } from './pool';
+
+// libs/testing depends on this package, so read the per-run database its global setup exported.
+const databaseUrl = process.env.DATABASE_URL!;
+
+describe('createDb', () => {
+  it('reports a connection lost while checked out instead of crashing the process', async () => {
+    const lost: Error[] = [];
+    const handle = createDb({
+      connectionString: databaseUrl,
+      max: 2,
+      onConnectionError: (error) => lost.push(error),
+    });
+    try {
+      const client = await handle.pool.connect();
+      const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await handle.pool.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+      const deadline = Date.now() + 5_000;
+      while (lost.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(lost.length).toBeGreaterThan(0);
+      await expect(client.query('SELECT 1')).rejects.toThrow();
+      client.release(true);
+      // The pool replaces the connection.
+      await expect(handle.pool.query('SELECT 1 AS one')).resolves.toMatchObject({
+        rows: [{ one: 1 }],
+      });
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('parses int8 as a number', async () => {
+    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+    try {
+      const { rows } = await handle.pool.query<{ n: unknown }>(
+        'SELECT 9007199254740991::int8 AS n',
+      );
+      expect(rows[0].n).toBe(9007199254740991);
+    } finally {
+      await handle.close();
+    }
+  });
+});
