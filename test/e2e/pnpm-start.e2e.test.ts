@@ -1,0 +1,154 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { testEnvironment } from '@linkservice/testing';
+import { sendRequest } from '../support/http';
+import { freePort } from '../support/ports';
+import { repositoryRoot } from '../support/service-process';
+
+/**
+ * `pnpm start` as the README runs it, stopped by a signal sent to the pnpm process alone, as a
+ * supervisor, `timeout` or a script's `child.kill()` does (a terminal's Ctrl-C reaches the whole
+ * process group, which hides a script that does not pass signals on). Every service must shut
+ * down gracefully and nothing of the process tree may outlive pnpm.
+ */
+
+const SERVICES = ['gateway', 'worker', 'redirect'] as const;
+type Service = (typeof SERVICES)[number];
+
+const PORT_VARIABLES: Record<Service, string> = {
+  gateway: 'GATEWAY_PORT',
+  worker: 'WORKER_HEALTH_PORT',
+  redirect: 'REDIRECT_PORT',
+};
+
+/** `pnpm start` builds (a no-op after `pnpm test`'s build) and migrates before it starts. */
+const READY_TIMEOUT_MS = 90_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+jest.setTimeout(READY_TIMEOUT_MS + STOP_TIMEOUT_MS + 10_000);
+
+interface Started {
+  child: ChildProcess;
+  ports: Record<Service, number>;
+  output: () => string;
+}
+
+let started: Started | undefined;
+
+afterEach(() => {
+  // The test failed part way: leave no process of the tree behind.
+  if (started?.child.pid !== undefined && processGroupAlive(started.child.pid)) {
+    process.kill(-started.child.pid, 'SIGKILL');
+  }
+  started = undefined;
+});
+
+async function startWithPnpm(): Promise<Started> {
+  const env = testEnvironment();
+  const ports = {} as Record<Service, number>;
+  for (const service of SERVICES) ports[service] = await freePort();
+  const childEnv: Record<string, string> = {
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    REDIS_PREFIX: `${env.redisPrefix}-start-${randomBytes(3).toString('hex')}`,
+    LOG_LEVEL: 'info',
+    OTEL_SDK_DISABLED: 'true',
+  };
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
+    const value = process.env[name];
+    if (value !== undefined) childEnv[name] = value;
+  }
+  for (const service of SERVICES) childEnv[PORT_VARIABLES[service]] = String(ports[service]);
+
+  // Its own process group, so the test can tell whether any process of the tree survived.
+  const child = spawn('pnpm', ['start'], {
+    cwd: repositoryRoot(),
+    env: childEnv,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let captured = '';
+  const capture = (chunk: Buffer): void => {
+    captured = (captured + chunk.toString('utf8')).slice(-64 * 1024);
+  };
+  child.stdout.on('data', capture);
+  child.stderr.on('data', capture);
+  return { child, ports, output: () => captured };
+}
+
+function processGroupAlive(groupId: number): boolean {
+  try {
+    process.kill(-groupId, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function answersReady(port: number): Promise<boolean> {
+  try {
+    const res = await sendRequest({ url: `http://127.0.0.1:${port}/readyz`, timeoutMs: 1_000 });
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function answersAtAll(port: number): Promise<boolean> {
+  try {
+    await sendRequest({ url: `http://127.0.0.1:${port}/healthz`, timeoutMs: 1_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntil(
+  condition: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  what: string,
+  output: () => string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return;
+    await delay(200);
+  }
+  throw new Error(`${what} within ${timeoutMs} ms\n--- pnpm start output ---\n${output()}`);
+}
+
+describe.each(['SIGINT', 'SIGTERM'] as const)('pnpm start, then %s to pnpm', (signal) => {
+  it('stops every service gracefully and leaves no process behind', async () => {
+    started = await startWithPnpm();
+    const { child, ports, output } = started;
+    const pid = child.pid!;
+    await waitUntil(
+      async () => (await Promise.all(SERVICES.map((s) => answersReady(ports[s])))).every(Boolean),
+      READY_TIMEOUT_MS,
+      'the gateway, worker and redirect were not all ready',
+      output,
+    );
+
+    child.kill(signal);
+
+    await waitUntil(
+      () => child.exitCode !== null || child.signalCode !== null,
+      STOP_TIMEOUT_MS,
+      `pnpm did not exit after ${signal}`,
+      output,
+    );
+    await waitUntil(
+      () => !processGroupAlive(pid),
+      STOP_TIMEOUT_MS,
+      `processes of pnpm start outlived pnpm after ${signal}`,
+      output,
+    );
+    for (const service of SERVICES) {
+      expect(await answersAtAll(ports[service])).toBe(false);
+      // Each service logs "stopped" only at the end of its graceful shutdown.
+      expect(output()).toMatch(new RegExp(`\\[${service}\\] \\{[^\\n]*"msg":"stopped"`));
+    }
+  });
+});
