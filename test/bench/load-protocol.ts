@@ -54,6 +54,8 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   meanMs: number;
+  /** Requests (or statements) sent during the warm-up, which the figures above leave out. */
+  warmupRequests: number;
 }
 
 export type LoadRunnerMessage = { ok: true; result: LoadResult } | { ok: false; error: string };

@@ -21,7 +21,7 @@ import type {
 /** Autocannon's default per-request timeout; a slower answer counts as a transport error. */
 const REQUEST_TIMEOUT_SECONDS = 10;
 
-function runHttp(job: HttpLoadJob): Promise<LoadResult> {
+function runHttp(job: HttpLoadJob): Promise<Omit<LoadResult, 'warmupRequests'>> {
   const latencies: number[] = [];
   const unexpectedStatuses = new Map<number, number>();
   let transportErrors = 0;
@@ -84,7 +84,7 @@ function runHttp(job: HttpLoadJob): Promise<LoadResult> {
  * The same columns a create request fills, a fresh id and alias per row, RETURNING * as the
  * worker needs the rows back.
  */
-async function runSqlInsert(job: SqlInsertLoadJob): Promise<LoadResult> {
+async function runSqlInsert(job: SqlInsertLoadJob): Promise<Omit<LoadResult, 'warmupRequests'>> {
   const client = new pg.Client({ connectionString: job.databaseUrl });
   await client.connect();
   const latencies: number[] = [];
@@ -140,7 +140,7 @@ async function runSqlInsert(job: SqlInsertLoadJob): Promise<LoadResult> {
   };
 }
 
-function measure(job: LoadJob): Promise<LoadResult> {
+function measure(job: LoadJob): Promise<Omit<LoadResult, 'warmupRequests'>> {
   switch (job.kind) {
     case 'http':
       return runHttp(job);
@@ -150,8 +150,12 @@ function measure(job: LoadJob): Promise<LoadResult> {
 }
 
 async function run(job: LoadJob): Promise<LoadResult> {
-  if (job.warmupSeconds > 0) await measure({ ...job, durationSeconds: job.warmupSeconds });
-  return measure(job);
+  const warmup =
+    job.warmupSeconds > 0
+      ? await measure({ ...job, durationSeconds: job.warmupSeconds })
+      : undefined;
+  const result = await measure(job);
+  return { ...result, warmupRequests: warmup ? warmup.succeeded + warmup.errors : 0 };
 }
 
 function reply(message: LoadRunnerMessage): void {

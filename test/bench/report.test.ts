@@ -16,6 +16,7 @@ function result(fields: Partial<LoadResult>): LoadResult {
     p50Ms: 5,
     p99Ms: 9,
     meanMs: 5,
+    warmupRequests: 0,
     ...fields,
   };
 }
@@ -151,6 +152,7 @@ describe('formatTable', () => {
       outcome('get', {
         title: 'GET /links/{id}',
         result: result({ perSecond: 1234.4, unexpectedStatuses: { '503': 2 }, errors: 2 }),
+        cpuMsPerRequest: { subject: 0.912, worker: 0.4 },
         verdict: { target: 'req/s >= 0.7x base', result: 'PASS' },
       }),
       outcome('redirect', {
@@ -161,7 +163,9 @@ describe('formatTable', () => {
     ]);
     const lines = text.split('\n');
     expect(lines[0]).toMatch(/^scenario\s+req\/s\s+links\/s\s+p50 ms/);
-    expect(lines[2]).toMatch(/^GET \/links\/\{id\}\s+1,234\s+5\.00\s+9\.00\s+2 \(503x2\)\s+150\s/);
+    expect(lines[2]).toMatch(
+      /^GET \/links\/\{id\}\s+1,234\s+5\.00\s+9\.00\s+0\.91\+0\.40 wk\s+2 \(503x2\)\s+150\s/,
+    );
     expect(lines[2]).toMatch(/PASS$/);
     expect(lines[3]).toMatch(/^redirect\s+unavailable/);
     expect(text).toContain('redirect: unavailable: redirect is not built');

@@ -25,6 +25,11 @@ export interface ScenarioOutcome {
   linksPerSecond?: number;
   /** Peak RSS during this scenario (VmHWM after a reset), bytes. */
   peakRss: PeakRss;
+  /**
+   * CPU time per request (warm-up included) of the process answering, and for creations also
+   * of the worker, in milliseconds, from /proc/<pid>/stat. Not measured for SQL baselines.
+   */
+  cpuMsPerRequest?: { subject: number; worker?: number };
   comparison?: { against: string; metric: 'req/s' | 'p50' | 'links/s'; ratio: number };
   verdict?: Verdict;
 }
@@ -141,6 +146,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
     'links/s',
     'p50 ms',
     'p99 ms',
+    'cpu ms/req',
     'errors',
     'gw MB',
     'wk MB',
@@ -161,7 +167,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       return [
         o.title,
         'unavailable',
-        ...Array<string>(8).fill(''),
+        ...Array<string>(9).fill(''),
         o.verdict?.target ?? '',
         verdict,
       ];
@@ -173,6 +179,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       o.linksPerSecond === undefined ? '' : number(o.linksPerSecond),
       number(r.p50Ms, 2),
       number(r.p99Ms, 2),
+      formatCpu(o.cpuMsPerRequest),
       r.errors === 0 ? '0' : `${number(r.errors)}${describeErrors(r)}`,
       stackProcess ? megabytes(o.peakRss.gateway) : '',
       stackProcess ? megabytes(o.peakRss.worker) : '',
@@ -183,7 +190,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const numeric = new Set([1, 2, 3, 4, 5, 6, 7, 8]);
+  const numeric = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9]);
   const line = (cells: string[]): string =>
     cells
       .map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
@@ -196,6 +203,12 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
   return [line(header), rule, ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join(
     '\n',
   );
+}
+
+function formatCpu(cpu: ScenarioOutcome['cpuMsPerRequest']): string {
+  if (!cpu) return '';
+  const subject = number(cpu.subject, 2);
+  return cpu.worker === undefined ? subject : `${subject}+${number(cpu.worker, 2)} wk`;
 }
 
 function describeErrors(result: LoadResult): string {

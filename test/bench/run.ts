@@ -97,7 +97,7 @@ async function startServices(
         services.unavailable[name] = `${name} is not built (no services/${name}/dist/main.js)`;
         return;
       }
-      const profile = ['--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles')}`];
+      const profile = ['--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles', name)}`];
       try {
         const stack = await startStack({
           execArgv: settings.cpuProfile ? { [name]: profile } : undefined,
@@ -126,11 +126,15 @@ async function startBaseline(
   name: string,
   script: string,
   env: Record<string, string>,
+  settings: BenchSettings,
   cleanup: Cleanup,
 ): Promise<ServiceProcess> {
   const baseline = new ServiceProcess({
     name,
     entryPoint: join(__dirname, 'baselines', script),
+    execArgv: settings.cpuProfile
+      ? ['--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles', name)}`]
+      : undefined,
     portVariable: 'PORT',
     port: await freePort(),
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -200,9 +204,24 @@ function peakRss(services: Services): PeakRss {
   };
 }
 
+/** CPU seconds each process used between two readings, per request. */
+function cpuPerRequest(
+  before: (number | null)[],
+  after: (number | null)[],
+  requests: number,
+): (number | undefined)[] {
+  return before.map((start, i) => {
+    const end = after.at(i) ?? null;
+    return start === null || end === null || requests === 0
+      ? undefined
+      : ((end - start) * 1000) / requests;
+  });
+}
+
 async function measure(
   scenario: Scenario,
-  origins: Partial<Record<Subject, string>>,
+  subjects: Partial<Record<Subject, ServiceProcess>>,
+  postgresUrl: string,
   unavailable: Partial<Record<Subject, string>>,
   services: Services,
 ): Promise<ScenarioOutcome> {
@@ -212,7 +231,8 @@ async function measure(
     subject: scenario.subject,
     peakRss: NO_PEAKS,
   };
-  const origin = origins[scenario.subject];
+  const answering = subjects[scenario.subject];
+  const origin = scenario.subject === 'postgres' ? postgresUrl : answering?.url;
   if (origin === undefined) {
     const reason = unavailable[scenario.subject] ?? `${scenario.subject} is not running`;
     return { ...base, status: 'unavailable', reason };
@@ -223,12 +243,24 @@ async function measure(
 
   const stackSubject = scenario.subject === 'gateway' || scenario.subject === 'redirect';
   if (stackSubject) resetPeakRss(services);
+  // The worker does the creating; its CPU is part of what a create costs.
+  const creates = scenario.linksPerRequest !== undefined;
+  const measured = [answering, creates ? services.running.worker : undefined];
+  const cpuBefore = measured.map((p) => p?.cpuSeconds() ?? null);
   try {
     const result = await runLoad(job);
+    const [subjectCpu, workerCpu] = cpuPerRequest(
+      cpuBefore,
+      measured.map((p) => p?.cpuSeconds() ?? null),
+      result.warmupRequests + result.succeeded + result.errors,
+    );
     return {
       ...base,
       status: 'measured',
       result,
+      ...(subjectCpu === undefined
+        ? {}
+        : { cpuMsPerRequest: { subject: subjectCpu, worker: workerCpu } }),
       peakRss: stackSubject ? peakRss(services) : NO_PEAKS,
       ...(scenario.linksPerRequest === undefined
         ? {}
@@ -304,21 +336,22 @@ async function main(): Promise<void> {
       'baseline-read',
       'read-server.js',
       { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN },
+      settings,
       cleanup,
     );
     const baselineRedirect = await startBaseline(
       'baseline-redirect',
       'redirect-server.js',
       {},
+      settings,
       cleanup,
     );
 
-    const origins: Partial<Record<Subject, string>> = {
-      gateway: services.running.gateway?.url,
-      redirect: services.running.redirect?.url,
-      'baseline-read': baselineRead.url,
-      'baseline-redirect': baselineRedirect.url,
-      postgres: scratch.url,
+    const subjects: Partial<Record<Subject, ServiceProcess>> = {
+      gateway: services.running.gateway,
+      redirect: services.running.redirect,
+      'baseline-read': baselineRead,
+      'baseline-redirect': baselineRedirect,
     };
     const unavailable: Partial<Record<Subject, string>> = {
       gateway: services.unavailable.gateway,
@@ -340,7 +373,7 @@ async function main(): Promise<void> {
     const outcomes: ScenarioOutcome[] = [];
     for (const scenario of scenarios) {
       progress(`${scenario.id}: ${scenario.title}`);
-      const outcome = await measure(scenario, origins, unavailable, services);
+      const outcome = await measure(scenario, subjects, scratch.url, unavailable, services);
       if (outcome.status === 'unavailable') progress(`  unavailable: ${outcome.reason ?? ''}`);
       else if (outcome.result) {
         progress(

@@ -40,6 +40,9 @@ function isServiceName(name: string): name is ServiceName {
   return Object.hasOwn(PORT_VARIABLE, name);
 }
 
+/** USER_HZ: what /proc/<pid>/stat counts CPU time in; 100 on every Linux architecture node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /** How much of a child's output is kept for failure messages. */
 const OUTPUT_LIMIT = 64 * 1024;
 
@@ -245,6 +248,24 @@ export class ServiceProcess {
   /** Current resident set size in bytes (VmRSS from /proc), or null when not running. */
   rssBytes(): number | null {
     return this.procStatusBytes('VmRSS');
+  }
+
+  /**
+   * CPU time the process has used so far (user + system), in seconds, from /proc/<pid>/stat;
+   * null when not running. The difference over a measurement is its CPU cost.
+   */
+  cpuSeconds(): number | null {
+    const pid = this.pid;
+    if (pid === undefined) return null;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the parenthesised command name (which may hold spaces); utime and stime
+      // are fields 14 and 15, in clock ticks of 1/100 s on Linux.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    } catch {
+      return null;
+    }
   }
 
   private procStatusBytes(field: 'VmHWM' | 'VmRSS'): number | null {

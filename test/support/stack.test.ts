@@ -20,6 +20,7 @@ const http = require('node:http');
 const mode = process.env.FIXTURE_MODE ?? 'normal';
 if (mode === 'crash') { console.error('fixture crashed on purpose'); process.exit(3); }
 const port = Number(process.env.${PORT_VARIABLE.gateway});
+if (mode === 'burn') while (process.cpuUsage().user < 400000) {}
 const ballast = mode === 'memory' ? Buffer.alloc(64 * 1024 * 1024, 1) : null;
 const server = http.createServer((req, res) => {
   res.statusCode = req.url === '/readyz' && mode !== 'never-ready' ? 200 : 503;
@@ -140,6 +141,16 @@ describe('ServiceProcess', () => {
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
+  });
+
+  it('reads the CPU time used from /proc', async () => {
+    const idle = await fixture('normal');
+    const busy = await fixture('burn');
+    await Promise.all([idle.start(), busy.start()]);
+    expect(busy.cpuSeconds()!).toBeGreaterThanOrEqual(0.39);
+    expect(busy.cpuSeconds()! - idle.cpuSeconds()!).toBeGreaterThan(0.2);
+    await busy.stop();
+    expect(busy.cpuSeconds()).toBeNull();
   });
 
   it('reads peak RSS from /proc', async () => {
