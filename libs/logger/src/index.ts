@@ -2,6 +2,7 @@ import type { Logger, LoggerOptions } from 'pino';
 import { pino } from 'pino';
 
 export type { Logger } from 'pino';
+export { REQUEST_ID_HEADER, requestIdFrom } from './request-id';
 
 /**
  * Paths that may carry a secret key. Redaction is the last line of defence: code never logs a

@@ -247,6 +247,45 @@ describe('X-Forwarded-Host', () => {
   });
 });
 
+describe('X-Request-Id', () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+  it('is on every answer: redirect, 404, 410, 405, association file and probe', async () => {
+    const app = await createTestApp(h.db);
+    const link = await createTestLink(h.db, app);
+    const expired = await createTestLink(h.db, app, { expiresAt: new Date(Date.now() - 1_000) });
+    const answers = await Promise.all([
+      h.get(`/${link.alias}`, { host: app.liveHost }),
+      h.get('/nope', { host: app.liveHost }),
+      h.get(`/${expired.alias}`, { host: app.liveHost }),
+      h.get(`/${link.alias}`, { host: app.liveHost, method: 'POST' }),
+      h.get('/.well-known/assetlinks.json', { host: app.liveHost }),
+      h.get('/healthz', { host: `127.0.0.1:${h.port}` }),
+      h.get('/readyz', { host: `127.0.0.1:${h.port}` }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([302, 404, 410, 405, 404, 200, 200]);
+    for (const answer of answers) expect(answer.headers['x-request-id']).toMatch(UUID);
+    expect(new Set(answers.map((a) => a.headers['x-request-id'])).size).toBe(answers.length);
+  });
+
+  it("echoes the caller's id when it is sane, and replaces it otherwise", async () => {
+    const app = await createTestApp(h.db);
+    const link = await createTestLink(h.db, app);
+    const sane = await h.get(`/${link.alias}`, {
+      host: app.liveHost,
+      headers: { 'x-request-id': 'edge-7f3a.1:2' },
+    });
+    expect(sane.headers['x-request-id']).toBe('edge-7f3a.1:2');
+    for (const offered of ['has spaces', 'x'.repeat(129), '<script>']) {
+      const res = await h.get(`/${link.alias}`, {
+        host: app.liveHost,
+        headers: { 'x-request-id': offered },
+      });
+      expect(res.headers['x-request-id']).toMatch(UUID);
+    }
+  });
+});
+
 describe('probes', () => {
   it('answers /healthz and /readyz on hosts that are not link hosts', async () => {
     const health = await h.get('/healthz', { host: `127.0.0.1:${h.port}` });

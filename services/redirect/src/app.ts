@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import { associationDocument, associationFileFor } from './associations/association.service';
 import type { RedirectDeps } from './deps';
 import { checkReadiness } from './health/readiness';
@@ -121,8 +122,11 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
   }
 
   return (req, res) => {
+    // Every answer carries it (writeHead merges it in), so a failure can be found in the log.
+    const requestId = requestIdFrom(req.headers['x-request-id']);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
     handle(req, res).catch((error: unknown) => {
-      logger.error({ err: error, method: req.method, url: req.url }, 'request failed');
+      logger.error({ err: error, requestId, method: req.method, url: req.url }, 'request failed');
       if (!res.headersSent) sendPage(res, 500, PAGES.internal);
       else res.destroy();
     });

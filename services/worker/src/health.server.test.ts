@@ -56,6 +56,18 @@ describe('worker health server', () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
 
+  it('puts X-Request-Id on every answer, echoing a sane one the caller sent', async () => {
+    const base = await serve({ probes: { postgres: ok }, isShuttingDown: () => false });
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    for (const path of ['/healthz', '/readyz', '/nope']) {
+      expect((await fetch(`${base}${path}`)).headers.get('x-request-id')).toMatch(uuid);
+    }
+    const echoed = await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'probe-1' } });
+    expect(echoed.headers.get('x-request-id')).toBe('probe-1');
+    const replaced = await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'a b' } });
+    expect(replaced.headers.get('x-request-id')).toMatch(uuid);
+  });
+
   it('answers 404 for other paths and 405 for other methods', async () => {
     const base = await serve({ probes: {}, isShuttingDown: () => false });
     const missing = await fetch(`${base}/metrics`);

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 
 /** A probe that resolves when its dependency answers. */
 export type ReadinessProbe = () => Promise<unknown>;
@@ -21,6 +22,7 @@ export interface HealthServerOptions {
 export function createHealthServer(options: HealthServerOptions): Server {
   const timeoutMs = options.timeoutMs ?? READINESS_TIMEOUT_MS;
   return createServer((req, res) => {
+    res.setHeader(REQUEST_ID_HEADER, requestIdFrom(req.headers['x-request-id']));
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));

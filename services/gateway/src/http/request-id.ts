@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import type { RequestHandler, Response } from 'express';
 
-export const REQUEST_ID_HEADER = 'X-Request-Id';
-
-/** A caller's id is echoed only when it is short and harmless in logs and headers. */
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export { REQUEST_ID_HEADER };
 
 /**
  * First middleware: every response, errors and 404s included, carries X-Request-Id. The header
@@ -12,8 +9,7 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export function requestId(): RequestHandler {
   return (req, res, next) => {
-    const offered = req.get(REQUEST_ID_HEADER);
-    const id = offered !== undefined && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();
+    const id = requestIdFrom(req.headers['x-request-id']);
     res.locals.requestId = id;
     res.setHeader(REQUEST_ID_HEADER, id);
     next();
