@@ -84,6 +84,10 @@ describe('parseListParams', () => {
     ['200', '200', 200],
     ['201, capped', '201', 200],
     ['huge, capped', '1000000', 200],
+    ['beyond safe integers, capped', '99999999999999999999', 200],
+    ['hundreds of digits, capped', '9'.repeat(400), 200],
+    ['leading zeros', '007', 7],
+    ['all zeros', '000', 25],
   ])('reads perPage %s as %p -> %p', (_, perPage, expected) => {
     expect(parseListParams({ perPage }).perPage).toBe(expected);
   });

@@ -66,6 +66,17 @@ function positiveInt(value: unknown): number | undefined {
   return Number.isSafeInteger(number) && number >= 1 ? number : undefined;
 }
 
+/**
+ * perPage: any decimal integer >= 1, capped at MAX_PER_PAGE however many digits it has (the spec
+ * caps "values above 200" without error; `99999999999999999999` is one of them, not a non-integer).
+ */
+function perPageOf(value: unknown): number {
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) return DEFAULT_PER_PAGE;
+  // Digits only: a finite number or Infinity, never NaN.
+  const number = Number(value);
+  return number >= 1 ? Math.min(number, MAX_PER_PAGE) : DEFAULT_PER_PAGE;
+}
+
 /** A filter given as one non-empty string; repeated or empty parameters filter nothing. */
 function filterText(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
@@ -82,7 +93,7 @@ export function parseListParams(query: Record<string, unknown>): ListParams {
     status: oneOf(STATUSES, query.status),
     sort: oneOf(SORTS, query.sort) ?? 'newest',
     page: positiveInt(query.page) ?? 1,
-    perPage: Math.min(positiveInt(query.perPage) ?? DEFAULT_PER_PAGE, MAX_PER_PAGE),
+    perPage: perPageOf(query.perPage),
   };
 }
 
