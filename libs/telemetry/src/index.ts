@@ -8,6 +8,16 @@ export interface Telemetry {
 const noop: Telemetry = { shutdown: () => Promise.resolve() };
 
 /**
+ * The `db.query.text` of a Redis span: the command name alone. The instrumentation's default
+ * serializer records every argument of EVAL/EVALSHA, GET, HINCRBY and more, and BullMQ adds and
+ * finishes jobs through EVALSHA: job payloads (fallback URLs, deepLinkData) and results would
+ * land in every trace backend. Keys say little more than the span's parent already does.
+ */
+function redisStatement(commandName: string): string {
+  return commandName;
+}
+
+/**
  * Starts the OpenTelemetry Node SDK. It must run before express, pg, ioredis or bullmq are
  * loaded, so each service imports its `instrument.ts` first. Off unless the standard OTEL_*
  * variables ask for an exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT...), and
@@ -35,6 +45,7 @@ export function startTelemetry(
         },
         // Statement text is parameterised; values are never attached.
         '@opentelemetry/instrumentation-pg': { enhancedDatabaseReporting: false },
+        '@opentelemetry/instrumentation-ioredis': { dbStatementSerializer: redisStatement },
       }),
     ],
   });

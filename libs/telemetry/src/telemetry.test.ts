@@ -1,0 +1,38 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { testEnvironment } from '@linkservice/testing';
+
+const PROBE = join(__dirname, '..', 'dist', 'testing', 'trace-probe.js');
+
+describe('traces of a service', () => {
+  it('record HTTP, Postgres and Redis work without a secret sent through any of them', async () => {
+    if (!existsSync(PROBE)) throw new Error(`${PROBE} is missing: run pnpm exec tsc -b first`);
+    const env = testEnvironment();
+    const secret = `ls_sk_live_${randomBytes(24).toString('hex')}`;
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [PROBE], {
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: env.databaseUrl,
+        REDIS_URL: env.redisUrl,
+        REDIS_PREFIX: env.redisPrefix,
+        TRACE_PROBE_SECRET: secret,
+        OTEL_TRACES_EXPORTER: 'console',
+        OTEL_METRICS_EXPORTER: 'none',
+        OTEL_LOGS_EXPORTER: 'none',
+      },
+      timeout: 20_000,
+    });
+
+    // The spans are there, so their absence of the secret means something.
+    expect(stdout).toContain("'url.path': '/api/v1/app'");
+    expect(stdout).toContain("'db.query.text': 'SELECT $1::text AS value'");
+    for (const command of ['eval', 'set', 'hincrby']) {
+      expect(stdout).toContain(`'db.query.text': '${command}'`);
+    }
+    expect(stdout).not.toContain(secret);
+    expect(stderr).not.toContain(secret);
+  });
+});

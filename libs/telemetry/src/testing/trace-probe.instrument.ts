@@ -1,0 +1,4 @@
+import { startTelemetry } from '../index';
+
+/** Imported first by trace-probe.ts, as every service imports its instrument.ts first. */
+export const telemetry = startTelemetry('trace-probe', process.env);
