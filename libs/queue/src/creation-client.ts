@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '@linkservice/db';
+import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import type { QueueEventsListener } from 'bullmq';
 import { Job, Queue, QueueEvents } from 'bullmq';
@@ -45,9 +46,6 @@ const EVENTS_REPLAY_MS = 5_000;
 
 /** Reconnects back off up to this delay; with the connect timeout it bounds close() too. */
 const RECONNECT_MAX_DELAY_MS = 1_000;
-const CONNECT_TIMEOUT_MS = 2_000;
-/** A forced disconnect destroys the socket after this (ioredis keeps a timer that long). */
-const DISCONNECT_TIMEOUT_MS = 200;
 
 class DeadlineReached extends Error {
   constructor() {
@@ -89,13 +87,12 @@ export class BullCreationClient implements CreationClient {
     // Fail fast while Redis is down (BullMQ "failing fast when Redis is down"): an HTTP request
     // must not sit in ioredis' offline queue; the settle answers it instead.
     this.queueConnection = new Redis({
+      ...REDIS_CONNECTION_DEFAULTS,
       ...redis,
       retryStrategy: (attempt: number) =>
         this.closing ? null : Math.min(100 * 2 ** attempt, RECONNECT_MAX_DELAY_MS),
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      disconnectTimeout: DISCONNECT_TIMEOUT_MS,
       connectionName: `${options.prefix}:creation-client`,
     });
     // The Queue re-emits connection errors as its own 'error' event, which is logged below.
@@ -111,9 +108,8 @@ export class BullCreationClient implements CreationClient {
       // Reconnect quickly while open; stop once closing, or close() would wait for a Redis
       // that is not there (QueueEvents.close awaits its connection).
       connection: {
+        ...REDIS_CONNECTION_DEFAULTS,
         ...redis,
-        connectTimeout: CONNECT_TIMEOUT_MS,
-        disconnectTimeout: DISCONNECT_TIMEOUT_MS,
         retryStrategy: (attempt: number) =>
           this.closing ? null : Math.min(100 * 2 ** attempt, RECONNECT_MAX_DELAY_MS),
       },
@@ -159,13 +155,7 @@ export class BullCreationClient implements CreationClient {
       }
       await Promise.allSettled([this.events.close(), this.queue.close()]);
       // BullMQ leaves a connection it was given open; this one is ours.
-      if (this.queueConnection.status === 'ready') {
-        await this.queueConnection.quit().catch(() => {
-          this.queueConnection.disconnect();
-        });
-      } else if (this.queueConnection.status !== 'end') {
-        this.queueConnection.disconnect();
-      }
+      await closeRedis(this.queueConnection);
     })();
     return this.closing;
   }

@@ -1,17 +1,17 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import type { ReadinessProbe } from '@linkservice/lifecycle';
+import { checkReadiness } from '@linkservice/lifecycle';
+import type { Logger } from '@linkservice/logger';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
-
-/** A probe that resolves when its dependency answers. */
-export type ReadinessProbe = () => Promise<unknown>;
-
-/** Bounded so a hung dependency fails /readyz instead of hanging it. */
-export const READINESS_TIMEOUT_MS = 2_000;
 
 export interface HealthServerOptions {
   probes: Record<string, ReadinessProbe>;
   isShuttingDown: () => boolean;
+  /** Per probe; READINESS_TIMEOUT_MS by default. */
   timeoutMs?: number;
+  /** Told why /readyz failed (clients only learn which dependency). */
+  logger?: Logger;
 }
 
 /**
@@ -20,7 +20,6 @@ export interface HealthServerOptions {
  * the other services answer.
  */
 export function createHealthServer(options: HealthServerOptions): Server {
-  const timeoutMs = options.timeoutMs ?? READINESS_TIMEOUT_MS;
   return createServer((req, res) => {
     res.setHeader(REQUEST_ID_HEADER, requestIdFrom(req.headers['x-request-id']));
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
@@ -44,38 +43,14 @@ export function createHealthServer(options: HealthServerOptions): Server {
       send(503, { error: 'unavailable', message: 'Shutting down.' });
       return;
     }
-    void checkAll(options.probes, timeoutMs).then((down) => {
-      if (down.length === 0) send(200, { status: 'ready' });
-      else
-        send(503, {
-          error: 'unavailable',
-          message: `Not ready: ${down.join(', ')} did not answer.`,
-        });
+    void checkReadiness(options.probes, options.timeoutMs).then(({ ready, failures }) => {
+      if (ready) {
+        send(200, { status: 'ready' });
+        return;
+      }
+      options.logger?.warn({ failures }, 'not ready');
+      const down = failures.map((failure) => failure.dependency).join(', ');
+      send(503, { error: 'unavailable', message: `Not ready: ${down} did not answer.` });
     });
   });
-}
-
-/** Names of the probes that failed or did not answer within `timeoutMs`. */
-async function checkAll(
-  probes: Record<string, ReadinessProbe>,
-  timeoutMs: number,
-): Promise<string[]> {
-  const outcomes = await Promise.all(
-    Object.entries(probes).map(async ([name, probe]) => {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<false>((resolve) => {
-        timer = setTimeout(() => {
-          resolve(false);
-        }, timeoutMs);
-      });
-      const answered = probe().then(
-        () => true,
-        () => false,
-      );
-      const ok = await Promise.race([answered, timeout]);
-      clearTimeout(timer);
-      return ok ? undefined : name;
-    }),
-  );
-  return outcomes.filter((name): name is string => name !== undefined);
 }

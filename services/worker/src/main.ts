@@ -5,26 +5,24 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadOrExit } from '@linkservice/config';
 import { createDb } from '@linkservice/db';
+import type { ShutdownSignal } from '@linkservice/lifecycle';
+import {
+  closeRedis,
+  createRedisClient,
+  exitOnFatalErrors,
+  onShutdownSignal,
+} from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
-import { Redis } from 'ioredis';
 import { loadConfig } from './config';
 import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
 import { createHealthServer } from './health.server';
 import { LinksRepository } from './links.repository';
-import { closeRedis, logRedisErrors } from './redis';
 import { startCreationWorker } from './worker';
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadConfig());
   const logger = createLogger('worker', config.LOG_LEVEL);
-  process.on('uncaughtException', (error) => {
-    logger.fatal({ err: error }, 'uncaught exception');
-    process.exit(1);
-  });
-  process.on('unhandledRejection', (reason) => {
-    logger.fatal({ err: reason }, 'unhandled rejection');
-    process.exit(1);
-  });
+  exitOnFatalErrors(logger);
   if (config.WORKER_CONCURRENCY >= config.DATABASE_POOL_SIZE) {
     // Each running job holds a connection for its transaction; cleanup and /readyz need one too.
     logger.warn(
@@ -51,26 +49,25 @@ async function main(): Promise<void> {
   const retryStrategy = (attempt: number): number | null =>
     shuttingDown ? null : Math.min(100 * 2 ** attempt, 2_000);
   // BullMQ's blocking commands must wait out reconnects rather than fail after N retries.
-  const queueRedis = new Redis(config.REDIS_URL, {
-    maxRetriesPerRequest: null,
-    connectTimeout: 2_000,
-    retryStrategy,
+  const queueRedis = createRedisClient(config.REDIS_URL, {
     connectionName: 'linkservice-worker',
+    logger,
+    maxRetriesPerRequest: null,
+    retryStrategy,
   });
-  logRedisErrors(queueRedis, logger, 'queue');
   // Readiness must answer now, not after Redis comes back: fail commands fast on this one.
-  const probeRedis = new Redis(config.REDIS_URL, {
+  const probeRedis = createRedisClient(config.REDIS_URL, {
+    connectionName: 'linkservice-worker-probe',
+    logger,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
-    connectTimeout: 2_000,
     retryStrategy,
-    connectionName: 'linkservice-worker-probe',
   });
-  logRedisErrors(probeRedis, logger, 'probe');
 
   const health = createHealthServer({
     probes: { postgres: () => repository.ping(), redis: () => probeRedis.ping() },
     isShuttingDown: () => shuttingDown,
+    logger,
   });
   health.listen(config.WORKER_HEALTH_PORT);
   await once(health, 'listening');
@@ -110,7 +107,7 @@ async function main(): Promise<void> {
    * period bounds the whole), then close Redis and the pool. A job cut off here rolls back and
    * is redelivered, or settled by the gateway: never half-done.
    */
-  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
+  const shutdown = async (signal: ShutdownSignal): Promise<void> => {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down');
@@ -135,14 +132,7 @@ async function main(): Promise<void> {
     logger.info('stopped');
     process.exit(0);
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      shutdown(signal).catch((error: unknown) => {
-        logger.fatal({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
-    });
-  }
+  onShutdownSignal(logger, shutdown);
 }
 
 main().catch((error: unknown) => {

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { LinkDraft } from '@linkservice/contracts';
 import type { Database, DbHandle, Environment } from '@linkservice/db';
 import { createDb, newId } from '@linkservice/db';
+import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/queue';
@@ -9,7 +10,7 @@ import { BullCreationClient, CREATE_LINKS_QUEUE, redisOptionsFromUrl } from '@li
 import { testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { startCreationWorker } from '../worker';
 
@@ -41,8 +42,11 @@ export class CreationHarness {
   }
 
   startWorker(options: { testDelayMs?: number; concurrency?: number } = {}): Worker {
-    const connection = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
-    connection.on('error', () => undefined);
+    const connection = createRedisClient(this.redisUrl, {
+      connectionName: `${this.prefix}:test-worker`,
+      logger: this.logger,
+      maxRetriesPerRequest: null,
+    });
     const worker = startCreationWorker({
       db: this.db,
       connection,
@@ -62,7 +66,7 @@ export class CreationHarness {
     await Promise.all(
       running.map(async ({ worker, connection }) => {
         await worker.close();
-        connection.disconnect();
+        await closeRedis(connection);
       }),
     );
   }

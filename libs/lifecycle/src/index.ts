@@ -1,0 +1,3 @@
+export * from './process';
+export * from './readiness';
+export * from './redis';

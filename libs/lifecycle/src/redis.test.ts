@@ -1,0 +1,89 @@
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { createLogger } from '@linkservice/logger';
+import { testEnvironment } from '@linkservice/testing';
+import type { Redis } from 'ioredis';
+import { closeRedis, createRedisClient } from './redis';
+
+/** A local port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function capturingLogger() {
+  const lines: { level: string; msg: string; redis?: string }[] = [];
+  const logger = createLogger('lifecycle-test', 'info', {
+    write: (line: string) => {
+      lines.push(JSON.parse(line) as (typeof lines)[number]);
+    },
+  });
+  return { logger, lines };
+}
+
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what} not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe('a client of an unreachable Redis', () => {
+  const clients: Redis[] = [];
+  async function unreachable(retryDelayMs: number) {
+    const capture = capturingLogger();
+    const redis = createRedisClient(`redis://127.0.0.1:${await closedPort()}`, {
+      connectionName: 'unreachable',
+      logger: capture.logger,
+      retryStrategy: () => retryDelayMs,
+    });
+    clients.push(redis);
+    return { redis, lines: capture.lines };
+  }
+  afterEach(() => {
+    for (const redis of clients.splice(0)) redis.disconnect();
+  });
+
+  it('logs the connection error once, not on every reconnect attempt', async () => {
+    const { redis, lines } = await unreachable(20);
+    let attempts = 0;
+    redis.on('reconnecting', () => attempts++);
+    await until(() => attempts >= 3, 5_000, 'three reconnect attempts');
+    expect(lines.filter((line) => line.msg === 'redis connection error')).toEqual([
+      expect.objectContaining({ level: 'warn', redis: 'unreachable' }),
+    ]);
+  });
+
+  it('closes without a timer left to hold the process open', async () => {
+    // A long retry delay: between attempts, exactly one timer (the reconnect) is ioredis'.
+    const { redis } = await unreachable(60_000);
+    await until(() => redis.status === 'reconnecting', 5_000, 'a failed connect');
+    const withReconnectTimer = timers();
+    await closeRedis(redis);
+    // Closing clears the reconnect timer; ioredis' default disconnectTimeout would then keep a
+    // 2 s timer for the socket that already died, REDIS_CONNECTION_DEFAULTS a 200 ms one.
+    await until(() => timers() < withReconnectTimer, 1_000, 'every timer of the client ending');
+  });
+});
+
+describe('a client of a running Redis', () => {
+  it('connects with the name it was given and closes with QUIT', async () => {
+    const { logger } = capturingLogger();
+    const redis = createRedisClient(testEnvironment().redisUrl, {
+      connectionName: 'lifecycle-test',
+      logger,
+    });
+    expect(await redis.client('GETNAME')).toBe('lifecycle-test');
+    await closeRedis(redis);
+    await until(() => redis.status === 'end', 1_000, 'the connection ending');
+    await expect(closeRedis(redis)).resolves.toBeUndefined();
+  });
+});
