@@ -1,4 +1,3 @@
-import type { LinkDraft } from '@linkservice/contracts';
 import {
   ALIAS_IN_USE,
   ALIAS_REPEATED,
@@ -7,21 +6,10 @@ import {
   RATE_LIMIT_MESSAGE,
   planCreations,
 } from './creation-plan';
+import { draft } from './testing/link-drafts';
 
-const draft = (alias: string | null): LinkDraft => ({
-  alias,
-  webFallbackUrl: 'https://example.com/',
-  iosFallbackUrl: null,
-  deepLinkData: null,
-  title: null,
-  campaign: null,
-  channel: null,
-  feature: null,
-  tags: [],
-  expiresAt: null,
-});
 const entries = (...aliases: (string | null)[]) =>
-  aliases.map((alias, index) => ({ index, draft: draft(alias) }));
+  aliases.map((alias, index) => ({ index, draft: draft({ alias }) }));
 const unlimited = { linkCount: 0, linkAllowance: null };
 
 describe('planCreations', () => {
@@ -110,8 +98,8 @@ describe('planCreations', () => {
 
   it('keeps the index of each entry even when indexes have gaps', () => {
     const gapped = [
-      { index: 2, draft: draft('a') },
-      { index: 5, draft: draft('a') },
+      { index: 2, draft: draft({ alias: 'a' }) },
+      { index: 5, draft: draft({ alias: 'a' }) },
     ];
     const plan = planCreations(gapped, new Set(), unlimited, 5);
     expect(plan.toCreate.map((p) => p.index)).toEqual([2]);

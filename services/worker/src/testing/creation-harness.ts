@@ -14,6 +14,8 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { startCreationWorker } from '../worker';
 
+export { draft } from './link-drafts';
+
 /**
  * A real CreationClient and in-process workers on the run's Postgres and Redis, under a Redis
  * prefix of their own so workers of one harness never take another harness's jobs.
@@ -141,22 +143,6 @@ export async function createTestApp(
     })
     .execute();
   return { id, subdomainKey };
-}
-
-export function draft(overrides: Partial<LinkDraft> = {}): LinkDraft {
-  return {
-    alias: null,
-    webFallbackUrl: 'https://example.com/fallback',
-    iosFallbackUrl: null,
-    deepLinkData: null,
-    title: null,
-    campaign: null,
-    channel: null,
-    feature: null,
-    tags: [],
-    expiresAt: null,
-    ...overrides,
-  };
 }
 
 export function creation(
