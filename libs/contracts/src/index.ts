@@ -1,3 +1,4 @@
+export * from './app-association';
 export * from './link';
 export * from './link-draft';
 export * from './link-input';

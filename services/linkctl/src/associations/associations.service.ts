@@ -1,14 +1,11 @@
-import { linkHostFor } from '@linkservice/contracts';
+import type { AndroidAssociation, IosAssociation } from '@linkservice/contracts';
+import { linkHostFor, toAppAssociation } from '@linkservice/contracts';
 import type { AppAssociationRow, Environment } from '@linkservice/db';
 import type { AppsFailure, AppsService, AppView } from '../apps/apps.service';
 import { quoted } from '../quoted';
 import type { Failure, Result } from '../result';
 import { fail, ok } from '../result';
-import type {
-  AndroidAssociation,
-  AssociationsRepository,
-  IosAssociation,
-} from './associations.repository';
+import type { AssociationsRepository } from './associations.repository';
 
 // Apple: the Team ID is 10 characters of A-Z 0-9; a bundle ID is reverse-DNS of A-Z a-z 0-9 -
 // and at most 155 characters. Android: an application id is Java-package style (two or more
@@ -111,26 +108,15 @@ export class AssociationsService {
   }
 
   private toView(app: AppView, row: AppAssociationRow): AssociationView {
+    const { ios, android } = toAppAssociation(row);
     return {
       app,
       association: {
         environment: row.environment,
         linkHost: linkHostFor(app.subdomainKey, row.environment, this.linkDomain),
-        ios:
-          row.ios_team_id !== null && row.ios_bundle_id !== null
-            ? {
-                teamId: row.ios_team_id,
-                bundleId: row.ios_bundle_id,
-                appId: `${row.ios_team_id}.${row.ios_bundle_id}`,
-              }
-            : null,
-        android:
-          row.android_package_name !== null && row.android_sha256_fingerprints !== null
-            ? {
-                packageName: row.android_package_name,
-                sha256Fingerprints: row.android_sha256_fingerprints,
-              }
-            : null,
+        // The app id Apple's association file names: <team id>.<bundle id>.
+        ios: ios && { ...ios, appId: `${ios.teamId}.${ios.bundleId}` },
+        android,
       },
     };
   }
