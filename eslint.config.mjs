@@ -23,6 +23,10 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' },
+        {
+          selector: "ExportSpecifier[exported.name='default']",
+          message: 'Use named exports.',
+        },
       ],
     },
   },
