@@ -43,3 +43,22 @@ describe('createDb', () => {
     }
   });
 });
+
+describe('DbHandle.close', () => {
+  it('ends the pool even when Kysely never ran a query on it', async () => {
+    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+    await handle.pool.query('SELECT 1');
+    expect(handle.pool.totalCount).toBe(1);
+    await handle.close();
+    expect(handle.pool.ended).toBe(true);
+    expect(handle.pool.totalCount).toBe(0);
+    await expect(handle.close()).resolves.toBeUndefined();
+  });
+
+  it('ends the pool Kysely used, once', async () => {
+    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+    await handle.db.selectFrom('apps').select('id').limit(1).execute();
+    await Promise.all([handle.close(), handle.close()]);
+    expect(handle.pool.ended).toBe(true);
+  });
+});

@@ -54,6 +54,12 @@ export function createDb({
   return {
     db,
     pool,
-    close: () => (closed ??= db.destroy()),
+    close: () =>
+      (closed ??= (async () => {
+        await db.destroy();
+        // Kysely ends the pool only if it ever ran a query; one used only through `pool` (or not
+        // at all) would keep its connections and their idle timers alive.
+        if (!pool.ending) await pool.end();
+      })()),
   };
 }
