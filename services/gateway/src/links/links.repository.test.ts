@@ -101,6 +101,30 @@ describe('LinksRepository.list', () => {
     );
   });
 
+  it('counts exactly when the matches are one below, at or one above fewMatches', async () => {
+    for (const filters of [
+      {},
+      { search: '50%' },
+      { tag: 'even' },
+      { status: 'active' as const },
+      { tag: 't1', search: 'o' },
+    ]) {
+      const whole = await collecting.list(scope, query(filters));
+      expect(whole.total).toBeGreaterThan(1);
+      for (const fewMatches of [whole.total - 1, whole.total, whole.total + 1]) {
+        const repository = new LinksRepository(handle.db, { fewMatches });
+        for (const limit of [3, 200]) {
+          expect({ filters, fewMatches, ...(await allIds(repository, filters, limit)) }).toEqual({
+            filters,
+            fewMatches,
+            ids: whole.rows.map((r) => r.id),
+            total: whole.total,
+          });
+        }
+      }
+    }
+  });
+
   it('orders by the documented keys with id breaking ties', async () => {
     const byId = (a: LinkRow, b: LinkRow) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const expected: Record<LinkSort, LinkRow[]> = {
