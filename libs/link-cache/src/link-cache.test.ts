@@ -5,6 +5,7 @@ import { LinkCache } from './link-cache';
 import type { LinkRef } from './keys';
 import { linkCacheKeys } from './keys';
 import type { LinkResolution } from './resolution';
+import { redirectsAt } from './resolution';
 
 const env = testEnvironment();
 let redis: Redis;
@@ -104,5 +105,86 @@ describe('LinkCache', () => {
 
   it('invalidating nothing is a no-op', async () => {
     await expect(new LinkCache(redis, env.redisPrefix).invalidate([])).resolves.toBeUndefined();
+  });
+
+  describe('lookupCountingClick', () => {
+    // Before `resolution` expires.
+    const now = Date.UTC(2029, 0, 1);
+    const clicksOf = async (hash: string, linkId: string) =>
+      Number((await redis.hget(hash, linkId)) ?? 0);
+
+    it('counts a hit that redirects in the same round trip, and only when asked to', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
+      await cache.fill(ref, null, resolution);
+
+      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toEqual({
+        lookup: { kind: 'hit', resolution },
+        counted: true,
+      });
+      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toMatchObject({
+        counted: true,
+      });
+      expect(await cache.lookupCountingClick(ref, null)).toEqual({
+        lookup: { kind: 'hit', resolution },
+        counted: false,
+      });
+      expect(await clicksOf(hash, resolution.linkId)).toBe(2);
+    });
+
+    it('counts nothing on a miss or a negative entry, and gives the generation for a fill', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
+      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toEqual({
+        lookup: { kind: 'miss', generation: null },
+        counted: false,
+      });
+      await cache.invalidate([ref]);
+      const miss = await cache.lookupCountingClick(ref, { hash, at: now });
+      expect(miss).toEqual({ lookup: { kind: 'miss', generation: '1' }, counted: false });
+      await cache.fill(ref, '1', null);
+      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toEqual({
+        lookup: { kind: 'hit', resolution: null },
+        counted: false,
+      });
+      expect(await redis.exists(hash)).toBe(0);
+    });
+
+    it('counts nothing for an unreadable entry, which is a miss', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
+      await redis.set(linkCacheKeys(env.redisPrefix, ref).entry, '{"i":"lnk_1","a":false}');
+      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toEqual({
+        lookup: { kind: 'miss', generation: null },
+        counted: false,
+      });
+      expect(await redis.exists(hash)).toBe(0);
+    });
+
+    // The script reads the stored `redirectsUntil`; the redirect service decides with
+    // redirectsAt. They must agree, or a click is counted for a 410 (or lost for a 302).
+    it.each([
+      ['no expiry', { expiresAt: null, archived: false }, 0],
+      ['expiring later', { expiresAt: now + 1, archived: false }, 0],
+      ['expiring now', { expiresAt: now, archived: false }, 0],
+      ['expired', { expiresAt: now - 1, archived: false }, 0],
+      ['archived, expired', { expiresAt: now - 1, archived: true }, 0],
+      ['archived, no expiry', { expiresAt: null, archived: true }, 0],
+      ['expiring in a millisecond, one later', { expiresAt: now + 1, archived: false }, 1],
+    ])('counts exactly when redirectsAt holds: %s', async (_name, fields, offset) => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
+      const link = { ...resolution, ...fields };
+      const at = now + offset;
+      await cache.fill(ref, null, link);
+      const { lookup, counted } = await cache.lookupCountingClick(ref, { hash, at });
+      expect(lookup).toEqual({ kind: 'hit', resolution: link });
+      expect(counted).toBe(redirectsAt(link, at));
+      expect(await clicksOf(hash, link.linkId)).toBe(counted ? 1 : 0);
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { LinkRef } from './keys';
 import { linkCacheKeys } from './keys';
@@ -9,6 +10,21 @@ export type CacheLookup =
   | { kind: 'hit'; resolution: LinkResolution | null }
   /** Pass `generation` back to `fill` so a fill racing an invalidation is dropped. */
   | { kind: 'miss'; generation: string | null };
+
+/** The outcome of `lookupCountingClick`. */
+export interface CountingLookup {
+  lookup: CacheLookup;
+  /** The script counted a click: the entry was a link that redirects at `click.at`. */
+  counted: boolean;
+}
+
+/** Where and when to count a click on a hit (a redirect service's pending-clicks hash). */
+export interface ClickTarget {
+  /** Hash of link id -> clicks; HINCRBY <hash> <linkId> 1. */
+  hash: string;
+  /** The request's clock, epoch ms: the same value the caller decides the outcome with. */
+  at: number;
+}
 
 export interface LinkCacheTtl {
   /** How long a resolution may be served from the cache; invalidation ends it sooner. */
@@ -33,6 +49,24 @@ if (redis.call('GET', KEYS[2]) or '') == ARGV[1] then
 end
 return 0`;
 
+// One round trip for a redirect: the entry, the generation (for a fill after a miss) and, when
+// ARGV[1] carries the request's clock, the click of a link that redirects at that time. Mirrors
+// `redirectsAt`: the entry starts with `redirectsUntil` (empty: for ever) and the link id, and a
+// link redirects while now < until. A negative or unreadable entry counts nothing.
+const LOOKUP_COUNTING_CLICK = `
+local entry = redis.call('GET', KEYS[1])
+local generation = redis.call('GET', KEYS[2])
+local counted = 0
+if entry then
+  local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
+  if linkId and ARGV[1] ~= '' and (untilMs == '' or tonumber(ARGV[1]) < tonumber(untilMs)) then
+    redis.call('HINCRBY', KEYS[3], linkId, 1)
+    counted = 1
+  end
+end
+return {entry, generation, counted}`;
+const LOOKUP_COUNTING_CLICK_SHA = createHash('sha1').update(LOOKUP_COUNTING_CLICK).digest('hex');
+
 /**
  * The link host's resolution cache in Redis, shared by every redirect replica, and the one
  * place that knows its key scheme. Writers (gateway PATCH/archive, worker creation) call
@@ -49,11 +83,31 @@ export class LinkCache {
   async lookup(ref: LinkRef): Promise<CacheLookup> {
     const keys = linkCacheKeys(this.prefix, ref);
     const [entry, generation] = await this.redis.mget(keys.entry, keys.generation);
-    if (entry !== null) {
-      const resolution = decodeResolution(entry);
-      if (resolution !== undefined) return { kind: 'hit', resolution };
+    return toLookup(entry ?? null, generation ?? null);
+  }
+
+  /**
+   * `lookup`, and in the same round trip, when `click` is given and the entry is a link that
+   * redirects at `click.at`, one click counted in `click.hash` (HINCRBY by link id). The caller
+   * decides its outcome with the same `click.at`, so it counts a click itself only when the
+   * lookup did not (a miss, or Redis unavailable).
+   */
+  async lookupCountingClick(ref: LinkRef, click: ClickTarget | null): Promise<CountingLookup> {
+    const keys = linkCacheKeys(this.prefix, ref);
+    // Without a click there is no third key, and ARGV[1] is empty.
+    const [numKeys, ...keysAndArgs] = click
+      ? ([3, keys.entry, keys.generation, click.hash, String(click.at)] as const)
+      : ([2, keys.entry, keys.generation, ''] as const);
+    let reply: unknown;
+    try {
+      reply = await this.redis.evalsha(LOOKUP_COUNTING_CLICK_SHA, numKeys, ...keysAndArgs);
+    } catch (error) {
+      // A Redis that restarted or flushed its script cache: send the script itself, once.
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      reply = await this.redis.eval(LOOKUP_COUNTING_CLICK, numKeys, ...keysAndArgs);
     }
-    return { kind: 'miss', generation: generation ?? null };
+    const [entry, generation, counted] = reply as [string | null, string | null, number];
+    return { lookup: toLookup(entry, generation), counted: counted === 1 };
   }
 
   /** Stores what Postgres said, unless an invalidation happened since `lookup`. */
@@ -94,4 +148,12 @@ export class LinkCache {
     const failed = results.find(([error]) => error !== null);
     if (failed?.[0]) throw failed[0];
   }
+}
+
+function toLookup(entry: string | null, generation: string | null): CacheLookup {
+  if (entry !== null) {
+    const resolution = decodeResolution(entry);
+    if (resolution !== undefined) return { kind: 'hit', resolution };
+  }
+  return { kind: 'miss', generation };
 }

@@ -8,27 +8,49 @@ export interface LinkResolution {
   archived: boolean;
 }
 
+/**
+ * Until when (epoch ms, exclusive) the link redirects; null: for ever. Archived links keep
+ * redirecting whatever their expiry (archived wins, as in the API's status). The cache entry
+ * stores this value, so the click-counting lookup script applies the same rule as `redirectsAt`.
+ */
+export function redirectsUntil(resolution: LinkResolution): number | null {
+  return resolution.archived ? null : resolution.expiresAt;
+}
+
+/** True when the link redirects at `now`; false when it is expired (a 410). */
+export function redirectsAt(resolution: LinkResolution, now: number): boolean {
+  const until = redirectsUntil(resolution);
+  return until === null || now < until;
+}
+
 /** Stored for an alias that does not exist, so repeated misses do not reach Postgres. */
 export const NEGATIVE_ENTRY = '-';
 
-interface StoredResolution {
-  i: string;
+/** The part of an entry only JavaScript reads; the link id and `redirectsUntil` lead the entry. */
+interface StoredRest {
   w: string;
   s: string | null;
   e: number | null;
   a: boolean;
 }
 
+const DIGITS = /^\d*$/;
+
+/**
+ * `<redirectsUntil> <linkId> <json>`, `redirectsUntil` empty for "for ever". The two leading
+ * fields are plain text so the lookup script can count a click without decoding JSON; a link id
+ * never contains a space.
+ */
 export function encodeResolution(resolution: LinkResolution | null): string {
   if (resolution === null) return NEGATIVE_ENTRY;
-  const stored: StoredResolution = {
-    i: resolution.linkId,
+  const rest: StoredRest = {
     w: resolution.webFallbackUrl,
     s: resolution.iosFallbackUrl,
     e: resolution.expiresAt,
     a: resolution.archived,
   };
-  return JSON.stringify(stored);
+  const until = redirectsUntil(resolution);
+  return `${until === null ? '' : String(until)} ${resolution.linkId} ${JSON.stringify(rest)}`;
 }
 
 /**
@@ -37,27 +59,29 @@ export function encodeResolution(resolution: LinkResolution | null): string {
  */
 export function decodeResolution(value: string): LinkResolution | null | undefined {
   if (value === NEGATIVE_ENTRY) return null;
-  let parsed: unknown;
+  const first = value.indexOf(' ');
+  const second = first === -1 ? -1 : value.indexOf(' ', first + 1);
+  if (second <= first + 1 || !DIGITS.test(value.slice(0, first))) return undefined;
+  let rest: unknown;
   try {
-    parsed = JSON.parse(value);
+    rest = JSON.parse(value.slice(second + 1));
   } catch {
     return undefined;
   }
-  if (!isStoredResolution(parsed)) return undefined;
+  if (!isStoredRest(rest)) return undefined;
   return {
-    linkId: parsed.i,
-    webFallbackUrl: parsed.w,
-    iosFallbackUrl: parsed.s,
-    expiresAt: parsed.e,
-    archived: parsed.a,
+    linkId: value.slice(first + 1, second),
+    webFallbackUrl: rest.w,
+    iosFallbackUrl: rest.s,
+    expiresAt: rest.e,
+    archived: rest.a,
   };
 }
 
-function isStoredResolution(value: unknown): value is StoredResolution {
+function isStoredRest(value: unknown): value is StoredRest {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   return (
-    typeof v.i === 'string' &&
     typeof v.w === 'string' &&
     (v.s === null || typeof v.s === 'string') &&
     (v.e === null || typeof v.e === 'number') &&

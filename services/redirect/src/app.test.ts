@@ -340,6 +340,41 @@ describe('click counting', () => {
     expect(await clickCount(h.db, link.id)).toBe(1);
   });
 
+  it('counts clicks answered from the cache: each GET once, no HEAD, none once expired', async () => {
+    const app = await createTestApp(h.db);
+    const expiresAt = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000);
+    const link = await createTestLink(h.db, app, { expiresAt });
+    const archived = await createTestLink(h.db, app, {
+      expiresAt: new Date(Date.now() - 1000),
+      archivedAt: new Date(),
+    });
+    const get = (alias: string, method = 'GET') => h.get(`/${alias}`, { host: app.liveHost, method });
+    let redirected = 0;
+    const follow = async (method = 'GET') => {
+      const res = await get(link.alias, method);
+      if (res.status === 302 && method === 'GET') redirected += 1;
+      return res;
+    };
+    expect((await follow()).status).toBe(302);
+    expect((await get(archived.alias)).status).toBe(302);
+    await h.cached(app, link.alias);
+    await h.cached(app, archived.alias);
+
+    // Hits: the lookup script counts them, in the same round trip.
+    for (const method of ['GET', 'HEAD', 'GET', 'HEAD', 'GET']) await follow(method);
+    for (let i = 0; i < 3; i++) expect((await get(archived.alias)).status).toBe(302);
+    expect((await get(archived.alias, 'HEAD')).status).toBe(302);
+    // Until the cached link expires (evaluated against the clock), then 410s count nothing.
+    const after = await eventually(follow, (res) => res.status !== 302, 5_000);
+    expect(after.status).toBe(410);
+    expect((await follow()).status).toBe(410);
+
+    await h.resources.flusher.flush();
+    expect(redirected).toBeGreaterThanOrEqual(4);
+    expect(await clickCount(h.db, link.id)).toBe(redirected);
+    expect(await clickCount(h.db, archived.id)).toBe(4);
+  });
+
   it('shows a click in the database within 5 s with the periodic flush', async () => {
     const periodic = await startRedirect({ CLICK_FLUSH_INTERVAL_MS: '1000' });
     periodic.resources.flusher.start();

@@ -74,6 +74,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
       outcome = await deps.redirects.outcome(
         { subdomainKey: host.subdomainKey, environment: host.environment, alias },
         req.headers['user-agent'],
+        countsClick,
       );
     } catch (error) {
       warnUnavailable(error);
@@ -88,8 +89,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
         sendPage(res, 410, PAGES.expired);
         return;
       case 'redirect':
-        // Counted before answering, so a click the client saw is never lost to a shutdown.
-        if (countsClick) await deps.clicks.record(outcome.linkId);
+        // The click (of a GET) is already counted, so one the client saw survives a shutdown.
         sendRedirect(res, outcome.location);
         return;
     }

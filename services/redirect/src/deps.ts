@@ -16,8 +16,8 @@ export interface RedirectDeps {
   logger: Logger;
   db: Kysely<Database>;
   redis: Redis;
+  /** Resolves aliases and counts the clicks of redirects. */
   redirects: RedirectService;
-  clicks: ClickCounter;
 }
 
 export interface RedirectResources {
@@ -73,7 +73,7 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     // Closing during an outage leaves ioredis a timer to destroy a socket that already died;
     // keep it short so it does not hold the process (or a test worker) open.
     disconnectTimeout: 200,
-    // Concurrent redirects' GETs and HINCRBYs share one write to the socket.
+    // Concurrent redirects' lookups share one write to the socket.
     enableAutoPipelining: true,
   });
   logRedisErrors(redis, logger);
@@ -93,11 +93,11 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     intervalMs: config.CLICK_FLUSH_INTERVAL_MS,
     recoverAfterMs: config.CLICK_RECOVERY_AFTER_MS,
   });
-  const redirects = new RedirectService(postgres.db, cache, config.REDIS_PREFIX, logger);
+  const redirects = new RedirectService(postgres.db, cache, clicks, config.REDIS_PREFIX, logger);
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { config, logger, db: postgres.db, redis, redirects, clicks },
+    deps: { config, logger, db: postgres.db, redis, redirects },
     flusher,
     close: () =>
       (closing ??= (async () => {

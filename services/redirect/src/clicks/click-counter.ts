@@ -4,8 +4,9 @@ import type { ClickKeys } from './click-keys';
 import { throttled } from '../throttled';
 
 /**
- * Counts a redirect's click on the request path with one HINCRBY on the shared pending hash:
- * never a database write. When Redis cannot take it, the click is kept in memory and the
+ * Counts a redirect's click on the request path in the shared pending hash, never with a
+ * database write: on a cache hit the link cache's lookup script does the HINCRBY on `pendingKey`
+ * in the same round trip; otherwise `record` does it. When Redis cannot take it, the click is kept in memory and the
  * flusher writes it to Postgres itself, so an outage of Redis does not lose clicks of a
  * process that keeps running.
  */
@@ -21,6 +22,11 @@ export class ClickCounter {
     this.warn = throttled(10_000, (message, error) => {
       logger.warn({ err: error }, message);
     });
+  }
+
+  /** The hash a click is counted in (link id -> clicks). */
+  get pendingKey(): string {
+    return this.keys.pending;
   }
 
   async record(linkId: string): Promise<void> {

@@ -1,4 +1,5 @@
 import type { LinkResolution } from '@linkservice/link-cache';
+import { redirectsAt } from '@linkservice/link-cache';
 
 export type RedirectOutcome =
   | { kind: 'not_found' }
@@ -16,9 +17,9 @@ export function isIosUserAgent(userAgent: string | undefined): boolean {
 }
 
 /**
- * Archived links keep resolving, whatever their expiry (archived wins, as in the API's status).
- * Otherwise a link whose expiresAt is not after `now` is expired; the clock is read per request,
- * so a cached link expires on time.
+ * Archived links keep resolving, whatever their expiry; otherwise a link whose expiresAt is not
+ * after `now` is expired (`redirectsAt`, the rule the cache's click-counting lookup applies too).
+ * The clock is read per request, so a cached link expires on time.
  */
 export function redirectOutcome(
   resolution: LinkResolution | null,
@@ -26,9 +27,7 @@ export function redirectOutcome(
   now: number,
 ): RedirectOutcome {
   if (resolution === null) return { kind: 'not_found' };
-  if (!resolution.archived && resolution.expiresAt !== null && resolution.expiresAt <= now) {
-    return { kind: 'expired' };
-  }
+  if (!redirectsAt(resolution, now)) return { kind: 'expired' };
   const target =
     resolution.iosFallbackUrl !== null && isIosUserAgent(userAgent)
       ? resolution.iosFallbackUrl

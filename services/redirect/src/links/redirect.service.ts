@@ -1,16 +1,24 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import type { CacheLookup, LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
+import type {
+  CountingLookup,
+  LinkCache,
+  LinkRef,
+  LinkResolution,
+} from '@linkservice/link-cache';
 import { linkCacheKeys } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
+import type { ClickCounter } from '../clicks/click-counter';
 import { throttled } from '../throttled';
 import { findLinkResolution } from './link-resolution.repository';
 import type { RedirectOutcome } from './redirect-rules';
 import { redirectOutcome } from './redirect-rules';
 
 /**
- * Resolves `<host>/<alias>` to an outcome. A hit costs one Redis round trip; a miss costs one
- * Postgres query, and concurrent misses for the same alias and cache generation share it.
+ * Resolves `<host>/<alias>` to an outcome and counts the click of a redirecting GET. A hit costs
+ * one Redis round trip, click included (the cache's lookup script counts it); a miss costs one
+ * Postgres query, shared by concurrent misses of the same alias and cache generation, and the
+ * click is then counted on its own.
  */
 export class RedirectService {
   /** Keyed by cache key and generation: a lookup after an invalidation never joins an older query. */
@@ -20,6 +28,7 @@ export class RedirectService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly cache: LinkCache,
+    private readonly clicks: ClickCounter,
     private readonly redisPrefix: string,
     logger: Logger,
   ) {
@@ -29,26 +38,51 @@ export class RedirectService {
     });
   }
 
-  async outcome(ref: LinkRef, userAgent: string | undefined): Promise<RedirectOutcome> {
-    const resolution = await this.resolve(ref);
-    return redirectOutcome(resolution, userAgent, Date.now());
-  }
-
-  async resolve(ref: LinkRef): Promise<LinkResolution | null> {
-    let lookup: CacheLookup;
+  /**
+   * The outcome at this moment; with `countClick`, a redirect's click is counted before this
+   * resolves (in Redis, or in memory when Redis cannot take it), so a click the client saw
+   * survives a clean shutdown.
+   */
+  async outcome(
+    ref: LinkRef,
+    userAgent: string | undefined,
+    countClick: boolean,
+  ): Promise<RedirectOutcome> {
+    // One clock for the lookup script and the rules, so both agree on expiry.
+    const now = Date.now();
+    let found: CountingLookup;
     try {
-      lookup = await this.cache.lookup(ref);
+      found = await this.cache.lookupCountingClick(
+        ref,
+        countClick ? { hash: this.clicks.pendingKey, at: now } : null,
+      );
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.
       this.warn('link cache unavailable; resolving from Postgres', error);
-      return findLinkResolution(this.db, ref);
+      return this.decide(await findLinkResolution(this.db, ref), userAgent, now, countClick);
     }
-    if (lookup.kind === 'hit') return lookup.resolution;
+    const { lookup, counted } = found;
+    const resolution =
+      lookup.kind === 'hit' ? lookup.resolution : await this.load(ref, lookup.generation);
+    return this.decide(resolution, userAgent, now, countClick && !counted);
+  }
 
-    const flightKey = `${linkCacheKeys(this.redisPrefix, ref).entry}#${lookup.generation ?? ''}`;
+  private async decide(
+    resolution: LinkResolution | null,
+    userAgent: string | undefined,
+    now: number,
+    countClick: boolean,
+  ): Promise<RedirectOutcome> {
+    const outcome = redirectOutcome(resolution, userAgent, now);
+    if (countClick && outcome.kind === 'redirect') await this.clicks.record(outcome.linkId);
+    return outcome;
+  }
+
+  private load(ref: LinkRef, generation: string | null): Promise<LinkResolution | null> {
+    const flightKey = `${linkCacheKeys(this.redisPrefix, ref).entry}#${generation ?? ''}`;
     const pending = this.loading.get(flightKey);
     if (pending) return pending;
-    const load = this.loadAndFill(ref, lookup.generation).finally(() => {
+    const load = this.loadAndFill(ref, generation).finally(() => {
       this.loading.delete(flightKey);
     });
     this.loading.set(flightKey, load);
