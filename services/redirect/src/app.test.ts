@@ -348,7 +348,8 @@ describe('click counting', () => {
       expiresAt: new Date(Date.now() - 1000),
       archivedAt: new Date(),
     });
-    const get = (alias: string, method = 'GET') => h.get(`/${alias}`, { host: app.liveHost, method });
+    const get = (alias: string, method = 'GET') =>
+      h.get(`/${alias}`, { host: app.liveHost, method });
     let redirected = 0;
     const follow = async (method = 'GET') => {
       const res = await get(link.alias, method);

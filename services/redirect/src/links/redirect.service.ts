@@ -1,11 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import type {
-  CountingLookup,
-  LinkCache,
-  LinkRef,
-  LinkResolution,
-} from '@linkservice/link-cache';
+import type { CountingLookup, LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
 import { linkCacheKeys } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickCounter } from '../clicks/click-counter';
