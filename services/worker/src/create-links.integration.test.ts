@@ -2,6 +2,7 @@ import { isReservedAlias } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/queue';
 import { COMMIT_GRACE_MS, CREATE_LINKS_JOB, CreationRequestsRepository } from '@linkservice/queue';
+import { eventually } from '@linkservice/testing';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
 import {
@@ -9,7 +10,6 @@ import {
   createTestApp,
   creation,
   draft,
-  eventually,
   linksOf,
   newHarness,
   requestRow,
@@ -280,13 +280,10 @@ describe('exactly once', () => {
 
   it('claims nothing once the database clock is past the deadline', async () => {
     const app = await createTestApp(postgres.db);
-    const tx = await new LinksRepository(postgres.db).begin(5_000);
-    try {
-      expect(await tx.claim('crt_db_clock', app.id, Date.now() - 50)).toBe(false);
+    await new LinksRepository(postgres.db).transaction(5_000, async (tx) => {
+      expect(await tx.claimAndLockApp('crt_db_clock', app.id, Date.now() - 50)).toBeUndefined();
       expect(await tx.findRequest('crt_db_clock')).toBeUndefined();
-    } finally {
-      await tx.rollback();
-    }
+    });
   });
 
   it('creates nothing for a request the gateway already abandoned', async () => {
@@ -376,11 +373,10 @@ describe('settling when the answer does not come in time', () => {
     expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('abandoned');
 
     // The worker's attempt failed (its session was ended), and no retry creates anything.
-    await eventually(
-      () => Promise.resolve(failures.length > 0 ? true : undefined),
-      15_000,
-      'a failed attempt',
-    );
+    await eventually(() => Promise.resolve(failures.length > 0 ? true : undefined), {
+      timeoutMs: 15_000,
+      what: 'a failed attempt',
+    });
     expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
   });
 

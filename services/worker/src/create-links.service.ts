@@ -61,16 +61,11 @@ export class LinkCreationService {
     // The gateway has stopped waiting: creating now could only leave an outcome nobody reports.
     if (Date.now() >= payload.deadline) return abandoned('deadline_passed').answer;
     const commitBy = payload.deadline + COMMIT_GRACE_MS;
-    const tx = await this.repository.begin(commitBy - Date.now());
-    let outcome: TransactionOutcome;
-    try {
-      outcome = await this.decideAndInsert(tx, payload, commitBy);
-      if (outcome.commit) await tx.commit();
-      else await tx.rollback();
-    } catch (error) {
-      await tx.rollback();
-      throw error;
-    }
+    const outcome = await this.repository.transaction(commitBy - Date.now(), async (tx) => {
+      const decided = await this.decideAndInsert(tx, payload, commitBy);
+      if (decided.commit) await tx.commit();
+      return decided;
+    });
     if (outcome.commit && outcome.created) await this.dropCachedMisses(outcome.created);
     return outcome.answer;
   }
@@ -98,7 +93,8 @@ export class LinkCreationService {
   ): Promise<TransactionOutcome> {
     const { requestId, appId, environment, entries, creationBudget, deadline } = payload;
 
-    if (!(await tx.claim(requestId, appId, deadline))) {
+    const app = await tx.claimAndLockApp(requestId, appId, deadline);
+    if (!app) {
       const existing = await tx.findRequest(requestId);
       if (existing === undefined) return abandoned('deadline_passed');
       if (existing.status === 'abandoned') return abandoned('abandoned_by_gateway');
@@ -107,8 +103,6 @@ export class LinkCreationService {
       return { commit: false, answer: { status: 'done', result: stored } };
     }
 
-    const app = await tx.lockApp(appId);
-    if (!app) throw new Error(`app ${appId} of creation request ${requestId} does not exist`);
     const callerAliases = new Set(entries.flatMap(({ draft }) => draft.alias ?? []));
     const taken = await tx.takenAliases(appId, environment, [...callerAliases]);
     const plan = planCreations(entries, taken, app, creationBudget);

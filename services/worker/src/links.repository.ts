@@ -1,5 +1,5 @@
 import type { Database, Environment, LinkRow, NewLink } from '@linkservice/db';
-import type { ControlledTransaction, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 
 export interface LockedApp {
@@ -19,24 +19,36 @@ export class LinksRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
-   * BEGIN, then bound the transaction: every statement, and every pause between statements, ends
-   * within `budgetMs` (the job's deadline plus the commit grace), so a stuck or paused worker
-   * cannot keep the gateway's settle waiting on its row.
+   * Runs `work` in one transaction on one connection, bounded: every statement, and every pause
+   * between statements, ends within `budgetMs` (the job's deadline plus the commit grace), so a
+   * stuck or paused worker cannot keep the gateway's settle waiting on its row. `work` ends it
+   * with tx.commit(); anything else (including a throw) rolls it back.
    */
-  async begin(budgetMs: number): Promise<CreationTransaction> {
-    const trx = await this.db.startTransaction().execute();
-    try {
-      const ms = String(Math.max(1, Math.ceil(budgetMs)));
-      await sql`SELECT set_config('statement_timeout', ${ms}, true),
-                       set_config('idle_in_transaction_session_timeout', ${ms}, true)`.execute(trx);
-    } catch (error) {
-      await trx
-        .rollback()
-        .execute()
-        .catch(() => undefined);
-      throw error;
-    }
-    return new CreationTransaction(trx);
+  async transaction<T>(
+    budgetMs: number,
+    work: (tx: CreationTransaction) => Promise<T>,
+  ): Promise<T> {
+    const ms = Math.max(1, Math.ceil(budgetMs));
+    if (!Number.isSafeInteger(ms)) throw new RangeError(`transaction budget ${budgetMs} ms`);
+    return this.db.connection().execute(async (connection) => {
+      const tx = new CreationTransaction(connection);
+      try {
+        // BEGIN and the bounds in one round trip: a simple query (no parameters) may hold several
+        // statements, and SET takes no parameters anyway; `ms` is a checked integer.
+        await sql
+          .raw(
+            `BEGIN; SET LOCAL statement_timeout = ${ms}; ` +
+              `SET LOCAL idle_in_transaction_session_timeout = ${ms}`,
+          )
+          .execute(connection);
+        const result = await work(tx);
+        await tx.rollback();
+        return result;
+      } catch (error) {
+        await tx.rollback();
+        throw error;
+      }
+    });
   }
 
   /** Deletes bookkeeping rows older than `olderThanHours`, a bounded slice per call. */
@@ -58,21 +70,52 @@ export class LinksRepository {
 
 /** One creation job's transaction: a handful of set-based statements, whatever the batch size. */
 export class CreationTransaction {
-  constructor(private readonly trx: ControlledTransaction<Database>) {}
+  private state: 'open' | 'committed' | 'rolled_back' = 'open';
+
+  constructor(private readonly trx: Kysely<Database>) {}
 
   /**
    * Claims the request as 'done' unless it already has a row or the database clock is past the
-   * deadline. A concurrent holder of the same id (a redelivery racing a stalled attempt, or the
-   * gateway's settle) makes this wait for its outcome instead of duplicating it.
+   * deadline, and once claimed locks the app row for the rest of the transaction, in one
+   * statement. A concurrent holder of the same id (a redelivery racing a stalled attempt, or the
+   * gateway's settle) makes the claim wait for its outcome instead of duplicating it.
+   *
+   * The lock serialises the creations of one app, so the allowance check sees every committed
+   * link. FOR NO KEY UPDATE, not FOR UPDATE: it still excludes other creations, but not the
+   * foreign-key checks of inserts that reference the app (such as the gateway's settle insert),
+   * which must never wait on another job. The EXISTS makes the claim run first (an uncorrelated
+   * subquery is evaluated once, before the scan), so an unclaimed request locks nothing.
+   * Returns the locked app, or undefined when nothing was claimed.
    */
-  async claim(requestId: string, appId: string, deadline: number): Promise<boolean> {
-    const claimed = await sql<{ id: string }>`
-      INSERT INTO creation_requests (id, app_id, status)
-      SELECT ${requestId}, ${appId}, 'done'
-      WHERE clock_timestamp() < to_timestamp(${deadline}::float8 / 1000)
-      ON CONFLICT (id) DO NOTHING
-      RETURNING id`.execute(this.trx);
-    return claimed.rows.length === 1;
+  async claimAndLockApp(
+    requestId: string,
+    appId: string,
+    deadline: number,
+  ): Promise<LockedApp | undefined> {
+    const { rows } = await sql<{
+      subdomain_key: string;
+      link_count: number;
+      link_allowance: number | null;
+    }>`
+      WITH claimed AS (
+        INSERT INTO creation_requests (id, app_id, status)
+        SELECT ${requestId}, ${appId}, 'done'
+        WHERE clock_timestamp() < to_timestamp(${deadline}::float8 / 1000)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id
+      )
+      SELECT subdomain_key, link_count, link_allowance
+      FROM apps
+      WHERE id = ${appId} AND EXISTS (SELECT FROM claimed)
+      FOR NO KEY UPDATE OF apps`.execute(this.trx);
+    const row = rows.at(0);
+    return row
+      ? {
+          subdomainKey: row.subdomain_key,
+          linkCount: row.link_count,
+          linkAllowance: row.link_allowance,
+        }
+      : undefined;
   }
 
   async findRequest(requestId: string): Promise<ExistingRequest> {
@@ -85,28 +128,6 @@ export class CreationTransaction {
     return row.status === 'done'
       ? { status: 'done', results: row.results }
       : { status: 'abandoned' };
-  }
-
-  /**
-   * Locks the app row for the rest of the transaction, so creations for one app run one at a
-   * time and the allowance check sees every committed link. FOR NO KEY UPDATE, not FOR UPDATE:
-   * it still excludes other creations, but not the foreign-key checks of inserts that reference
-   * the app (such as the gateway's settle insert), which must never wait on another job.
-   */
-  async lockApp(appId: string): Promise<LockedApp | undefined> {
-    const row = await this.trx
-      .selectFrom('apps')
-      .select(['subdomain_key', 'link_count', 'link_allowance'])
-      .where('id', '=', appId)
-      .forNoKeyUpdate()
-      .executeTakeFirst();
-    return row
-      ? {
-          subdomainKey: row.subdomain_key,
-          linkCount: row.link_count,
-          linkAllowance: row.link_allowance,
-        }
-      : undefined;
   }
 
   /** Which of `aliases` exist in the app and environment, archived links included. */
@@ -165,20 +186,20 @@ export class CreationTransaction {
   }
 
   async commit(): Promise<void> {
-    try {
-      await this.trx.commit().execute();
-    } catch (error) {
-      // Kysely releases the connection only after a successful COMMIT; rollback always does.
-      await this.rollback();
-      throw error;
-    }
+    if (this.state !== 'open') throw new Error(`commit of a transaction already ${this.state}`);
+    // A COMMIT that fails ends the transaction too (Postgres rolls it back), as does a lost
+    // connection, which the pool then replaces.
+    this.state = 'committed';
+    await sql.raw('COMMIT').execute(this.trx);
   }
 
+  /** Ends the transaction unless it already ended; never throws (see commit()). */
   async rollback(): Promise<void> {
-    if (this.trx.isCommitted || this.trx.isRolledBack) return;
-    await this.trx
-      .rollback()
-      .execute()
+    if (this.state !== 'open') return;
+    this.state = 'rolled_back';
+    await sql
+      .raw('ROLLBACK')
+      .execute(this.trx)
       .catch(() => undefined);
   }
 }
