@@ -1,7 +1,7 @@
 import type { Logger, LoggerOptions } from 'pino';
 import { pino } from 'pino';
 
-export type { Logger } from 'pino';
+export type { Level, Logger } from 'pino';
 export { REQUEST_ID_HEADER, requestIdFrom } from './request-id';
 
 /**

@@ -8,7 +8,7 @@ import { healthRoutes } from './health/health.routes';
 import { errorHandler } from './http/error-handler';
 import { GracefulShutdown } from './http/graceful-shutdown';
 import { requestId } from './http/request-id';
-import { requestLogging } from './http/request-logging';
+import { useRequestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
 import { notFound, routerFor } from './http/routes';
 import { createRoutes } from './links/create.routes';
@@ -53,7 +53,7 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
 
   app.use(requestId());
   app.use(shutdown.middleware());
-  app.use(requestLogging(deps.logger));
+  useRequestLogging(app, deps.logger);
   app.use(routerFor(healthRoutes(deps, shutdown)));
   app.use(
     API_BASE_PATH,

@@ -34,7 +34,7 @@ function send(res: Response, error: ApiError): void {
  * The one error middleware. Known failures keep their slug; Postgres/Redis outages become 503
  * `unavailable`; anything else is answered with a bare 500 `internal`, so no stack, SQL or
  * message of an unexpected error ever reaches a client. The error itself goes, in full, into the
- * request's log line: pino-http logs `res.err` when the response finishes.
+ * request's log line: request-logging.ts logs `res.err` when the response finishes.
  */
 export function errorHandler(): ErrorRequestHandler {
   return (error: unknown, _req, res, next) => {

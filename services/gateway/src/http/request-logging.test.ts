@@ -17,6 +17,14 @@ beforeAll(async () => {
           throw new Error('boom');
         },
       },
+      {
+        method: 'GET',
+        path: '/logs',
+        handler: (req, res) => {
+          req.log.info({ step: 'handler' }, 'from the handler');
+          res.json({ ok: true });
+        },
+      },
     ],
   });
   tenant = await createTenant(gateway.deps.db);
@@ -27,7 +35,10 @@ afterAll(async () => {
 
 interface LogLine {
   level: string;
+  msg?: string;
+  step?: string;
   reqId?: string;
+  err?: { message?: string; stack?: string };
   req?: { id: string; method: string; url: string; headers?: unknown };
   res?: { statusCode: number };
 }
@@ -75,5 +86,71 @@ describe('request logs', () => {
     }
     expect(everything).not.toMatch(/ls_sk_(live|test)_/);
     expect(everything).not.toMatch(/authorization/i);
+  });
+});
+
+describe('request logs of handlers', () => {
+  it("give a handler's own lines (req.log) the request id", async () => {
+    gateway.logs.length = 0;
+    const res = await gateway.api('/api/v1/logs', {
+      key: tenant.live.secret,
+      headers: { 'x-request-id': 'log-2' },
+    });
+    expect(res.status).toBe(200);
+    const lines = gateway.logs.map((line) => JSON.parse(line) as LogLine);
+    expect(lines.filter((line) => line.reqId === 'log-2')).toEqual([
+      expect.objectContaining({ level: 'info', step: 'handler', msg: 'from the handler' }),
+      expect.objectContaining({
+        level: 'info',
+        msg: 'request completed',
+        res: { statusCode: 200 },
+      }),
+    ]);
+  });
+});
+
+describe('request logs at warn', () => {
+  let quiet: TestGateway;
+  beforeAll(async () => {
+    quiet = await startGateway({
+      logLevel: 'warn',
+      routes: (_deps, defaults) => [
+        ...defaults,
+        {
+          method: 'GET',
+          path: '/throws',
+          handler: () => {
+            throw new Error('quiet boom');
+          },
+        },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await quiet.stop();
+  });
+
+  it('drop the lines of answered requests and keep a 500 in full', async () => {
+    quiet.logs.length = 0;
+    expect((await quiet.api('/api/v1/app', { key: tenant.live.secret })).status).toBe(200);
+    expect((await quiet.api('/api/v1/nope', { key: tenant.live.secret })).status).toBe(404);
+    expect((await quiet.api('/api/v1/app')).status).toBe(401);
+    const failed = await quiet.api('/api/v1/throws', {
+      key: tenant.live.secret,
+      headers: { 'x-request-id': 'quiet-500' },
+    });
+    expect(failed.status).toBe(500);
+
+    const lines = quiet.logs.map((line) => JSON.parse(line) as LogLine);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      level: 'error',
+      msg: 'request errored',
+      reqId: 'quiet-500',
+      req: { id: 'quiet-500', method: 'GET', url: '/api/v1/throws' },
+      res: { statusCode: 500 },
+      err: { message: 'quiet boom' },
+    });
+    expect(lines[0].err?.stack).toContain('quiet boom');
   });
 });

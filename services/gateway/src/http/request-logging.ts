@@ -1,34 +1,90 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
-import { pinoHttp } from 'pino-http';
-import type { Logger } from '@linkservice/logger';
-import { REQUEST_ID_HEADER } from './request-id';
+import type { Express, Request, RequestHandler, Response } from 'express';
+import type { Level, Logger } from '@linkservice/logger';
+import { requestIdOf } from './request-id';
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** This request's logger: every line carries `reqId`. Created on first use. */
+    readonly log: Logger;
+  }
+  interface ServerResponse {
+    /** The failure behind a 500/503, set by the error middleware; logged in full on the request line. */
+    err?: Error;
+  }
+}
+
+const STARTED_AT = Symbol('startedAt');
+
+type TimedResponse = Response & { [STARTED_AT]?: number };
+
+/** 500 is a bug (error); 503 and other 5xx are outages or refusals to answer (warn). */
+function levelOf(res: Response): Level {
+  if (res.statusCode === 500) return 'error';
+  return res.statusCode >= 500 ? 'warn' : 'info';
+}
 
 /**
- * One log line per request, tagged with the request id, with the error in full when the answer
- * was a 500 or 503 (the error middleware puts it on `res.err`). Request headers are never logged (the
- * Authorization header carries the secret key); only method, path and the client address are.
+ * One log line per request, written when the response is done, tagged with the request id, with
+ * the error in full when the answer was a 500 or 503 (the error middleware puts it on `res.err`).
+ * Request headers are never logged (the Authorization header carries the secret key); only
+ * method, path and the client address are.
+ *
+ * Per request this costs one timestamp and two listeners: the line, its child logger and its
+ * serialised fields are built only when the line's level is enabled (at `warn`, only for 5xx),
+ * and `req.log` makes its child logger only for a handler that logs.
  */
-export function requestLogging(logger: Logger): RequestHandler {
-  return pinoHttp({
-    logger,
-    // requestId() ran first and already chose the id.
-    genReqId: (_req: IncomingMessage, res: ServerResponse) =>
-      String(res.getHeader(REQUEST_ID_HEADER)),
-    // Every line of a request carries `reqId`; the final line also has method, path and status.
-    quietReqLogger: true,
-    customLogLevel: (_req, res, error) => {
-      if (error || res.statusCode === 500) return 'error';
-      return res.statusCode >= 500 ? 'warn' : 'info';
-    },
-    serializers: {
-      req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
-        id: req.id,
+export function useRequestLogging(app: Express, logger: Logger): void {
+  function logLine(res: TimedResponse, failure: Error | undefined): void {
+    const error = failure ?? res.err;
+    const level = failure ? 'error' : levelOf(res);
+    if (!logger.isLevelEnabled(level)) return;
+    const req = res.req;
+    const id = requestIdOf(res);
+    const line = {
+      reqId: id,
+      req: {
+        id,
         method: req.method,
-        url: req.url,
-        remoteAddress: req.remoteAddress,
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        url: req.originalUrl,
+        remoteAddress: req.socket.remoteAddress,
+      },
+      res: { statusCode: res.statusCode },
+      responseTime: Date.now() - (res[STARTED_AT] ?? Date.now()),
+      ...(error !== undefined && { err: error }),
+    };
+    const message = !res.writableFinished
+      ? 'request aborted'
+      : error !== undefined || res.statusCode >= 500
+        ? 'request errored'
+        : 'request completed';
+    logger[level](line, message);
+  }
+
+  // `this` is the response: shared listeners, so no closure is allocated per request.
+  function onClose(this: TimedResponse): void {
+    this.removeListener('error', onError);
+    logLine(this, undefined);
+  }
+  function onError(this: TimedResponse, error: Error): void {
+    this.removeListener('close', onClose);
+    logLine(this, error);
+  }
+
+  // Defined once on the app's request prototype rather than per request: most handlers never log.
+  Object.defineProperty(app.request, 'log', {
+    configurable: true,
+    get(this: Request): Logger {
+      const log = this.res ? logger.child({ reqId: requestIdOf(this.res) }) : logger;
+      Object.defineProperty(this, 'log', { value: log });
+      return log;
     },
   });
+
+  const middleware: RequestHandler = (_req, res: TimedResponse, next) => {
+    res[STARTED_AT] = Date.now();
+    res.on('close', onClose);
+    res.on('error', onError);
+    next();
+  };
+  app.use(middleware);
 }
