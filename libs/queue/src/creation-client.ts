@@ -3,7 +3,7 @@ import type { Database } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import type { QueueEventsListener } from 'bullmq';
-import { Job, Queue, QueueEvents } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type {
@@ -191,9 +191,12 @@ export class BullCreationClient implements CreationClient {
   }
 
   /**
-   * Resolves with the job's return value, rejects when it failed for good. Listens before it
-   * looks, so a job finishing in between is seen either way (what Job.waitUntilFinished does, but
-   * without its async executor, whose Redis errors would escape as unhandled rejections).
+   * Resolves with the job's return value, rejects when it failed for good. Listens before the job
+   * is added, and the id is new, so its end cannot come before the listener; the events reader
+   * resumes from its last stream id after a reconnect, so it cannot skip it either. (Looking the
+   * job up as well, as Job.waitUntilFinished does for ids that may be old, cost two more Redis
+   * commands per creation.) Should the event still be missed (the stream trimmed past it), the
+   * deadline ends the wait and the settle finds the committed result.
    */
   private waitForFinish(jobId: string, signal: AbortSignal): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -219,30 +222,7 @@ export class BullCreationClient implements CreationClient {
       this.events.on<PerJobEvents>(completedEvent, onCompleted);
       this.events.on<PerJobEvents>(failedEvent, onFailed);
       signal.addEventListener('abort', onAbort);
-
-      this.finishedAlready(jobId).then(
-        (finished) => {
-          if (finished === undefined) return;
-          if (finished.ok) onCompleted({ returnvalue: finished.value });
-          else onFailed({ failedReason: finished.reason });
-        },
-        (error: unknown) => {
-          cleanup();
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      );
     });
-  }
-
-  private async finishedAlready(
-    jobId: string,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; reason: string } | undefined> {
-    const job = await Job.fromId(this.queue, jobId);
-    if (!job?.finishedOn) return undefined;
-    const state = await job.getState();
-    if (state === 'completed') return { ok: true, value: job.returnvalue as unknown };
-    if (state === 'failed') return { ok: false, reason: job.failedReason };
-    return undefined;
   }
 
   /**
