@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema';
 
@@ -12,6 +12,69 @@ const types: pg.CustomTypesConfig = {
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
+
+/** Statement text -> name, for every statement declared with preparedStatement(). */
+const preparedNames = new Map<string, string>();
+const preparedTexts = new Map<string, string>();
+
+/** A constant statement that pools created by createDb() send as a named prepared statement. */
+export interface PreparedStatement<Row> {
+  readonly name: string;
+  readonly text: string;
+  /** Type only: what one row of the result looks like. */
+  readonly row?: Row;
+}
+
+/**
+ * Declares a statement the hot paths run on every request (e.g. the API key lookup). Each
+ * connection then parses and plans it once, under `name`, and afterwards only binds and executes
+ * it: Postgres skips parse, analysis and (once it settles on a generic plan) planning, which it
+ * would otherwise redo on every call. `text` must be constant, with every value a `$n` parameter.
+ * Select named columns, never `*`: a prepared `*` keeps its column list, and Postgres refuses to
+ * run it after a migration adds a column ("cached plan must not change result type").
+ */
+export function preparedStatement<Row>(name: string, text: string): PreparedStatement<Row> {
+  const known = preparedTexts.get(name);
+  if (known !== undefined && known !== text) {
+    throw new Error(`prepared statement ${name} is already declared with other text`);
+  }
+  const otherName = preparedNames.get(text);
+  if (otherName !== undefined && otherName !== name) {
+    throw new Error(`prepared statement ${name} has the same text as ${otherName}`);
+  }
+  preparedTexts.set(name, text);
+  preparedNames.set(text, name);
+  return { name, text };
+}
+
+/** Runs a prepared statement through Kysely (same pool, transactions and error handling). */
+export async function executePrepared<Row>(
+  db: Kysely<Database>,
+  statement: PreparedStatement<Row>,
+  parameters: readonly unknown[],
+): Promise<Row[]> {
+  const result = await db.executeQuery<Row>(CompiledQuery.raw(statement.text, [...parameters]));
+  return result.rows;
+}
+
+type QueryArguments = Parameters<(config: unknown, values?: unknown, callback?: unknown) => void>;
+
+/**
+ * pg sends a query as a named statement when its config carries a name. Kysely passes only text
+ * and values, so the pool's clients add the name for declared statements, found by their text.
+ */
+class PreparingClient extends pg.Client {}
+// eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with .call(this)
+const plainQuery = pg.Client.prototype.query as (...args: QueryArguments) => unknown;
+PreparingClient.prototype.query = function (
+  this: pg.Client,
+  ...[config, values, callback]: QueryArguments
+): unknown {
+  const name = typeof config === 'string' ? preparedNames.get(config) : undefined;
+  return name === undefined
+    ? plainQuery.call(this, config, values, callback)
+    : plainQuery.call(this, { name, text: config }, values, callback);
+} as pg.Client['query'];
 
 export interface DbOptions {
   connectionString: string;
@@ -35,6 +98,7 @@ export function createDb({
   onConnectionError = () => undefined,
 }: DbOptions): DbHandle {
   const pool = new pg.Pool({
+    Client: PreparingClient,
     connectionString,
     max,
     types,
