@@ -185,7 +185,9 @@ export class LinksRepository {
    * total and the few branch sorts the same rows. Only above fewMatches is the total counted by
    * a second scan. (Counting first and collecting afterwards ran the trigram index scan twice,
    * ~30 ms each at 1M links when most of the pattern's trigrams occur in every row.) Without a
-   * filter the total is stored, and `matched` is read only when it is few.
+   * filter the total is stored, and `matched` is read only when it is few; with status=active
+   * alone it is the stored total minus the archived and expired links, both counted through
+   * their partial indexes (counting the active ones read nearly every row).
    * A page past the end reads no rows beyond what counting needs. Branches return keys only;
    * the full rows of the page are joined afterwards, so deepLinkData of rows outside the page
    * is never read.
@@ -194,13 +196,7 @@ export class LinksRepository {
     const matches = matchCondition(scope, query);
     const { limit, offset, sort } = query;
     const few = this.fewMatches;
-    const counting = isUnfiltered(query)
-      ? storedTotal(scope)
-      : // CASE evaluates the uncorrelated count subquery (an InitPlan) only when it is reached.
-        sql`SELECT CASE WHEN capped.n <= ${few} THEN capped.n
-            ELSE (SELECT count(*) FROM links WHERE ${matches}) END AS total
-          FROM (SELECT count(*) AS n
-                FROM (SELECT FROM matched LIMIT ${few + 1}) AS first_matches) AS capped`;
+    const counting = totalStatement(scope, query, matches, few);
     const total = sql`(SELECT total FROM counted)`;
     const result = await sql<PageRow>`
       WITH matched AS MATERIALIZED (
@@ -260,8 +256,33 @@ function orderBy(sort: LinkSort, table: 'matched' | 'links' | 'page') {
   return sql.raw(SORT_KEYS[sort].map((key) => `${table}.${key}`).join(', '));
 }
 
-function isUnfiltered(query: LinkListQuery): boolean {
+/** The `counted` CTE: one row holding the exact total of the list's matches. */
+function totalStatement(
+  scope: LinkScope,
+  filters: LinkFilters,
+  matches: ReturnType<typeof matchCondition>,
+  few: number,
+) {
+  if (isUnfiltered(filters)) return sql`SELECT ${storedTotal(scope)} AS total`;
+  if (isOnlyActive(filters)) {
+    // Every link minus the archived and the expired ones, the statuses' exact complement.
+    return sql`SELECT ${storedTotal(scope)} - ${statusCount(scope, 'archived')}
+      - ${statusCount(scope, 'expired')} AS total`;
+  }
+  // The first few + 1 rows of `matched` tell whether the matches are few. CASE evaluates the
+  // uncorrelated count subquery (an InitPlan) only when they are not.
+  return sql`SELECT CASE WHEN capped.n <= ${few} THEN capped.n
+      ELSE (SELECT count(*) FROM links WHERE ${matches}) END AS total
+    FROM (SELECT count(*) AS n
+          FROM (SELECT FROM matched LIMIT ${few + 1}) AS first_matches) AS capped`;
+}
+
+function isUnfiltered(query: LinkFilters): boolean {
   return query.search === undefined && query.tag === undefined && query.status === undefined;
+}
+
+function isOnlyActive(query: LinkFilters): boolean {
+  return query.search === undefined && query.tag === undefined && query.status === 'active';
 }
 
 /**
@@ -270,13 +291,24 @@ function isUnfiltered(query: LinkListQuery): boolean {
  * instead of counting a million rows.
  */
 function storedTotal(scope: LinkScope) {
-  return sql`SELECT coalesce(
+  return sql`coalesce(
     (SELECT total FROM link_totals
-     WHERE app_id = ${scope.appId} AND environment = ${scope.environment}), 0) AS total`;
+     WHERE app_id = ${scope.appId} AND environment = ${scope.environment}), 0)`;
 }
 
+/**
+ * Links of one status, counted with the same condition a list filtered by it uses (archived
+ * and expired are read through their partial indexes).
+ */
+function statusCount(scope: LinkScope, status: LinkStatusFilter) {
+  return sql`(SELECT count(*) FROM links
+    WHERE ${matchCondition(scope, { search: undefined, tag: undefined, status })})`;
+}
+
+type LinkFilters = Pick<LinkListQuery, 'search' | 'tag' | 'status'>;
+
 /** The scope and every filter of a list, ANDed; all values are bound parameters. */
-function matchCondition(scope: LinkScope, query: LinkListQuery) {
+function matchCondition(scope: LinkScope, query: LinkFilters) {
   const conditions = [
     sql`links.app_id = ${scope.appId}`,
     sql`links.environment = ${scope.environment}`,
