@@ -26,8 +26,9 @@ export interface LinkCreationOptions {
   testDelayMs?: number;
   /**
    * The link host's resolution cache. A created alias may be cached there as "no such link";
-   * it is dropped after the commit so the new link resolves at once. Absent only where no link
-   * host runs (service-level tests).
+   * it is dropped after the commit so the new link resolves at once. It must use the Redis
+   * connection the BullMQ Worker completes jobs on (the drop is not awaited; see createLinks).
+   * Absent only where no link host runs (service-level tests).
    */
   linkCache?: Pick<LinkCache, 'invalidate'>;
 }
@@ -66,7 +67,11 @@ export class LinkCreationService {
       if (decided.commit) await tx.commit();
       return decided;
     });
-    if (outcome.commit && outcome.created) await this.dropCachedMisses(outcome.created);
+    // Not awaited: the invalidation is written to Redis now, on the connection BullMQ reports the
+    // job's completion on (see worker.ts), and Redis runs one connection's commands in order, so
+    // it is done before the completion event the gateway waits for exists. Awaiting its reply
+    // would add a round trip before every answer.
+    if (outcome.commit && outcome.created) void this.dropCachedMisses(outcome.created);
     return outcome.answer;
   }
 

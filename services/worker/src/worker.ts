@@ -35,8 +35,11 @@ export function startCreationWorker(deps: CreationWorkerDeps): Worker {
     linkDomain: deps.linkDomain,
     logger: deps.logger,
     testDelayMs: deps.testDelayMs,
-    // On the queue connection: while Redis is away the job cannot complete anyway, and the
-    // invalidation waits for the reconnect like BullMQ's own commands.
+    // On the queue connection, the one the Worker below completes jobs on: Redis runs one
+    // connection's commands in order, so the invalidation (sent, not awaited, right after the
+    // commit) is done before the job's completion event exists, without a round trip of its own.
+    // While Redis is away the job cannot complete anyway, and the invalidation waits for the
+    // reconnect like BullMQ's own commands.
     linkCache: new LinkCache(deps.connection, deps.prefix),
   });
   const worker = new Worker<unknown, CreateLinksJobResult>(
