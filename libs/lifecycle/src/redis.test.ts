@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@linkservice/logger';
-import { testEnvironment } from '@linkservice/testing';
+import { eventually, testEnvironment } from '@linkservice/testing';
 import type { Redis } from 'ioredis';
 import { closeRedis, createRedisClient } from './redis';
 
@@ -26,13 +26,8 @@ function capturingLogger() {
   return { logger, lines };
 }
 
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const until = (check: () => boolean, timeoutMs: number, what: string) =>
+  eventually(check, { timeoutMs, intervalMs: 10, what });
 
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 

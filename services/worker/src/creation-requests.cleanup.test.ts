@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
+import { eventually } from '@linkservice/testing';
 import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
 import { LinksRepository } from './links.repository';
-import { createTestApp, eventually, requestRow, testDatabase } from './testing/creation-harness';
+import { createTestApp, requestRow, testDatabase } from './testing/creation-harness';
 import { createLogger } from '@linkservice/logger';
 
 let postgres: DbHandle;
@@ -40,11 +41,9 @@ describe('creation_requests cleanup', () => {
       createLogger('cleanup-test', 'silent'),
     );
     try {
-      await eventually(
-        async () => ((await requestRow(postgres.db, old[0])) ? undefined : true),
-        10_000,
-        'old rows deleted',
-      );
+      await eventually(async () => ((await requestRow(postgres.db, old[0])) ? undefined : true), {
+        what: 'old rows deleted',
+      });
     } finally {
       await cleanup.stop();
     }

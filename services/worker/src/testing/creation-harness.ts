@@ -171,18 +171,3 @@ export async function requestRow(db: Kysely<Database>, requestId: string) {
     .where('id', '=', requestId)
     .executeTakeFirst();
 }
-
-/** Polls `check` until it returns a value other than undefined, or fails at the deadline. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
