@@ -9,7 +9,11 @@ export type JsonObject = Record<string, unknown>;
 /** Methods whose requests must carry a JSON object; on the others a body is optional. */
 const BODY_REQUIRED = new Set(['POST', 'PUT', 'PATCH']);
 
-const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: true, type: 'application/json' });
+const parseJson: RequestHandler = express.json({
+  limit: MAX_BODY_BYTES,
+  strict: true,
+  type: 'application/json',
+});
 
 function carriesBody(req: Request): boolean {
   const length = req.headers['content-length'];
@@ -23,10 +27,11 @@ function isJsonObject(value: unknown): value is JsonObject {
 /**
  * Runs per matched route (after auth, after 404/405), so nothing is read for a request that is
  * refused anyway. Any body must be a JSON object sent as `application/json`, at most 2 MiB;
- * anything else is 400 `invalid_body` (413 `payload_too_large` past the limit).
+ * anything else is 400 `invalid_body` (413 `payload_too_large` past the limit). One middleware,
+ * and a request without a body (every GET) never reaches the parser.
  */
-export function jsonBody(): RequestHandler[] {
-  const checkPresenceAndType: RequestHandler = (req, _res, next) => {
+export function jsonBody(): RequestHandler {
+  return (req, res, next) => {
     if (!carriesBody(req)) {
       next(
         BODY_REQUIRED.has(req.method)
@@ -39,16 +44,13 @@ export function jsonBody(): RequestHandler[] {
       next(errors.invalidBody('Send the body as JSON with Content-Type: application/json.'));
       return;
     }
-    next();
+    parseJson(req, res, (error?: unknown) => {
+      if (error !== undefined) next(error);
+      else if (!isJsonObject(req.body))
+        next(errors.invalidBody('The request body must be a JSON object.'));
+      else next();
+    });
   };
-  const requireObject: RequestHandler = (req, _res, next) => {
-    if (carriesBody(req) && !isJsonObject(req.body)) {
-      next(errors.invalidBody('The request body must be a JSON object.'));
-      return;
-    }
-    next();
-  };
-  return [checkPresenceAndType, parseJson, requireObject];
 }
 
 /** The parsed body of a route that requires one (POST/PUT/PATCH); jsonBody() guaranteed it. */

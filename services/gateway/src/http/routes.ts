@@ -53,7 +53,7 @@ export function routerFor(routes: readonly ApiRoute[]): Router {
   for (const [path, group] of byPath) {
     const route = router.route(path);
     for (const { method, handler } of group) {
-      const handlers = [...jsonBody(), handler];
+      const handlers = [jsonBody(), handler];
       switch (method) {
         case 'GET':
           route.get(handlers);
