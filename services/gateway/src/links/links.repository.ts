@@ -2,6 +2,7 @@ import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
 import type { Database, Environment, LinkRow } from '@linkservice/db';
+import { executePrepared, preparedStatement } from '@linkservice/db';
 
 /** Whose links a query may see: always the app and environment of the authenticating key. */
 export interface LinkScope {
@@ -42,6 +43,37 @@ export type LinkState = 'missing' | 'archived' | 'active';
 
 type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
+/** Every column of a link (the compiler checks the list against LinkRow), read by name. */
+const LINK_COLUMNS: Record<keyof LinkRow, true> = {
+  id: true,
+  app_id: true,
+  environment: true,
+  alias: true,
+  web_fallback_url: true,
+  ios_fallback_url: true,
+  deep_link_data: true,
+  title: true,
+  campaign: true,
+  channel: true,
+  feature: true,
+  tags: true,
+  expires_at: true,
+  archived_at: true,
+  click_count: true,
+  created_at: true,
+  updated_at: true,
+  search_text: true,
+};
+
+/** GET /links/{id} runs it on every request: a prepared statement, parsed once per connection. */
+const FIND_BY_ID = preparedStatement<LinkRow & { db_now: Date }>(
+  'gateway_link_by_id',
+  `SELECT ${Object.keys(LINK_COLUMNS)
+    .map((column) => `links.${column}`)
+    .join(', ')}, now() AS db_now
+   FROM links WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`,
+);
+
 /** Escapes LIKE's wildcards and its escape character, so the search text matches literally. */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (char) => `\\${char}`);
@@ -79,11 +111,8 @@ export class LinksRepository {
   }
 
   async findById(scope: LinkScope, id: string): Promise<LinkRead | undefined> {
-    const found = await this.scoped(scope)
-      .selectAll('links')
-      .select(sql<Date>`now()`.as('db_now'))
-      .where('links.id', '=', id)
-      .executeTakeFirst();
+    const rows = await executePrepared(this.db, FIND_BY_ID, [id, scope.appId, scope.environment]);
+    const found = rows.at(0);
     if (!found) return undefined;
     const { db_now: now, ...row } = found;
     return { row, now };
