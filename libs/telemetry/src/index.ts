@@ -17,6 +17,13 @@ function redisStatement(commandName: string): string {
   return commandName;
 }
 
+const PROBE_PATH = /^\/(healthz|readyz)(\?|$)/;
+
+/** Every service answers its liveness and readiness probes on these two paths. */
+function isProbe(url: string | undefined): boolean {
+  return url !== undefined && PROBE_PATH.test(url);
+}
+
 /**
  * Starts the OpenTelemetry Node SDK. It must run before express, pg, ioredis or bullmq are
  * loaded, so each service imports its `instrument.ts` first. Off unless the standard OTEL_*
@@ -42,6 +49,8 @@ export function startTelemetry(
         // Never record header values: Authorization carries the secret key.
         '@opentelemetry/instrumentation-http': {
           headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] } },
+          // Kubelet probes every few seconds per pod: a trace each would bury the real ones.
+          ignoreIncomingRequestHook: (request) => isProbe(request.url),
         },
         // Statement text is parameterised; values are never attached.
         '@opentelemetry/instrumentation-pg': { enhancedDatabaseReporting: false },

@@ -8,7 +8,7 @@ import { testEnvironment } from '@linkservice/testing';
 const PROBE = join(__dirname, '..', 'dist', 'testing', 'trace-probe.js');
 
 describe('traces of a service', () => {
-  it('record HTTP, Postgres and Redis work without a secret sent through any of them', async () => {
+  it('record HTTP, Postgres and Redis work without a secret sent through any of them, and no probes', async () => {
     if (!existsSync(PROBE)) throw new Error(`${PROBE} is missing: run pnpm exec tsc -b first`);
     const env = testEnvironment();
     const secret = `ls_sk_live_${randomBytes(24).toString('hex')}`;
@@ -32,6 +32,8 @@ describe('traces of a service', () => {
     for (const command of ['eval', 'set', 'hincrby']) {
       expect(stdout).toContain(`'db.query.text': '${command}'`);
     }
+    // Probes leave no server span (the probe's own client spans name no path).
+    expect(stdout.match(/'url\.path': '\/(healthz|readyz)'/g) ?? []).toEqual([]);
     expect(stdout).not.toContain(secret);
     expect(stderr).not.toContain(secret);
   });

@@ -11,7 +11,8 @@ import pg from 'pg';
  * Run by telemetry.test.ts as a compiled process with OTEL_TRACES_EXPORTER=console: sends
  * TRACE_PROBE_SECRET through everything the services trace (an HTTP request's Authorization
  * header, a Postgres parameter, Redis command arguments) inside one traced operation, then
- * flushes the spans to stdout for the test to search.
+ * flushes the spans to stdout for the test to search. It also calls the two probe paths, whose
+ * server side must leave no span.
  */
 async function main(): Promise<void> {
   const { TRACE_PROBE_SECRET: secret, DATABASE_URL, REDIS_URL, REDIS_PREFIX } = process.env;
@@ -29,17 +30,18 @@ async function main(): Promise<void> {
 
   // ioredis spans need a parent span (requireParentSpan), as a request's span is in a service.
   await trace.getTracer('trace-probe').startActiveSpan('probe', async (span) => {
-    await new Promise<void>((resolve, reject) => {
-      const req = request(
-        { port, path: '/api/v1/app', headers: { authorization: `Bearer ${secret}` } },
-        (res) => {
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<void>((resolve, reject) => {
+        const req = request({ port, path, headers }, (res) => {
           res.resume();
           res.on('end', resolve);
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    await get('/api/v1/app', { authorization: `Bearer ${secret}` });
+    await get('/healthz');
+    await get('/readyz');
     await pool.query('SELECT $1::text AS value', [secret]);
     const key = `${REDIS_PREFIX}:trace-probe`;
     // BullMQ adds and finishes jobs with EVALSHA: the same serializer path as EVAL.
