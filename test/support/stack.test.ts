@@ -53,7 +53,7 @@ describe('ServiceProcess', () => {
 
   async function fixture(
     mode: string,
-    readyTimeoutMs = 5_000,
+    readyTimeoutMs = 30_000,
     execArgv?: string[],
   ): Promise<ServiceProcess> {
     const service = new ServiceProcess({
