@@ -38,9 +38,10 @@ export interface AppOptions {
 }
 
 /**
- * Order matters: request id (so every answer carries it), request log, probes (no auth), then
- * /api/v1: authenticate every request before routing, so an unauthenticated caller learns
- * nothing about which paths exist; then 404, then the one error middleware.
+ * Order matters: request id (so every answer carries it), request log, then /api/v1:
+ * authenticate every request before routing, so an unauthenticated caller learns nothing about
+ * which paths exist; then the probes (no auth; after the API, so API requests never walk their
+ * router), then 404, then the one error middleware.
  */
 export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express {
   const shutdown = options.shutdown ?? new GracefulShutdown();
@@ -54,12 +55,13 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   app.use(requestId());
   app.use(shutdown.middleware());
   useRequestLogging(app, deps.logger);
-  app.use(routerFor(healthRoutes(deps, shutdown)));
   app.use(
     API_BASE_PATH,
-    authenticate(new KeysRepository(deps.db)),
-    routerFor(options.routes ?? apiRoutes(deps)),
+    routerFor(options.routes ?? apiRoutes(deps), {
+      before: authenticate(new KeysRepository(deps.db)),
+    }),
   );
+  app.use(routerFor(healthRoutes(deps, shutdown)));
   app.use(notFound());
   app.use(errorHandler());
   return app;

@@ -35,12 +35,19 @@ function methodNotAllowed(allow: string[]): RequestHandler {
   };
 }
 
+export interface RouterOptions {
+  /** Runs first for every request the router sees, matched or not (e.g. authentication). */
+  before?: RequestHandler;
+}
+
 /**
  * Mounts routes grouped by path: each method gets JSON body handling then its handler; every
  * other method on a known path is 405 with Allow. Unknown paths fall through to notFound().
+ * `before` sits inside the router rather than as its own mount: one layer less per request.
  */
-export function routerFor(routes: readonly ApiRoute[]): Router {
+export function routerFor(routes: readonly ApiRoute[], options: RouterOptions = {}): Router {
   const router = express.Router({ caseSensitive: true });
+  if (options.before) router.use(options.before);
   const byPath = new Map<string, ApiRoute[]>();
   for (const route of routes) {
     const group = byPath.get(route.path) ?? [];
