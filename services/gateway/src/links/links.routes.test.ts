@@ -94,6 +94,25 @@ describe('GET /links/{id}', () => {
     });
   });
 
+  it('sends JSON with its length, and HEAD the same headers without a body', async () => {
+    const row = await seed(alpha, 'live', { ...FULL_SEED, title: 'Frühling ✓' });
+    const res = await getLink(row.id);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(res.text));
+    expect(res.body.link.title).toBe('Frühling ✓');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(res.headers.get('etag')).toBeNull();
+
+    const head = await gateway.api(`/api/v1/links/${row.id}`, {
+      key: keyOf(alpha),
+      method: 'HEAD',
+    });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(head.headers.get('content-length')).toBe(res.headers.get('content-length'));
+  });
+
   it('shows nulls and an empty tag list for unset fields', async () => {
     const row = await seed(alpha);
     const { link } = (await getLink(row.id)).body;

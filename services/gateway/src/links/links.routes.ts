@@ -6,6 +6,7 @@ import { errors } from '../http/errors';
 import { bodyOf } from '../http/json-body';
 import type { ApiRoute } from '../http/routes';
 import { pathParam } from '../http/routes';
+import { sendJson } from '../http/send-json';
 import { LinksRepository } from './links.repository';
 import type { LinkOwner } from './links.service';
 import { LinksService, parseListParams } from './links.service';
@@ -39,7 +40,7 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
       handler: async (req, res) => {
         const link = await links.get(ownerOf(res), pathParam(req, 'linkId'));
         if (!link) throw errors.notFound(NOT_FOUND);
-        res.json({ link });
+        sendJson(res, { link });
       },
     },
     {
