@@ -17,12 +17,17 @@ export class GracefulShutdown {
 
   /** First in the chain: tracks responses until they are sent. */
   middleware(): RequestHandler {
+    const inFlight = this.inFlight;
+    // One listener shared by every response (`this` is the response): no closure per request.
+    function untrack(this: ServerResponse): void {
+      inFlight.delete(this);
+    }
     return (_req, res, next) => {
       if (this.started) {
         res.shouldKeepAlive = false;
       } else {
-        this.inFlight.add(res);
-        res.once('close', () => this.inFlight.delete(res));
+        inFlight.add(res);
+        res.on('close', untrack);
       }
       next();
     };
