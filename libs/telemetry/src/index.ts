@@ -1,5 +1,5 @@
-import { getNodeAutoInstrumentations } from '@opentelemetry/auto-instrumentations-node';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import type * as AutoInstrumentations from '@opentelemetry/auto-instrumentations-node';
+import type * as SdkNode from '@opentelemetry/sdk-node';
 
 export interface Telemetry {
   shutdown(): Promise<void>;
@@ -40,6 +40,13 @@ export function startTelemetry(
     env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
   if (!wanted || env.OTEL_SDK_DISABLED === 'true') return noop;
 
+  // Loaded only when tracing is on: the SDK and its instrumentations cost seconds of CPU and
+  // tens of MB at every start. Synchronous require, so they patch modules before those load.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof SdkNode;
+  const { getNodeAutoInstrumentations } =
+    require('@opentelemetry/auto-instrumentations-node') as typeof AutoInstrumentations;
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
     instrumentations: [

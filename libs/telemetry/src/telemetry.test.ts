@@ -38,3 +38,18 @@ describe('traces of a service', () => {
     expect(stderr).not.toContain(secret);
   });
 });
+
+describe('telemetry switched off', () => {
+  it('does not even load the SDK', async () => {
+    const index = join(__dirname, '..', 'dist', 'index.js');
+    const script = `
+      require(${JSON.stringify(index)}).startTelemetry('probe', {});
+      const loaded = Object.keys(require.cache).filter((path) => path.includes('@opentelemetry'));
+      process.stdout.write(JSON.stringify(loaded));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], {
+      env: { PATH: process.env.PATH },
+      timeout: 20_000,
+    });
+    expect(JSON.parse(stdout)).toEqual([]);
+  });
+});
