@@ -1,7 +1,8 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
+import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import type { CreationClient } from '@linkservice/queue';
 import { createCreationClient } from '@linkservice/queue';
@@ -35,32 +36,6 @@ export interface GatewayResources {
   close(): Promise<void>;
 }
 
-/** ioredis repeats the same error on every reconnect attempt; log a change, not each retry. */
-export function logRedisErrors(redis: Redis, logger: Logger, name: string): void {
-  let lastMessage: string | undefined;
-  redis.on('error', (error: Error) => {
-    if (error.message === lastMessage) return;
-    lastMessage = error.message;
-    logger.warn({ err: error, redis: name }, 'redis connection error');
-  });
-  redis.on('ready', () => {
-    if (lastMessage !== undefined) logger.info({ redis: name }, 'redis connection restored');
-    lastMessage = undefined;
-  });
-}
-
-/** QUIT when connected (lets pending replies arrive), otherwise just drop the socket. */
-export async function closeRedis(redis: Redis): Promise<void> {
-  if (redis.status === 'end') return;
-  if (redis.status !== 'ready') {
-    redis.disconnect();
-    return;
-  }
-  await redis.quit().catch(() => {
-    redis.disconnect();
-  });
-}
-
 export function buildDeps(config: GatewayConfig, logger: Logger): GatewayResources {
   const postgres = createDb({
     connectionString: config.DATABASE_URL,
@@ -70,12 +45,12 @@ export function buildDeps(config: GatewayConfig, logger: Logger): GatewayResourc
       logger.warn({ err: error }, 'postgres connection lost');
     },
   });
-  const redis = new Redis(config.REDIS_URL, {
+  // A command fails after one reconnect attempt: the request answers 503 instead of waiting.
+  const redis = createRedisClient(config.REDIS_URL, {
     connectionName: 'linkservice-gateway',
-    connectTimeout: 2_000,
+    logger,
     maxRetriesPerRequest: 1,
   });
-  logRedisErrors(redis, logger, 'commands');
   const creations = createCreationClient({
     redisUrl: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
