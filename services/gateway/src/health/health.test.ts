@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { generateSecretKey } from '@linkservice/keys';
+import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { TestGateway } from '../testing';
 import { closedPort, createTenant, startGateway } from '../testing';
 
@@ -76,13 +77,19 @@ describe('with Redis unreachable', () => {
   beforeAll(async () => {
     const port = await closedPort();
     // Only the commands client /readyz probes: the creation client's Redis is another test's.
-    deadRedis = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
+    // REDIS_CONNECTION_DEFAULTS: ioredis' own 2 s disconnectTimeout would leave a timer behind
+    // that keeps the jest worker from exiting.
+    deadRedis = new Redis(port, '127.0.0.1', {
+      ...REDIS_CONNECTION_DEFAULTS,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
     deadRedis.on('error', () => undefined);
     gateway = await startGateway({ deps: (deps) => ({ ...deps, redis: deadRedis }) });
   });
   afterAll(async () => {
     await gateway.stop();
-    deadRedis.disconnect();
+    await closeRedis(deadRedis);
   });
 
   it('/readyz answers 503 naming redis', async () => {
