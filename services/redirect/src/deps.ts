@@ -9,6 +9,7 @@ import { ClickFlusher } from './clicks/click-flusher';
 import { clickKeys } from './clicks/click-keys';
 import type { RedirectConfig } from './config';
 import { RedirectService } from './links/redirect.service';
+import { redisWriteBatcher } from './links/redis-write-batching';
 
 /** What request handling needs; built once by buildDeps() and handed to createApp(). */
 export interface RedirectDeps {
@@ -95,7 +96,14 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     intervalMs: config.CLICK_FLUSH_INTERVAL_MS,
     recoverAfterMs: config.CLICK_RECOVERY_AFTER_MS,
   });
-  const redirects = new RedirectService(postgres.db, cache, clicks, config.REDIS_PREFIX, logger);
+  const redirects = new RedirectService(
+    postgres.db,
+    cache,
+    clicks,
+    config.REDIS_PREFIX,
+    logger,
+    redisWriteBatcher(redis),
+  );
 
   let closing: Promise<void> | undefined;
   return {

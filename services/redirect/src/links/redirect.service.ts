@@ -26,6 +26,8 @@ export class RedirectService {
     private readonly clicks: ClickCounter,
     private readonly redisPrefix: string,
     logger: Logger,
+    /** Called before each lookup: coalesces the lookups of one event-loop turn into one write. */
+    private readonly batchRedisWrites: () => void = () => undefined,
   ) {
     // Once per outage-ish, not once per redirect.
     this.warn = throttled(10_000, (message, error) => {
@@ -47,6 +49,7 @@ export class RedirectService {
     const now = Date.now();
     let found: CountingLookup;
     try {
+      this.batchRedisWrites();
       found = await this.cache.lookupCountingClick(
         ref,
         countClick ? { hash: this.clicks.pendingKey, at: now } : null,
