@@ -1,12 +1,19 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { createDb } from '@linkservice/db';
 import type { DbHandle } from '@linkservice/db';
+import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import { testEnvironment } from '@linkservice/testing';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import type { TestTenant } from './testing';
 import { createTenant } from './testing';
 
@@ -93,6 +100,37 @@ async function openRequest(
   return { socket, read: () => received };
 }
 
+/**
+ * An OTLP/HTTP endpoint: `onExport` runs when the first export arrives, before it is answered,
+ * and the result resolves `exported`.
+ */
+async function startTraceCollector<T>(onExport: (body: string) => Promise<T>) {
+  let received: (value: T) => void = () => undefined;
+  const exported = new Promise<T>((resolve) => (received = resolve));
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      void onExport(body).then((value) => {
+        received(value);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
+    exported,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+}
+
 let postgres: DbHandle;
 let tenant: TestTenant;
 let running: Running | undefined;
@@ -142,4 +180,60 @@ it('cuts a request off when the grace period ends, then exits 0', async () => {
   await once(stalled.socket, 'close');
   expect(await exited).toBe(0);
   expect(Date.now() - startedAt).toBeLessThan(5_000);
+});
+
+it('flushes telemetry only once its Redis and Postgres connections are closed', async () => {
+  // Names only this process's connections carry: other tests' gateways use the same database.
+  const unique = randomBytes(4).toString('hex');
+  const redisPrefix = `${testEnvironment().redisPrefix}:${unique}`;
+  const applicationName = `gateway-shutdown-${unique}`;
+  const databaseUrl = new URL(testEnvironment().databaseUrl);
+  databaseUrl.searchParams.set('application_name', applicationName);
+  const redis = new Redis(testEnvironment().redisUrl, REDIS_CONNECTION_DEFAULTS);
+  /** This process's connections: the pool's by application_name, the creation client's by name. */
+  const openConnections = async () => {
+    const [{ rows }, clients] = await Promise.all([
+      sql<{ open: number }>`select count(*)::int as open from pg_stat_activity
+        where application_name = ${applicationName}`.execute(postgres.db),
+      redis.client('LIST') as Promise<string>,
+    ]);
+    const named = clients.split('\n').filter((line) => line.includes(` name=${redisPrefix}:`));
+    return { postgres: rows[0].open, redis: named.length };
+  };
+  const collector = await startTraceCollector(async (body) => ({
+    open: await openConnections(),
+    body,
+  }));
+  try {
+    running = await startMain({
+      DATABASE_URL: databaseUrl.toString(),
+      REDIS_PREFIX: redisPrefix,
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_LOGS_EXPORTER: 'none',
+      // No scheduled export: the first one is the flush at shutdown.
+      OTEL_BSP_SCHEDULE_DELAY: '600000',
+    });
+    const { child, port, exited } = running;
+    // A traced request: its spans are what the flush exports, over open Postgres connections.
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/app`, {
+      headers: { authorization: `Bearer ${tenant.live.secret}` },
+    });
+    expect(res.status).toBe(200);
+    const before = await openConnections();
+    expect(before.postgres).toBeGreaterThan(0);
+    expect(before.redis).toBeGreaterThan(0);
+
+    child.kill('SIGTERM');
+    // The gateway answers the export before it exits: exiting first means it sent none.
+    const atExport = await Promise.race([collector.exported, exited.then(() => undefined)]);
+    expect(await exited).toBe(0);
+    expect(atExport?.body).toContain('/api/v1/app');
+    expect(atExport?.open).toEqual({ postgres: 0, redis: 0 });
+  } finally {
+    await collector.close();
+    await closeRedis(redis);
+  }
 });

@@ -4,14 +4,20 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadOrExit } from '@linkservice/config';
+import type { ShutdownSignal } from '@linkservice/lifecycle';
+import { exitOnFatalErrors, onShutdownSignal } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { buildDeps } from './deps';
 import { GracefulShutdown } from './http/graceful-shutdown';
 
-/** Time for closing Redis and the pool after the last request ended (the chart allows 5 s). */
+/**
+ * After the last request ended, time for closing Redis and the pool, then for flushing
+ * telemetry: 4.5 s together, within the 5 s the chart allows beyond SHUTDOWN_GRACE_MS.
+ */
 const CLOSE_DEPENDENCIES_MS = 3_000;
+const FLUSH_TELEMETRY_MS = 1_500;
 
 /** True when `work` finished in time; false when the time ran out first. */
 async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
@@ -29,14 +35,7 @@ async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadConfig());
   const logger = createLogger('gateway', config.LOG_LEVEL);
-  process.on('uncaughtException', (error) => {
-    logger.fatal({ err: error }, 'uncaught exception');
-    process.exit(1);
-  });
-  process.on('unhandledRejection', (reason) => {
-    logger.fatal({ err: reason }, 'unhandled rejection');
-    process.exit(1);
-  });
+  exitOnFatalErrors(logger);
 
   const resources = buildDeps(config, logger);
   const shutdown = new GracefulShutdown();
@@ -48,9 +47,10 @@ async function main(): Promise<void> {
 
   /**
    * Stop accepting, let in-flight requests finish (at most SHUTDOWN_GRACE_MS, then cut what is
-   * left), then close Redis and the pool: a request never loses its database mid-flight.
+   * left), then close Redis and the pool (a request never loses its database mid-flight), then
+   * flush telemetry.
    */
-  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+  const stop = async (signal: ShutdownSignal): Promise<void> => {
     if (shutdown.inProgress) return;
     shutdown.begin();
     const closed = new Promise<void>((resolve) => {
@@ -67,26 +67,24 @@ async function main(): Promise<void> {
     clearTimeout(cutOff);
     // Bounded: a client stuck reconnecting to a dead Redis must not keep the pod terminating.
     const closedDeps = await settlesWithin(
-      Promise.all([resources.close(), telemetry.shutdown()]).then(
-        () => undefined,
-        (error: unknown) => {
-          logger.warn({ err: error }, 'closing clients failed');
-        },
-      ),
+      resources.close().catch((error: unknown) => {
+        logger.warn({ err: error }, 'closing clients failed');
+      }),
       CLOSE_DEPENDENCIES_MS,
     );
     if (!closedDeps) logger.warn('Redis/Postgres clients did not close in time; exiting anyway');
+    // Last, so the spans of the shutdown itself (QUIT, the pool's end) are exported too.
+    const flushed = await settlesWithin(
+      telemetry.shutdown().catch((error: unknown) => {
+        logger.warn({ err: error }, 'flushing telemetry failed');
+      }),
+      FLUSH_TELEMETRY_MS,
+    );
+    if (!flushed) logger.warn('telemetry did not flush in time; exiting anyway');
     logger.info('stopped');
     process.exit(0);
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      stop(signal).catch((error: unknown) => {
-        logger.fatal({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
-    });
-  }
+  onShutdownSignal(logger, stop);
 }
 
 main().catch((error: unknown) => {
