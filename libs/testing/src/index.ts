@@ -1,2 +1,3 @@
 export * from './environment';
 export * from './eventually';
+export * from './tenants';

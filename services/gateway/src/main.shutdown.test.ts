@@ -8,14 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import { createDb } from '@linkservice/db';
 import type { DbHandle } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
-import { testEnvironment } from '@linkservice/testing';
-import { Redis } from 'ioredis';
-import { sql } from 'kysely';
-import type { TestTenant } from './testing';
-import { createTenant } from './testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant, testEnvironment } from '@linkservice/testing';
 
 /**
  * main.ts as a real process (the compiled dist/main.js: run `pnpm exec tsc -b services/gateway`
@@ -132,7 +131,7 @@ async function startTraceCollector<T>(onExport: (body: string) => Promise<T>) {
 }
 
 let postgres: DbHandle;
-let tenant: TestTenant;
+let tenant: Tenant;
 let running: Running | undefined;
 
 beforeAll(async () => {
@@ -163,7 +162,7 @@ it('on SIGTERM stops accepting, finishes the request in flight, then exits 0', a
   const response = inFlight.read().split('HTTP/1.1 100 Continue\r\n\r\n')[1];
   expect(response).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
   expect(response).toMatch(/\r\nConnection: close\r\n/i);
-  expect(response).toContain(`"id":"${tenant.app.id}"`);
+  expect(response).toContain(`"id":"${tenant.appId}"`);
 
   expect(await exited).toBe(0);
   await logged('stopped');

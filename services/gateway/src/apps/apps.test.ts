@@ -1,9 +1,11 @@
-import type { TestGateway, TestTenant } from '../testing';
-import { createTenant, startGateway } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import type { TestGateway } from '../testing';
+import { startGateway } from '../testing';
 
 let gateway: TestGateway;
-let alpha: TestTenant;
-let beta: TestTenant;
+let alpha: Tenant;
+let beta: Tenant;
 
 beforeAll(async () => {
   gateway = await startGateway({ env: { LINK_DOMAIN: 'go.example.test' } });
@@ -16,14 +18,14 @@ afterAll(async () => {
   await gateway.stop();
 });
 
-function viewOf(tenant: TestTenant, environment: 'live' | 'test') {
+function viewOf(tenant: Tenant, environment: 'live' | 'test') {
   return {
     app: {
-      id: tenant.app.id,
-      name: tenant.app.name,
-      subdomainKey: tenant.app.subdomainKey,
+      id: tenant.appId,
+      name: tenant.name,
+      subdomainKey: tenant.subdomainKey,
       // The live host even for a test key.
-      linkHost: `${tenant.app.subdomainKey}.go.example.test`,
+      linkHost: `${tenant.subdomainKey}.go.example.test`,
     },
     environment,
   };
@@ -45,15 +47,15 @@ describe('GET /app', () => {
 
 describe('GET /apps/:appId', () => {
   it('returns the same view for the own app id, in either environment', async () => {
-    const live = await gateway.api(`/api/v1/apps/${alpha.app.id}`, { key: alpha.live.secret });
+    const live = await gateway.api(`/api/v1/apps/${alpha.appId}`, { key: alpha.live.secret });
     expect(live.status).toBe(200);
     expect(live.body).toEqual(viewOf(alpha, 'live'));
-    const test = await gateway.api(`/api/v1/apps/${alpha.app.id}`, { key: alpha.test.secret });
+    const test = await gateway.api(`/api/v1/apps/${alpha.appId}`, { key: alpha.test.secret });
     expect(test.body).toEqual(viewOf(alpha, 'test'));
   });
 
   it('answers 404, never 403, for another app, and the same for an id that does not exist', async () => {
-    const other = await gateway.api(`/api/v1/apps/${beta.app.id}`, { key: alpha.live.secret });
+    const other = await gateway.api(`/api/v1/apps/${beta.appId}`, { key: alpha.live.secret });
     const missing = await gateway.api('/api/v1/apps/app_00000000000000000000000000', {
       key: alpha.live.secret,
     });

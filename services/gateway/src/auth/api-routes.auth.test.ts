@@ -1,8 +1,10 @@
 import { generateSecretKey } from '@linkservice/keys';
+import type { Tenant } from '@linkservice/testing';
+import { createKey, createTenant, revokeKey } from '@linkservice/testing';
 import { API_BASE_PATH, apiRoutes } from '../app';
 import type { HttpMethod } from '../http/routes';
-import type { TestGateway, TestTenant } from '../testing';
-import { createKey, createTenant, rawRequest, revokeKey, startGateway } from '../testing';
+import type { TestGateway } from '../testing';
+import { rawRequest, startGateway } from '../testing';
 
 /**
  * The one auth test for every /api/v1 route. It walks apiRoutes(), the same list app.ts mounts,
@@ -10,14 +12,14 @@ import { createKey, createTenant, rawRequest, revokeKey, startGateway } from '..
  */
 
 let gateway: TestGateway;
-let tenant: TestTenant;
+let tenant: Tenant;
 let revokedSecret: string;
 let routes: { method: HttpMethod; path: string }[];
 
 beforeAll(async () => {
   gateway = await startGateway();
   tenant = await createTenant(gateway.deps.db);
-  const revoked = await createKey(gateway.deps.db, tenant.app.id, 'live');
+  const revoked = await createKey(gateway.deps.db, tenant.appId, 'live');
   await revokeKey(gateway.deps.db, revoked.id);
   revokedSecret = revoked.secret;
   routes = apiRoutes(gateway.deps).map(({ method, path }) => ({

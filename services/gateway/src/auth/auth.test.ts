@@ -1,10 +1,12 @@
 import { newId } from '@linkservice/db';
 import { generateSecretKey, hashSecretKey } from '@linkservice/keys';
-import type { TestGateway, TestTenant } from '../testing';
-import { createKey, createTenant, revokeKey, startGateway } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createKey, createTenant, revokeKey } from '@linkservice/testing';
+import type { TestGateway } from '../testing';
+import { startGateway } from '../testing';
 
 let gateway: TestGateway;
-let tenant: TestTenant;
+let tenant: Tenant;
 
 beforeAll(async () => {
   gateway = await startGateway();
@@ -79,7 +81,7 @@ describe('bearer authentication', () => {
   });
 
   it('refuses a revoked key on the very next request', async () => {
-    const key = await createKey(gateway.deps.db, tenant.app.id, 'live');
+    const key = await createKey(gateway.deps.db, tenant.appId, 'live');
     expect((await gateway.api('/api/v1/app', { key: key.secret })).status).toBe(200);
     await revokeKey(gateway.deps.db, key.id);
     await expectUnauthorised({ authorization: `Bearer ${key.secret}` });
@@ -92,7 +94,7 @@ describe('bearer authentication', () => {
       .insertInto('api_keys')
       .values({
         id: newId('key'),
-        app_id: tenant.app.id,
+        app_id: tenant.appId,
         environment: 'live',
         key_hash: hashSecretKey(secret),
       })

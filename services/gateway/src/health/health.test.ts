@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
 import { generateSecretKey } from '@linkservice/keys';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
+import { createTenant } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
-import { closedPort, createTenant, startGateway } from '../testing';
+import { closedPort, startGateway } from '../testing';
 
 describe('with Postgres and Redis up', () => {
   let gateway: TestGateway;

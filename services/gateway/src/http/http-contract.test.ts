@@ -1,10 +1,12 @@
-import type { TestGateway, TestTenant } from '../testing';
-import { createTenant, rawRequest, startGateway } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import type { TestGateway } from '../testing';
+import { rawRequest, startGateway } from '../testing';
 import { ApiError } from './errors';
 import { MAX_BODY_BYTES, bodyOf } from './json-body';
 
 let gateway: TestGateway;
-let tenant: TestTenant;
+let tenant: Tenant;
 let key: string;
 
 const INTERNAL_DETAIL = 'relation "secret_internal_table" does not exist';

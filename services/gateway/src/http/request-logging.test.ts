@@ -1,9 +1,11 @@
 import { generateSecretKey } from '@linkservice/keys';
-import type { TestGateway, TestTenant } from '../testing';
-import { createKey, createTenant, revokeKey, startGateway } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createKey, createTenant, revokeKey } from '@linkservice/testing';
+import type { TestGateway } from '../testing';
+import { startGateway } from '../testing';
 
 let gateway: TestGateway;
-let tenant: TestTenant;
+let tenant: Tenant;
 
 beforeAll(async () => {
   gateway = await startGateway({
@@ -63,7 +65,7 @@ describe('request logs', () => {
   });
 
   it('never contain a secret key, whatever happened to the request', async () => {
-    const revoked = await createKey(gateway.deps.db, tenant.app.id, 'test');
+    const revoked = await createKey(gateway.deps.db, tenant.appId, 'test');
     await revokeKey(gateway.deps.db, revoked.id);
     const unknown = generateSecretKey('live');
     const secrets = [tenant.live.secret, tenant.test.secret, revoked.secret, unknown];

@@ -1,5 +1,6 @@
-import type { TestTenant } from '../testing';
-import { createTenant, rawRequest } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import { rawRequest } from '../testing';
 import type { CreationStack } from './create.testing';
 import { batchBody, startCreationStack } from './create.testing';
 
@@ -41,7 +42,7 @@ async function creationRequestsOf(appId: string): Promise<number> {
 }
 
 describe('POST /links/batch', () => {
-  let tenant: TestTenant;
+  let tenant: Tenant;
   beforeEach(async () => {
     tenant = await newTenant();
   });
@@ -66,7 +67,7 @@ describe('POST /links/batch', () => {
     for (const { link } of res.body.results) {
       expect(link).toMatchObject({
         id: expect.stringMatching(/^lnk_/),
-        url: `https://${tenant.app.subdomainKey}-test.go.example.test/${link.alias}`,
+        url: `https://${tenant.subdomainKey}-test.go.example.test/${link.alias}`,
         clickCount: 0,
         status: 'active',
         archivedAt: null,
@@ -86,7 +87,7 @@ describe('POST /links/batch', () => {
     expect(batchBody(res).results.map((r) => r.index)).toEqual(
       Array.from({ length: 100 }, (_, i) => i),
     );
-    expect(new Set(await aliasesOf(tenant.app.id)).size).toBe(100);
+    expect(new Set(await aliasesOf(tenant.appId)).size).toBe(100);
   });
 
   it('creates the valid entries and reports each invalid one by index (207)', async () => {
@@ -127,7 +128,7 @@ describe('POST /links/batch', () => {
       ],
     });
     expect(res.headers.get('ratelimit-remaining')).toBe('297');
-    expect(await aliasesOf(tenant.app.id)).toEqual(['ok-0', 'ok-2', 'ok-4']);
+    expect(await aliasesOf(tenant.appId)).toEqual(['ok-0', 'ok-2', 'ok-4']);
   });
 
   it('refuses the later of two entries with the same alias, and an alias already taken or archived', async () => {
@@ -135,7 +136,7 @@ describe('POST /links/batch', () => {
     await stack.gateway.deps.db
       .updateTable('links')
       .set({ archived_at: new Date() })
-      .where('app_id', '=', tenant.app.id)
+      .where('app_id', '=', tenant.appId)
       .where('alias', '=', 'gone')
       .execute();
 
@@ -154,7 +155,7 @@ describe('POST /links/batch', () => {
     expect(outcome).toEqual(['created', 'alias', 'alias', 'alias', 'created']);
     expect(res.body.results[1].error).toBe('validation_failed');
     expect(res.headers.get('ratelimit-remaining')).toBe('296');
-    expect(await aliasesOf(tenant.app.id)).toEqual(['Twin', 'gone', 'taken', 'twin']);
+    expect(await aliasesOf(tenant.appId)).toEqual(['Twin', 'gone', 'taken', 'twin']);
   });
 
   it('is safe to resend for entries with caller aliases only', async () => {
@@ -172,7 +173,7 @@ describe('POST /links/batch', () => {
     expect(again.body.results[2].ok).toBe(true);
     expect(again.body.results[2].link.alias).not.toBe(first.body.results[2].link.alias);
 
-    const aliases = await aliasesOf(tenant.app.id);
+    const aliases = await aliasesOf(tenant.appId);
     expect(aliases).toHaveLength(4);
     expect(aliases.filter((a) => a === 'r-1' || a === 'r-2')).toEqual(['r-1', 'r-2']);
   });
@@ -215,8 +216,8 @@ describe('POST /links/batch', () => {
       }
     }
     expect(created).toBe(10);
-    expect(await aliasesOf(capped.app.id)).toHaveLength(10);
-    expect((await stack.gateway.deps.creationLimiter.state(capped.app.id)).remaining).toBe(290);
+    expect(await aliasesOf(capped.appId)).toHaveLength(10);
+    expect((await stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(290);
   });
 
   describe('request-level errors: 422 invalid_request, nothing created, no job', () => {
@@ -253,8 +254,8 @@ describe('POST /links/batch', () => {
       expect(res.body).toEqual({ error: 'invalid_request', message: expect.any(String), fields });
       expect(res.headers.get('ratelimit-limit')).toBe('300');
       expect(res.headers.get('ratelimit-remaining')).toBe('300');
-      expect(await creationRequestsOf(tenant.app.id)).toBe(0);
-      expect(await aliasesOf(tenant.app.id)).toEqual([]);
+      expect(await creationRequestsOf(tenant.appId)).toBe(0);
+      expect(await aliasesOf(tenant.appId)).toEqual([]);
     });
   });
 

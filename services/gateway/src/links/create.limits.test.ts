@@ -1,5 +1,6 @@
-import type { ApiResponse, TestTenant } from '../testing';
-import { createTenant } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import type { ApiResponse } from '../testing';
 import type { CreationStack } from './create.testing';
 import { batchBody, startCreationStack } from './create.testing';
 
@@ -58,7 +59,7 @@ function expectResetWithinWindow(seconds: number): void {
 }
 
 describe('the hourly creation limit', () => {
-  let tenant: TestTenant;
+  let tenant: Tenant;
   beforeEach(async () => {
     tenant = await newTenant();
   });
@@ -69,7 +70,7 @@ describe('the hourly creation limit', () => {
       expect(res.status).toBe(201);
       expect(limitHeaders(res)).toMatchObject({ limit: '5', remaining: String(LIMIT - used) });
     }
-    const requestsBefore = await creationRequestsOf(tenant.app.id);
+    const requestsBefore = await creationRequestsOf(tenant.appId);
 
     const refused = await create(tenant.live.secret, { webFallbackUrl: 'https://example.com' });
     expect(refused.status).toBe(429);
@@ -79,8 +80,8 @@ describe('the hourly creation limit', () => {
     expectResetWithinWindow(headers.reset);
     expect(refused.headers.get('retry-after')).toBe(String(headers.reset));
 
-    expect(await creationRequestsOf(tenant.app.id)).toBe(requestsBefore);
-    expect(await linkCount(tenant.app.id)).toBe(LIMIT);
+    expect(await creationRequestsOf(tenant.appId)).toBe(requestsBefore);
+    expect(await linkCount(tenant.appId)).toBe(LIMIT);
   });
 
   it('is shared by the live and test environments of one app, and separate per app', async () => {
@@ -130,7 +131,7 @@ describe('the hourly creation limit', () => {
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(res.headers.get('ratelimit-remaining')).toBe('0');
     }
-    expect(await linkCount(tenant.app.id)).toBe(LIMIT);
+    expect(await linkCount(tenant.appId)).toBe(LIMIT);
   });
 
   it('lets exactly the limit through when batches race', async () => {
@@ -159,7 +160,7 @@ describe('the hourly creation limit', () => {
       expect(notAttempted).toBe(3 - c - 1);
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     }
-    expect(await linkCount(tenant.app.id)).toBe(LIMIT);
+    expect(await linkCount(tenant.appId)).toBe(LIMIT);
   });
 
   it('creates exactly the plan allowance when batches race for it', async () => {
@@ -187,8 +188,8 @@ describe('the hourly creation limit', () => {
     expect(stopped.headers.get('retry-after')).toBeNull();
     expect(responses.find((r) => r.body.created === 2)!.status).toBe(201);
     // The refused entry gave its unit back: 3 used of 5 once both answered.
-    expect((await stack.gateway.deps.creationLimiter.state(capped.app.id)).remaining).toBe(2);
-    expect(await linkCount(capped.app.id)).toBe(3);
+    expect((await stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(2);
+    expect(await linkCount(capped.appId)).toBe(3);
   });
 
   it('stops a batch part way at the limit and reports where', async () => {
@@ -262,6 +263,6 @@ describe('the hourly creation limit', () => {
     expect(res.status).toBe(207);
     expect(res.body).toMatchObject({ created: 0, failed: 2, notAttempted: 0 });
     expect(limitHeaders(res)).toEqual({ limit: '5', remaining: '5', reset: 3600 });
-    expect(await creationRequestsOf(tenant.app.id)).toBe(0);
+    expect(await creationRequestsOf(tenant.appId)).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
-import type { TestTenant } from '../testing';
-import { createTenant, rawRequest } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import { rawRequest } from '../testing';
 import type { CreationStack } from './create.testing';
 import { startCreationStack } from './create.testing';
 
@@ -38,7 +39,7 @@ async function creationRequestsOf(appId: string): Promise<number> {
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('POST /links', () => {
-  let tenant: TestTenant;
+  let tenant: Tenant;
   beforeEach(async () => {
     tenant = await newTenant();
   });
@@ -62,7 +63,7 @@ describe('POST /links', () => {
     expect(link).toEqual({
       id: expect.stringMatching(/^lnk_/),
       alias: 'Spring-Sale_1',
-      url: `https://${tenant.app.subdomainKey}.go.example.test/Spring-Sale_1`,
+      url: `https://${tenant.subdomainKey}.go.example.test/Spring-Sale_1`,
       environment: 'live',
       webFallbackUrl: 'https://example.com/spring',
       iosFallbackUrl: 'https://apps.apple.com/app/id1',
@@ -79,7 +80,7 @@ describe('POST /links', () => {
       clickCount: 0,
       status: 'active',
     });
-    expect(await linksOf(tenant.app.id)).toEqual([
+    expect(await linksOf(tenant.appId)).toEqual([
       { alias: 'Spring-Sale_1', environment: 'live', archived_at: null },
     ]);
   });
@@ -95,7 +96,7 @@ describe('POST /links', () => {
       expect(body.link.alias).toMatch(/^[A-Za-z0-9]{7,}$/);
       expect(body.link.environment).toBe('test');
       expect(body.link.url).toBe(
-        `https://${tenant.app.subdomainKey}-test.go.example.test/${body.link.alias}`,
+        `https://${tenant.subdomainKey}-test.go.example.test/${body.link.alias}`,
       );
       expect(body.link).toMatchObject({
         iosFallbackUrl: null,
@@ -128,8 +129,8 @@ describe('POST /links', () => {
         colour: expect.any(String),
       },
     });
-    expect(await creationRequestsOf(tenant.app.id)).toBe(0);
-    expect(await linksOf(tenant.app.id)).toEqual([]);
+    expect(await creationRequestsOf(tenant.appId)).toBe(0);
+    expect(await linksOf(tenant.appId)).toEqual([]);
   });
 
   it('requires webFallbackUrl', async () => {
@@ -171,7 +172,7 @@ describe('POST /links', () => {
     await stack.gateway.deps.db
       .updateTable('links')
       .set({ archived_at: new Date() })
-      .where('app_id', '=', tenant.app.id)
+      .where('app_id', '=', tenant.appId)
       .where('alias', '=', 'old-promo')
       .execute();
     const res = await create(tenant.live.secret, body);
@@ -192,7 +193,7 @@ describe('POST /links', () => {
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: 'invalid_request', message: expect.stringMatching(/plan/) });
     expect(res.headers.get('ratelimit-remaining')).toBe('298');
-    expect(await linksOf(small.app.id)).toHaveLength(2);
+    expect(await linksOf(small.appId)).toHaveLength(2);
   });
 
   it('creates exactly the allowance when creations race for its last places', async () => {
@@ -209,7 +210,7 @@ describe('POST /links', () => {
     for (const refused of responses.filter((r) => r.status === 422)) {
       expect(refused.body).not.toHaveProperty('fields');
     }
-    expect(await linksOf(small.app.id)).toHaveLength(3);
+    expect(await linksOf(small.appId)).toHaveLength(3);
   });
 
   it('carries the RateLimit headers on 201 and 422', async () => {
@@ -251,11 +252,11 @@ describe('POST /links', () => {
     const other = await newTenant();
     const res = await create(tenant.test.secret, {
       webFallbackUrl: 'https://example.com',
-      appId: other.app.id,
+      appId: other.appId,
       environment: 'live',
     });
     expect(res.status).toBe(422);
     expect(Object.keys(res.body.fields as object).sort()).toEqual(['appId', 'environment']);
-    expect(await linksOf(other.app.id)).toEqual([]);
+    expect(await linksOf(other.appId)).toEqual([]);
   });
 });

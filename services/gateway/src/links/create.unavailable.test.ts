@@ -1,6 +1,8 @@
 import { SETTLE_LOCK_TIMEOUT_MS } from '@linkservice/queue';
-import type { ApiResponse, TestTenant } from '../testing';
-import { closedPort, createTenant, startGateway } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import type { ApiResponse } from '../testing';
+import { closedPort, startGateway } from '../testing';
 import type { CreationStack } from './create.testing';
 import { startCreationStack } from './create.testing';
 
@@ -9,7 +11,7 @@ const TIMEOUT_MS = 1_000;
 const MARGIN_MS = SETTLE_LOCK_TIMEOUT_MS + 500;
 
 let stack: CreationStack;
-let tenant: TestTenant;
+let tenant: Tenant;
 
 beforeAll(async () => {
   stack = await startCreationStack({ env: { CREATION_TIMEOUT_MS: String(TIMEOUT_MS) } });
@@ -74,7 +76,7 @@ describe('when the worker does not answer in time', () => {
     const later = await create({ alias: 'while-down', webFallbackUrl: 'https://example.com' });
     expect(later.status).toBe(201);
     expect(later.headers.get('ratelimit-remaining')).toBe('299');
-    expect(await aliasesOf(tenant.app.id)).toEqual(['while-down']);
+    expect(await aliasesOf(tenant.appId)).toEqual(['while-down']);
   });
 
   it('answers a batch with 503 and creates none of it', async () => {
@@ -95,7 +97,7 @@ describe('when the worker does not answer in time', () => {
       { alias: 'b-2', webFallbackUrl: 'https://example.com' },
     ]);
     expect(later.status).toBe(201);
-    expect(await aliasesOf(tenant.app.id)).toEqual(['b-1', 'b-2']);
+    expect(await aliasesOf(tenant.appId)).toEqual(['b-1', 'b-2']);
   });
 
   it('answers 503 when the worker is too slow, and its late work is thrown away', async () => {
@@ -110,7 +112,7 @@ describe('when the worker does not answer in time', () => {
 
     // stop() waits for the slow job to finish: whatever it did is final now.
     await stack.worker.stop();
-    expect(await aliasesOf(tenant.app.id)).toEqual([]);
+    expect(await aliasesOf(tenant.appId)).toEqual([]);
     await stack.worker.start();
     expect(
       (await create({ alias: 'too-slow', webFallbackUrl: 'https://example.com' })).status,
@@ -139,7 +141,7 @@ describe('when Redis is unreachable', () => {
         body: { links: [{ webFallbackUrl: 'https://example.com' }] },
       });
       expect(batch.status).toBe(503);
-      expect(await aliasesOf(tenant.app.id)).toEqual([]);
+      expect(await aliasesOf(tenant.appId)).toEqual([]);
     } finally {
       await gateway.stop();
     }

@@ -7,8 +7,10 @@ import { LinkCache } from '@linkservice/link-cache';
 import { createLogger } from '@linkservice/logger';
 import type { RedirectResources } from '@linkservice/redirect';
 import { buildDeps, createApp, loadConfig } from '@linkservice/redirect';
-import type { TestGateway, TestTenant } from '../testing';
-import { createTenant, startGateway } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import type { TestGateway } from '../testing';
+import { startGateway } from '../testing';
 import { insertLink } from './testing/link-rows';
 
 // PATCH and DELETE against the link host's cache: the gateway and the redirect service run
@@ -20,7 +22,7 @@ const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebK
 let gateway: TestGateway;
 let redirect: { resources: RedirectResources; server: Server; port: number };
 let cache: LinkCache;
-let tenant: TestTenant;
+let tenant: Tenant;
 
 beforeAll(async () => {
   gateway = await startGateway({ env: { LINK_DOMAIN: DOMAIN } });
@@ -57,7 +59,7 @@ function open(alias: string, userAgent?: string): Promise<{ status: number; loca
         port: redirect.port,
         path: `/${alias}`,
         headers: {
-          host: `${tenant.app.subdomainKey}.${DOMAIN}`,
+          host: `${tenant.subdomainKey}.${DOMAIN}`,
           ...(userAgent ? { 'user-agent': userAgent } : {}),
         },
         agent: false,
@@ -75,7 +77,7 @@ function open(alias: string, userAgent?: string): Promise<{ status: number; loca
 }
 
 function refOf(alias: string): LinkRef {
-  return { subdomainKey: tenant.app.subdomainKey, environment: 'live', alias };
+  return { subdomainKey: tenant.subdomainKey, environment: 'live', alias };
 }
 
 /** The link host fills its cache after answering; wait for it so the next answer is cached. */
@@ -93,7 +95,7 @@ describe('changes through the API reach the link host on the very next redirect'
   it('PATCH of the fallback URLs', async () => {
     const link = await insertLink(
       gateway.deps.db,
-      { appId: tenant.app.id, environment: 'live' },
+      { appId: tenant.appId, environment: 'live' },
       { web_fallback_url: 'https://example.com/before' },
     );
     expect(await open(link.alias)).toEqual({ status: 302, location: 'https://example.com/before' });
@@ -116,7 +118,7 @@ describe('changes through the API reach the link host on the very next redirect'
   it('DELETE (archive): the link keeps redirecting, now as archived', async () => {
     const link = await insertLink(
       gateway.deps.db,
-      { appId: tenant.app.id, environment: 'live' },
+      { appId: tenant.appId, environment: 'live' },
       { web_fallback_url: 'https://example.com/kept' },
     );
     await open(link.alias);
@@ -134,7 +136,7 @@ describe('changes through the API reach the link host on the very next redirect'
   });
 
   it('a PATCH that changes nothing and a refused PATCH leave the cache alone', async () => {
-    const link = await insertLink(gateway.deps.db, { appId: tenant.app.id, environment: 'live' });
+    const link = await insertLink(gateway.deps.db, { appId: tenant.appId, environment: 'live' });
     await open(link.alias);
     await cached(link.alias);
     const empty = await gateway.api(`/api/v1/links/${link.id}`, {

@@ -1,6 +1,8 @@
 import type { Environment, LinkRow } from '@linkservice/db';
-import type { TestGateway, TestTenant } from '../testing';
-import { createTenant, startGateway } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import type { TestGateway } from '../testing';
+import { startGateway } from '../testing';
 import type { LinkSeed } from './testing/link-rows';
 import { insertLinks } from './testing/link-rows';
 
@@ -14,15 +16,15 @@ afterAll(async () => {
 });
 
 /** A fresh tenant per test: its list holds exactly what the test put there. */
-function tenant(): Promise<TestTenant> {
+function tenant(): Promise<Tenant> {
   return createTenant(gateway.deps.db);
 }
 
-function seed(owner: TestTenant, seeds: LinkSeed[], environment: Environment = 'live') {
-  return insertLinks(gateway.deps.db, { appId: owner.app.id, environment }, seeds);
+function seed(owner: Tenant, seeds: LinkSeed[], environment: Environment = 'live') {
+  return insertLinks(gateway.deps.db, { appId: owner.appId, environment }, seeds);
 }
 
-async function list(owner: TestTenant, query = '', environment: Environment = 'live') {
+async function list(owner: Tenant, query = '', environment: Environment = 'live') {
   const res = await gateway.api(`/api/v1/links${query}`, { key: owner[environment].secret });
   expect(res.status).toBe(200);
   return res.body as {
@@ -31,7 +33,7 @@ async function list(owner: TestTenant, query = '', environment: Environment = 'l
   };
 }
 
-async function ids(owner: TestTenant, query = ''): Promise<string[]> {
+async function ids(owner: Tenant, query = ''): Promise<string[]> {
   return (await list(owner, query)).links.map((link) => link.id);
 }
 
@@ -48,7 +50,7 @@ function timeline(n: number, extra: (i: number) => LinkSeed = () => ({})): LinkS
 }
 
 /** Every page of a listing, walked with the given perPage. */
-async function walk(owner: TestTenant, query: string, perPage: number): Promise<string[]> {
+async function walk(owner: Tenant, query: string, perPage: number): Promise<string[]> {
   const first = await list(owner, `?${query}&perPage=${perPage}`);
   const all = first.links.map((link) => link.id);
   for (let page = 2; page <= first.pagination.pageCount; page++) {
@@ -97,7 +99,7 @@ describe('GET /links', () => {
   });
 
   describe('pagination', () => {
-    let owner: TestTenant;
+    let owner: Tenant;
     let newestFirst: string[];
 
     beforeAll(async () => {
@@ -228,7 +230,7 @@ describe('GET /links', () => {
   });
 
   describe('search', () => {
-    let owner: TestTenant;
+    let owner: Tenant;
     let rows: LinkRow[];
 
     beforeAll(async () => {
@@ -306,7 +308,7 @@ describe('GET /links', () => {
   });
 
   describe('tag, status and their combination', () => {
-    let owner: TestTenant;
+    let owner: Tenant;
 
     beforeAll(async () => {
       owner = await tenant();

@@ -1,7 +1,6 @@
 import type { DbHandle, LinkRow } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
-import { testEnvironment } from '@linkservice/testing';
-import { createTenant } from '../testing';
+import { createTenant, testEnvironment } from '@linkservice/testing';
 import type { LinkListQuery, LinkScope, LinkSort, LinkStatusFilter } from './links.repository';
 import { escapeLike, LinksRepository } from './links.repository';
 import type { LinkSeed } from './testing/link-rows';
@@ -21,7 +20,7 @@ const STATUSES: (LinkStatusFilter | undefined)[] = [undefined, 'active', 'expire
 beforeAll(async () => {
   handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 2 });
   const tenant = await createTenant(handle.db);
-  scope = { appId: tenant.app.id, environment: 'live' };
+  scope = { appId: tenant.appId, environment: 'live' };
   collecting = new LinksRepository(handle.db, { fewMatches: Number.MAX_SAFE_INTEGER });
   walking = new LinksRepository(handle.db, { fewMatches: 0 });
 
@@ -39,8 +38,8 @@ beforeAll(async () => {
   rows = await insertLinks(handle.db, scope, seeds);
   // Another app's and the other environment's links never show up.
   const other = await createTenant(handle.db);
-  await insertLinks(handle.db, { appId: other.app.id, environment: 'live' }, seeds.slice(0, 5));
-  await insertLinks(handle.db, { appId: tenant.app.id, environment: 'test' }, [{ title: 'Big' }]);
+  await insertLinks(handle.db, { appId: other.appId, environment: 'live' }, seeds.slice(0, 5));
+  await insertLinks(handle.db, { appId: tenant.appId, environment: 'test' }, [{ title: 'Big' }]);
 });
 afterAll(async () => {
   await handle.close();
@@ -150,8 +149,8 @@ describe('LinksRepository.list', () => {
 
   it('keeps the unfiltered total per app and environment across separate inserts', async () => {
     const tenant = await createTenant(handle.db);
-    const live: LinkScope = { appId: tenant.app.id, environment: 'live' };
-    const test: LinkScope = { appId: tenant.app.id, environment: 'test' };
+    const live: LinkScope = { appId: tenant.appId, environment: 'live' };
+    const test: LinkScope = { appId: tenant.appId, environment: 'test' };
     expect((await walking.list(live, query({}))).total).toBe(0);
     await insertLinks(handle.db, live, [{}, {}, {}]);
     await insertLinks(handle.db, live, [{}]);

@@ -1,6 +1,8 @@
 import type { Environment, LinkRow } from '@linkservice/db';
-import type { TestGateway, TestTenant } from '../testing';
-import { createTenant, startGateway } from '../testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant } from '@linkservice/testing';
+import type { TestGateway } from '../testing';
+import { startGateway } from '../testing';
 import { ARCHIVE_NOTE } from './links.service';
 import type { LinkSeed } from './testing/link-rows';
 import { insertLink } from './testing/link-rows';
@@ -9,8 +11,8 @@ const DOMAIN = 'go.example.test';
 const NOT_FOUND = { error: 'not_found', message: 'No such link.' };
 
 let gateway: TestGateway;
-let alpha: TestTenant;
-let beta: TestTenant;
+let alpha: Tenant;
+let beta: Tenant;
 
 beforeAll(async () => {
   gateway = await startGateway({ env: { LINK_DOMAIN: DOMAIN } });
@@ -23,11 +25,11 @@ afterAll(async () => {
   await gateway.stop();
 });
 
-function seed(tenant: TestTenant, environment: Environment = 'live', values: LinkSeed = {}) {
-  return insertLink(gateway.deps.db, { appId: tenant.app.id, environment }, values);
+function seed(tenant: Tenant, environment: Environment = 'live', values: LinkSeed = {}) {
+  return insertLink(gateway.deps.db, { appId: tenant.appId, environment }, values);
 }
 
-function keyOf(tenant: TestTenant, environment: Environment = 'live'): string {
+function keyOf(tenant: Tenant, environment: Environment = 'live'): string {
   return tenant[environment].secret;
 }
 
@@ -74,7 +76,7 @@ describe('GET /links/{id}', () => {
       link: {
         id: row.id,
         alias: row.alias,
-        url: `https://${alpha.app.subdomainKey}.${DOMAIN}/${row.alias}`,
+        url: `https://${alpha.subdomainKey}.${DOMAIN}/${row.alias}`,
         environment: 'live',
         webFallbackUrl: 'https://example.com/fallback',
         iosFallbackUrl: 'https://apps.example.com/ios',
@@ -134,7 +136,7 @@ describe('GET /links/{id}', () => {
   it('uses the -test host for a test-environment link', async () => {
     const row = await seed(alpha, 'test');
     const { link } = (await getLink(row.id, keyOf(alpha, 'test'))).body;
-    expect(link.url).toBe(`https://${alpha.app.subdomainKey}-test.${DOMAIN}/${row.alias}`);
+    expect(link.url).toBe(`https://${alpha.subdomainKey}-test.${DOMAIN}/${row.alias}`);
     expect(link.environment).toBe('test');
   });
 

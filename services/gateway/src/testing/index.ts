@@ -1,4 +1,3 @@
 export * from './gateway-harness';
-export * from './tenants';
 export * from './ports';
 export * from './raw-request';
