@@ -173,10 +173,12 @@ it('cuts a request off when the grace period ends, then exits 0', async () => {
   const { child, port, logged, exited } = running;
   const stalled = await openRequest(port, tenant.live.secret);
 
+  // Listening before the signal: the cut can close the socket before its log line is read.
+  const cut = once(stalled.socket, 'close');
   const startedAt = Date.now();
   child.kill('SIGTERM');
   await logged('grace period over: closing the remaining connections');
-  await once(stalled.socket, 'close');
+  await cut;
   expect(await exited).toBe(0);
   expect(Date.now() - startedAt).toBeLessThan(5_000);
 });
