@@ -40,12 +40,9 @@ export async function startCreationStack(
     env: { REDIS_PREFIX: redisPrefix, ...options.env },
   });
   const { config } = gateway.deps;
-  // The worker's own pool, as in its own process. Postgres ends a creation transaction left idle
-  // past its deadline; the checked-out client then emits 'error', which worker/main.ts logs too.
+  // The worker's own pool, as in its own process. createDb listens for the 'error' a checked-out
+  // client emits when Postgres ends a creation transaction left idle past its deadline.
   const postgres = createDb({ connectionString: config.DATABASE_URL, max: 5 });
-  postgres.pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-  });
   // BullMQ's blocking commands need a connection that waits out reconnects.
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   connection.on('error', () => undefined);
