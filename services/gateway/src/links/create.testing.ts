@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { createDb } from '@linkservice/db';
+import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { testEnvironment } from '@linkservice/testing';
 import { startCreationWorker } from '@linkservice/worker';
@@ -43,9 +43,13 @@ export async function startCreationStack(
   // The worker's own pool, as in its own process. createDb listens for the 'error' a checked-out
   // client emits when Postgres ends a creation transaction left idle past its deadline.
   const postgres = createDb({ connectionString: config.DATABASE_URL, max: 5 });
+  const logger = createLogger('worker', config.LOG_LEVEL);
   // BullMQ's blocking commands need a connection that waits out reconnects.
-  const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-  connection.on('error', () => undefined);
+  const connection = createRedisClient(config.REDIS_URL, {
+    connectionName: `${config.REDIS_PREFIX}:test-worker`,
+    logger,
+    maxRetriesPerRequest: null,
+  });
   let running: Worker | undefined;
 
   const worker: TestCreationWorker = {
@@ -55,7 +59,7 @@ export async function startCreationStack(
         db: postgres.db,
         connection,
         prefix: config.REDIS_PREFIX,
-        logger: createLogger('worker', config.LOG_LEVEL),
+        logger,
         linkDomain: config.LINK_DOMAIN,
         concurrency: options.workerConcurrency ?? 4,
         testDelayMs,
@@ -72,7 +76,7 @@ export async function startCreationStack(
     },
     close: async () => {
       await worker.stop();
-      await connection.quit();
+      await closeRedis(connection);
       await postgres.close();
     },
   };
