@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { testEnvironment } from '@linkservice/testing';
+import { eventually, testEnvironment } from '@linkservice/testing';
 import { CreationLimiter } from './creation-limiter';
 
 const { redisUrl, redisPrefix } = testEnvironment();
@@ -17,14 +17,6 @@ afterAll(async () => {
 const newAppId = () => `app_${randomUUID()}`;
 const limiterWith = (limitPerHour: number, windowSeconds?: number) =>
   new CreationLimiter({ redis, redisPrefix, limitPerHour, windowSeconds });
-
-async function waitUntil(check: () => Promise<boolean>, deadlineMs: number): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not met before the deadline');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('CreationLimiter', () => {
   it('grants what fits, keeps the rest back and reports the window', async () => {
@@ -79,7 +71,10 @@ describe('CreationLimiter', () => {
     const appId = newAppId();
     const key = `${redisPrefix}:creation-limit:${appId}`;
     await limiter.reserve(appId, 2);
-    await waitUntil(async () => (await redis.exists(key)) === 0, 3000);
+    await eventually(async () => (await redis.exists(key)) === 0, {
+      timeoutMs: 3_000,
+      what: 'the window ending',
+    });
     await limiter.release(appId, 2);
     expect(await redis.exists(key)).toBe(0);
     expect(await limiter.reserve(appId, 5)).toMatchObject({ granted: 2 });
@@ -90,7 +85,10 @@ describe('CreationLimiter', () => {
     const appId = newAppId();
     expect(await limiter.reserve(appId, 2)).toMatchObject({ granted: 2, resetSeconds: 1 });
     expect(await limiter.reserve(appId, 1)).toMatchObject({ granted: 0 });
-    await waitUntil(async () => (await limiter.state(appId)).remaining === 2, 3000);
+    await eventually(async () => (await limiter.state(appId)).remaining === 2, {
+      timeoutMs: 3_000,
+      what: 'a fresh window',
+    });
     expect(await limiter.reserve(appId, 1)).toMatchObject({ granted: 1, remaining: 1 });
   });
 

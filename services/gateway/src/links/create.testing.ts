@@ -91,20 +91,6 @@ export async function startCreationStack(
   };
 }
 
-/** Polls `check` until it holds, failing after `timeoutMs`: for effects with no event to await. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 5_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** A batch response body, typed for assertions. */
 export interface BatchBody {
   created: number;

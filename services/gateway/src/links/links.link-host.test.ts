@@ -8,7 +8,7 @@ import { createLogger } from '@linkservice/logger';
 import type { RedirectResources } from '@linkservice/redirect';
 import { buildDeps, createApp, loadConfig } from '@linkservice/redirect';
 import type { Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
+import { createTenant, eventually } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
 import { insertLink } from './testing/link-rows';
@@ -81,14 +81,15 @@ function refOf(alias: string): LinkRef {
 }
 
 /** The link host fills its cache after answering; wait for it so the next answer is cached. */
-async function cached(alias: string) {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const lookup = await cache.lookup(refOf(alias));
-    if (lookup.kind === 'hit') return lookup.resolution;
-    if (Date.now() > deadline) throw new Error(`${alias} was never cached`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function cached(alias: string) {
+  return eventually(
+    async () => {
+      const lookup = await cache.lookup(refOf(alias));
+      // A cached miss is a hit with resolution null: a value, so polling stops there too.
+      return lookup.kind === 'hit' && lookup.resolution;
+    },
+    { timeoutMs: 5_000, intervalMs: 20, what: `${alias} being cached` },
+  );
 }
 
 describe('changes through the API reach the link host on the very next redirect', () => {

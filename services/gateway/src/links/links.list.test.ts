@@ -1,6 +1,6 @@
 import type { Environment, LinkRow } from '@linkservice/db';
 import type { Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
+import { createTenant, eventually } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
 import type { LinkSeed } from './testing/link-rows';
@@ -365,14 +365,14 @@ describe('GET /links', () => {
       const soon = new Date(Date.now() + 1_500).toISOString();
       const [row] = await seed(owner, [{ alias: 'expiresSoon', expires_at: soon }]);
       expect(await aliasesFor('?status=active')).toContain('expiresSoon');
-      const deadline = Date.now() + 10_000;
-      let statuses: string[] = [];
-      while (Date.now() < deadline) {
-        statuses = (await list(owner, '?status=expired')).links.map((l) => l.alias);
-        if (statuses.includes('expiresSoon')) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(statuses).toContain('expiresSoon');
+      const expired = await eventually(
+        async () => {
+          const aliases = (await list(owner, '?status=expired')).links.map((l) => l.alias);
+          return aliases.includes('expiresSoon') && aliases;
+        },
+        { timeoutMs: 10_000, intervalMs: 100, what: 'expiresSoon listed as expired' },
+      );
+      expect(expired).toContain('expiresSoon');
       expect(await aliasesFor('?status=active')).not.toContain('expiresSoon');
       await gateway.deps.db
         .updateTable('links')
