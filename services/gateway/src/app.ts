@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import express from 'express';
 import { appsRoutes } from './apps/apps.routes';
-import { authenticate } from './auth/auth.middleware';
+import { authenticate, readBearerKey } from './auth/auth.middleware';
 import { KeysRepository } from './auth/keys.repository';
 import type { GatewayDeps } from './deps';
 import { healthRoutes } from './health/health.routes';
@@ -38,9 +38,9 @@ export interface AppOptions {
 }
 
 /**
- * Order matters: request id (so every answer carries it), request log, then /api/v1:
- * authenticate every request before routing, so an unauthenticated caller learns nothing about
- * which paths exist; then the probes (no auth; after the API, so API requests never walk their
+ * Order matters: request id (so every answer carries it), request log, then /api/v1: every
+ * request is authenticated before anything about its path is answered (route, 405 or 404), so
+ * an unauthenticated caller learns nothing about which paths exist; then the probes (no auth; after the API, so API requests never walk their
  * router), then 404, then the one error middleware.
  */
 export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express {
@@ -58,7 +58,8 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   app.use(
     API_BASE_PATH,
     routerFor(options.routes ?? apiRoutes(deps), {
-      before: authenticate(new KeysRepository(deps.db)),
+      before: readBearerKey(),
+      authenticate: authenticate(new KeysRepository(deps.db)),
     }),
   );
   app.use(routerFor(healthRoutes(deps, shutdown)));

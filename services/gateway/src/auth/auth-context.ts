@@ -10,3 +10,9 @@ export interface AuthContext {
   environment: Environment;
   app: { id: string; name: string; subdomainKey: string };
 }
+
+/** What a route's combined load found (see combinedLoad): the caller, and what it read. */
+export interface Authenticated<T> {
+  auth: AuthContext;
+  loaded: T;
+}

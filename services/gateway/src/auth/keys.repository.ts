@@ -3,41 +3,55 @@ import type { Database, Environment } from '@linkservice/db';
 import { executePrepared, preparedStatement } from '@linkservice/db';
 import type { AuthContext } from './auth-context';
 
-interface KeyRow {
+/**
+ * One key lookup's columns. camelCase aliases, so a statement that also selects a table's own
+ * snake_case columns (activeKeyStatement's `read`) never gets two columns of one name.
+ */
+export interface KeyRow {
   keyId: string;
-  environment: Environment;
+  keyEnvironment: Environment;
   appId: string;
-  name: string;
+  appName: string;
   subdomainKey: string;
 }
 
 /**
- * Runs before every /api/v1 request, so it is a prepared statement: built once, and parsed and
- * planned once per connection rather than on every request.
+ * The statement that finds the unrevoked key whose hash is `$1`, with its app: KeyRow's columns,
+ * one row or none. Not cached: a revocation takes effect on the very next request. A route that
+ * authenticates and reads in one round trip (a route's combinedLoad) adds its own columns and a
+ * LEFT JOIN on `api_keys.app_id` and `api_keys.environment` (its parameters from `$2`), so the
+ * key check itself is this one, whichever way it runs.
  */
-const FIND_ACTIVE_BY_HASH = preparedStatement<KeyRow>(
-  'gateway_key_by_hash',
-  `SELECT api_keys.id AS "keyId", api_keys.environment, apps.id AS "appId", apps.name,
-     apps.subdomain_key AS "subdomainKey"
-   FROM api_keys INNER JOIN apps ON apps.id = api_keys.app_id
-   WHERE api_keys.key_hash = $1 AND api_keys.revoked_at IS NULL`,
-);
+export function activeKeyStatement(read?: { columns: string; join: string }): string {
+  const columns = read ? `, ${read.columns}` : '';
+  const join = read ? `\n   ${read.join}` : '';
+  return `SELECT api_keys.id AS "keyId", api_keys.environment AS "keyEnvironment",
+     apps.id AS "appId", apps.name AS "appName", apps.subdomain_key AS "subdomainKey"${columns}
+   FROM api_keys INNER JOIN apps ON apps.id = api_keys.app_id${join}
+   WHERE api_keys.key_hash = $1 AND api_keys.revoked_at IS NULL`;
+}
+
+/**
+ * Runs for every /api/v1 request whose route has no combined load, so it is a prepared
+ * statement: built once, and parsed and planned once per connection rather than on every request.
+ */
+const FIND_ACTIVE_BY_HASH = preparedStatement<KeyRow>('gateway_key_by_hash', activeKeyStatement());
+
+export function toAuthContext(row: KeyRow): AuthContext {
+  return {
+    keyId: row.keyId,
+    appId: row.appId,
+    environment: row.keyEnvironment,
+    app: { id: row.appId, name: row.appName, subdomainKey: row.subdomainKey },
+  };
+}
 
 export class KeysRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /**
-   * The unrevoked key with this hash and its app, in one round trip. Not cached: a revocation
-   * takes effect on the very next request.
-   */
+  /** The unrevoked key with this hash and its app, in one round trip. */
   async findActiveByHash(keyHash: Buffer): Promise<AuthContext | undefined> {
     const row = (await executePrepared(this.db, FIND_ACTIVE_BY_HASH, [keyHash])).at(0);
-    if (!row) return undefined;
-    return {
-      keyId: row.keyId,
-      appId: row.appId,
-      environment: row.environment,
-      app: { id: row.appId, name: row.name, subdomainKey: row.subdomainKey },
-    };
+    return row && toAuthContext(row);
   }
 }

@@ -3,6 +3,9 @@ import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
 import type { Database, Environment, LinkRow } from '@linkservice/db';
 import { executePrepared, preparedStatement } from '@linkservice/db';
+import type { AuthContext } from '../auth/auth-context';
+import type { KeyRow } from '../auth/keys.repository';
+import { activeKeyStatement, toAuthContext } from '../auth/keys.repository';
 
 /** Whose links a query may see: always the app and environment of the authenticating key. */
 export interface LinkScope {
@@ -35,8 +38,11 @@ export interface LinkPage {
   now: Date;
 }
 
+/** A link's columns as a LEFT JOIN gives them: all null when no link matched. */
+type NullableLinkRow = { [K in keyof LinkRow]: LinkRow[K] | null };
+
 /** A row of the list statement: the LEFT JOINed link columns are all null on an empty page. */
-type PageRow = { [K in keyof LinkRow]: LinkRow[K] | null } & { total: number; db_now: Date };
+type PageRow = NullableLinkRow & { total: number; db_now: Date };
 
 /** What is left of a link the conditional UPDATE did not touch. */
 export type LinkState = 'missing' | 'archived' | 'active';
@@ -65,14 +71,36 @@ const LINK_COLUMNS: Record<keyof LinkRow, true> = {
   search_text: true,
 };
 
-/** GET /links/{id} runs it on every request: a prepared statement, parsed once per connection. */
+const SELECT_LINK_COLUMNS = Object.keys(LINK_COLUMNS)
+  .map((column) => `links.${column}`)
+  .join(', ');
+
+/** A read by id: prepared, parsed once per connection. */
 const FIND_BY_ID = preparedStatement<LinkRow & { db_now: Date }>(
   'gateway_link_by_id',
-  `SELECT ${Object.keys(LINK_COLUMNS)
-    .map((column) => `links.${column}`)
-    .join(', ')}, now() AS db_now
+  `SELECT ${SELECT_LINK_COLUMNS}, now() AS db_now
    FROM links WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`,
 );
+
+/**
+ * GET /links/{id}, key check included: the key lookup's statement with the link LEFT JOINed in
+ * the key's app and environment. No row: no active key has the hash. A row whose link columns
+ * are null: the key is good and its app and environment have no such link.
+ */
+const FIND_BY_ID_FOR_KEY = preparedStatement<KeyRow & NullableLinkRow & { db_now: Date }>(
+  'gateway_link_by_id_for_key',
+  activeKeyStatement({
+    columns: `${SELECT_LINK_COLUMNS}, now() AS db_now`,
+    join: `LEFT JOIN links ON links.id = $2 AND links.app_id = api_keys.app_id
+     AND links.environment = api_keys.environment`,
+  }),
+);
+
+/** What an API key's GET by id found: the key's context, and the link when it has one. */
+export interface KeyedLinkRead {
+  auth: AuthContext;
+  link: LinkRead | undefined;
+}
 
 /** Escapes LIKE's wildcards and its escape character, so the search text matches literally. */
 export function escapeLike(text: string): string {
@@ -116,6 +144,21 @@ export class LinksRepository {
     if (!found) return undefined;
     const { db_now: now, ...row } = found;
     return { row, now };
+  }
+
+  /**
+   * The active API key with this hash and, in its app and environment, the link with this id,
+   * in one round trip; undefined when no active key has the hash. A null id matches no link.
+   */
+  async findByIdForKey(keyHash: Buffer, id: string | null): Promise<KeyedLinkRead | undefined> {
+    const found = (await executePrepared(this.db, FIND_BY_ID_FOR_KEY, [keyHash, id])).at(0);
+    if (!found) return undefined;
+    const { keyId, keyEnvironment, appId, appName, subdomainKey, db_now: now, ...link } = found;
+    return {
+      auth: toAuthContext({ keyId, keyEnvironment, appId, appName, subdomainKey }),
+      // Every link has an id: a null one is the LEFT JOIN finding none.
+      link: link.id === null ? undefined : { row: link as LinkRow, now },
+    };
   }
 
   /** Tells apart the reasons a conditional UPDATE matched no row. */

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { LinkCache } from '@linkservice/link-cache';
-import { authOf } from '../auth/auth.middleware';
+import { authOf, combinedLoad } from '../auth/auth.middleware';
 import type { GatewayDeps } from '../deps';
 import { errors } from '../http/errors';
 import { bodyOf } from '../http/json-body';
@@ -9,13 +9,12 @@ import { pathParam } from '../http/routes';
 import { sendJson } from '../http/send-json';
 import { LinksRepository } from './links.repository';
 import type { LinkOwner } from './links.service';
-import { LinksService, parseListParams } from './links.service';
+import { linkOwnerOf, LinksService, parseListParams } from './links.service';
 
 const NOT_FOUND = 'No such link.';
 
 function ownerOf(res: Response): LinkOwner {
-  const auth = authOf(res);
-  return { appId: auth.appId, environment: auth.environment, subdomainKey: auth.app.subdomainKey };
+  return linkOwnerOf(authOf(res));
 }
 
 /** Reading, changing, archiving and listing links; creation lives in create.routes.ts. */
@@ -24,6 +23,10 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
     new LinksRepository(deps.db),
     deps.config.LINK_DOMAIN,
     new LinkCache(deps.redis, deps.config.REDIS_PREFIX),
+  );
+  // The hottest API read: the key check and the link read go out as one statement.
+  const linkById = combinedLoad((keyHash, req) =>
+    links.getForKey(keyHash, pathParam(req, 'linkId')),
   );
   return [
     {
@@ -37,8 +40,9 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'GET',
       path: '/links/:linkId',
-      handler: async (req, res) => {
-        const link = await links.get(ownerOf(res), pathParam(req, 'linkId'));
+      authenticatedLoad: linkById.authenticate,
+      handler: (_req, res) => {
+        const link = linkById.loadedOf(res);
         if (!link) throw errors.notFound(NOT_FOUND);
         sendJson(res, { link });
       },

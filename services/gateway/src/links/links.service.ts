@@ -2,6 +2,7 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
 import { parseLinkPatch, toLink } from '@linkservice/contracts';
 import type { Environment, LinkRow } from '@linkservice/db';
 import type { LinkCache } from '@linkservice/link-cache';
+import type { AuthContext, Authenticated } from '../auth/auth-context';
 import type {
   LinkListQuery,
   LinkScope,
@@ -15,6 +16,10 @@ export interface LinkOwner {
   appId: string;
   environment: Environment;
   subdomainKey: string;
+}
+
+export function linkOwnerOf(auth: AuthContext): LinkOwner {
+  return { appId: auth.appId, environment: auth.environment, subdomainKey: auth.app.subdomainKey };
 }
 
 export const DEFAULT_PER_PAGE = 25;
@@ -122,10 +127,19 @@ export class LinksService {
     private readonly linkCache: Pick<LinkCache, 'invalidate'>,
   ) {}
 
-  async get(owner: LinkOwner, id: string): Promise<Link | undefined> {
-    if (!PLAUSIBLE_ID.test(id)) return undefined;
-    const found = await this.links.findById(scopeOf(owner), id);
-    return found && this.present(owner, found.row, found.now);
+  /**
+   * GET by id, authenticating in the same round trip: undefined when no active key has this
+   * hash; else the key's context and the link of its app and environment, if there is one.
+   */
+  async getForKey(
+    keyHash: Buffer,
+    id: string,
+  ): Promise<Authenticated<Link | undefined> | undefined> {
+    // An id that cannot exist still needs the key checked; null matches no link.
+    const found = await this.links.findByIdForKey(keyHash, PLAUSIBLE_ID.test(id) ? id : null);
+    if (!found) return undefined;
+    const { auth, link } = found;
+    return { auth, loaded: link && this.present(linkOwnerOf(auth), link.row, link.now) };
   }
 
   /**
