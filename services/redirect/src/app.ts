@@ -1,8 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { checkReadiness } from '@linkservice/lifecycle';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import { associationDocument, associationFileFor } from './associations/association.service';
 import type { RedirectDeps } from './deps';
-import { checkReadiness } from './health/readiness';
+import { pingDatabase } from './health/health.repository';
 import type { LinkHost } from './http/host';
 import { parseLinkHost, requestHost } from './http/host';
 import { aliasFromPath, requestPath } from './http/request-target';
@@ -28,6 +29,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
   const warnUnavailable = throttled(10_000, (error: unknown) => {
     logger.error({ err: error }, 'cannot resolve links: dependency unavailable');
   });
+  const probes = { postgres: () => pingDatabase(deps.db), redis: () => deps.redis.ping() };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method;
@@ -103,7 +105,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
         sendJson(res, 503, { error: 'unavailable', message: 'Shutting down.' }, RETRY_SOON);
         return;
       }
-      const readiness = await checkReadiness(deps);
+      const readiness = await checkReadiness(probes);
       if (readiness.ready) {
         sendJson(res, 200, { status: 'ready' });
         return;

@@ -1,7 +1,8 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
+import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import { ClickCounter } from './clicks/click-counter';
@@ -28,31 +29,6 @@ export interface RedirectResources {
   close(): Promise<void>;
 }
 
-/** ioredis repeats the same error on every reconnect attempt; log a change, not each retry. */
-function logRedisErrors(redis: Redis, logger: Logger): void {
-  let lastMessage: string | undefined;
-  redis.on('error', (error: Error) => {
-    if (error.message === lastMessage) return;
-    lastMessage = error.message;
-    logger.warn({ err: error }, 'redis connection error');
-  });
-  redis.on('ready', () => {
-    if (lastMessage !== undefined) logger.info('redis connection restored');
-    lastMessage = undefined;
-  });
-}
-
-async function closeRedis(redis: Redis): Promise<void> {
-  if (redis.status === 'end') return;
-  if (redis.status !== 'ready') {
-    redis.disconnect();
-    return;
-  }
-  await redis.quit().catch(() => {
-    redis.disconnect();
-  });
-}
-
 export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResources {
   const postgres = createDb({
     connectionString: config.DATABASE_URL,
@@ -62,24 +38,20 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
       logger.warn({ err: error }, 'postgres connection lost');
     },
   });
-  const redis = new Redis(config.REDIS_URL, {
+  const redis = createRedisClient(config.REDIS_URL, {
     connectionName: 'linkservice-redirect',
-    connectTimeout: 2_000,
+    logger,
     // A redirect must never wait for Redis to come back: while it is disconnected commands
     // fail at once (no offline queue) and a hung one gives up after a second; the service then
     // falls back (Postgres for resolution, memory for the click). Reconnection goes on meanwhile.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 1_000,
-    // Closing during an outage leaves ioredis a timer to destroy a socket that already died;
-    // keep it short so it does not hold the process (or a test worker) open.
-    disconnectTimeout: 200,
     // No auto-pipelining: it keeps one pipeline in flight and queues every other command behind
     // it, which costs each redirect (one script call) latency and CPU for the batching. Measured
     // at 10 connections: 0.063 -> 0.040 ms CPU per redirect and ~1.5x the redirects/s without it.
     enableAutoPipelining: false,
   });
-  logRedisErrors(redis, logger);
 
   const cache = new LinkCache(redis, config.REDIS_PREFIX, {
     positiveSeconds: config.LINK_CACHE_TTL_SECONDS,

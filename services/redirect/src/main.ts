@@ -4,6 +4,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadOrExit } from '@linkservice/config';
+import { exitOnFatalErrors, onShutdownSignal } from '@linkservice/lifecycle';
+import type { ShutdownSignal } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { createApp } from './app';
 import { loadConfig } from './config';
@@ -12,14 +14,7 @@ import { buildDeps } from './deps';
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadConfig());
   const logger = createLogger('redirect', config.LOG_LEVEL);
-  process.on('uncaughtException', (error) => {
-    logger.fatal({ err: error }, 'uncaught exception');
-    process.exit(1);
-  });
-  process.on('unhandledRejection', (reason) => {
-    logger.fatal({ err: reason }, 'unhandled rejection');
-    process.exit(1);
-  });
+  exitOnFatalErrors(logger);
 
   const resources = buildDeps(config, logger);
   let shuttingDown = false;
@@ -44,7 +39,7 @@ async function main(): Promise<void> {
    * before answering), at most SHUTDOWN_GRACE_MS; then a final click flush, then Redis and the
    * pool. A clean stop loses no click.
    */
-  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
+  const shutdown = async (signal: ShutdownSignal): Promise<void> => {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down');
@@ -64,14 +59,7 @@ async function main(): Promise<void> {
     logger.info('stopped');
     process.exit(0);
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      shutdown(signal).catch((error: unknown) => {
-        logger.fatal({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
-    });
-  }
+  onShutdownSignal(logger, shutdown);
 }
 
 main().catch((error: unknown) => {
