@@ -1,3 +1,4 @@
+export * from './http-server';
 export * from './process';
 export * from './readiness';
 export * from './redis';

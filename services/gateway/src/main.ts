@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadOrExit } from '@linkservice/config';
 import type { ShutdownSignal } from '@linkservice/lifecycle';
-import { exitOnFatalErrors, onShutdownSignal } from '@linkservice/lifecycle';
+import { closeServerWithin, exitOnFatalErrors, onShutdownSignal } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { createApp } from './app';
 import { loadConfig } from './config';
@@ -53,18 +53,10 @@ async function main(): Promise<void> {
   const stop = async (signal: ShutdownSignal): Promise<void> => {
     if (shutdown.inProgress) return;
     shutdown.begin();
-    const closed = new Promise<void>((resolve) => {
-      server.close(() => {
-        resolve();
-      });
-    });
+    // Closed before the line is logged: whoever reads it may rely on new connections failing.
+    const closed = closeServerWithin(server, config.SHUTDOWN_GRACE_MS, logger);
     logger.info({ signal }, 'shutting down: no longer accepting connections');
-    const cutOff = setTimeout(() => {
-      logger.warn('grace period over: closing the remaining connections');
-      server.closeAllConnections();
-    }, config.SHUTDOWN_GRACE_MS);
     await closed;
-    clearTimeout(cutOff);
     // Bounded: a client stuck reconnecting to a dead Redis must not keep the pod terminating.
     const closedDeps = await settlesWithin(
       resources.close().catch((error: unknown) => {

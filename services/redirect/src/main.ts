@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadOrExit } from '@linkservice/config';
-import { exitOnFatalErrors, onShutdownSignal } from '@linkservice/lifecycle';
+import { closeServerWithin, exitOnFatalErrors, onShutdownSignal } from '@linkservice/lifecycle';
 import type { ShutdownSignal } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { createApp } from './app';
@@ -43,17 +43,7 @@ async function main(): Promise<void> {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down');
-    const closed = new Promise<void>((resolve) => {
-      server.close(() => {
-        resolve();
-      });
-    });
-    const cutOff = setTimeout(() => {
-      logger.warn('grace period over: closing the remaining connections');
-      server.closeAllConnections();
-    }, config.SHUTDOWN_GRACE_MS);
-    await closed;
-    clearTimeout(cutOff);
+    await closeServerWithin(server, config.SHUTDOWN_GRACE_MS, logger);
     await resources.close();
     await telemetry.shutdown();
     logger.info('stopped');
