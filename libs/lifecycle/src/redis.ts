@@ -33,7 +33,7 @@ export function createRedisClient(url: string, { logger, ...options }: RedisClie
 }
 
 /** ioredis repeats the same error on every reconnect attempt; log a change, not each retry. */
-export function logRedisErrors(redis: Redis, logger: Logger, name: string): void {
+function logRedisErrors(redis: Redis, logger: Logger, name: string): void {
   let lastMessage: string | undefined;
   redis.on('error', (error: Error) => {
     if (error.message === lastMessage) return;
