@@ -5,7 +5,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadOrExit } from '@linkservice/config';
 import type { ShutdownSignal } from '@linkservice/lifecycle';
-import { closeServerWithin, exitOnFatalErrors, onShutdownSignal } from '@linkservice/lifecycle';
+import {
+  closeServerWithin,
+  exitOnFatalErrors,
+  onShutdownSignal,
+  runService,
+} from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { createApp } from './app';
 import { loadConfig } from './config';
@@ -79,9 +84,4 @@ async function main(): Promise<void> {
   onShutdownSignal(logger, stop);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `gateway failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runService('gateway', main);

@@ -4,7 +4,12 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadOrExit } from '@linkservice/config';
-import { closeServerWithin, exitOnFatalErrors, onShutdownSignal } from '@linkservice/lifecycle';
+import {
+  closeServerWithin,
+  exitOnFatalErrors,
+  onShutdownSignal,
+  runService,
+} from '@linkservice/lifecycle';
 import type { ShutdownSignal } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { createApp } from './app';
@@ -52,9 +57,4 @@ async function main(): Promise<void> {
   onShutdownSignal(logger, shutdown);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `redirect failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runService('redirect', main);

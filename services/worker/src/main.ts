@@ -11,6 +11,7 @@ import {
   createRedisClient,
   exitOnFatalErrors,
   onShutdownSignal,
+  runService,
 } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { loadConfig } from './config';
@@ -135,9 +136,4 @@ async function main(): Promise<void> {
   onShutdownSignal(logger, shutdown);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `worker failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runService('worker', main);
