@@ -80,34 +80,37 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       connections: number;
     },
   ): LoadJob => ({ kind: 'http', origin, ...timing, ...fields });
+  // A baseline and the scenario compared with it must be driven identically: one load each.
+  const getLinkLoad = (origin: string): LoadJob =>
+    http(origin, {
+      method: 'GET',
+      paths: linkPaths,
+      headers: auth(large),
+      expectStatus: 200,
+      connections: settings.connections,
+    });
+  const redirectLoad = (origin: string): LoadJob =>
+    http(origin, {
+      method: 'GET',
+      paths: redirectPaths,
+      headers: { host: linkHost },
+      expectStatus: 302,
+      connections: settings.connections,
+    });
 
   return [
     {
       id: 'baseline-get-link',
       title: 'baseline: node:http + pg, key lookup + link read',
       subject: 'baseline-read',
-      job: (origin) =>
-        http(origin, {
-          method: 'GET',
-          paths: linkPaths,
-          headers: auth(large),
-          expectStatus: 200,
-          connections: settings.connections,
-        }),
+      job: getLinkLoad,
     },
     {
       id: 'get-link',
       title: 'GET /links/{id}',
       subject: 'gateway',
       goal: { kind: 'throughput-ratio', against: 'baseline-get-link', min: 0.7 },
-      job: (origin) =>
-        http(origin, {
-          method: 'GET',
-          paths: linkPaths,
-          headers: auth(large),
-          expectStatus: 200,
-          connections: settings.connections,
-        }),
+      job: getLinkLoad,
     },
     {
       id: 'list-default',
@@ -228,28 +231,14 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       id: 'baseline-redirect',
       title: 'baseline: node:http fixed 302',
       subject: 'baseline-redirect',
-      job: (origin) =>
-        http(origin, {
-          method: 'GET',
-          paths: redirectPaths,
-          headers: { host: linkHost },
-          expectStatus: 302,
-          connections: settings.connections,
-        }),
+      job: redirectLoad,
     },
     {
       id: 'redirect',
       title: 'redirect GET https://<sub>.<domain>/<alias>',
       subject: 'redirect',
       goal: { kind: 'throughput-ratio', against: 'baseline-redirect', min: 0.5 },
-      job: (origin) =>
-        http(origin, {
-          method: 'GET',
-          paths: redirectPaths,
-          headers: { host: linkHost },
-          expectStatus: 302,
-          connections: settings.connections,
-        }),
+      job: redirectLoad,
     },
   ];
 }
