@@ -5,7 +5,8 @@ import { testEnvironment } from '@linkservice/testing';
 import type { LinkctlRun } from './testing/run-linkctl';
 import { assertLinkctlBuilt, jsonOf, runLinkctl } from './testing/run-linkctl';
 
-// Black-box tests of `linkctl app set-ios` / `app set-android` against the run's database.
+// Black-box tests of `linkctl app set-ios` / `set-android` / `unset-ios` / `unset-android` against
+// the run's database.
 
 const LINK_DOMAIN = 'links.example.test';
 const FP_A = Array.from({ length: 32 }, (_, i) => (i * 7).toString(16).padStart(2, '0')).join(':');
@@ -248,5 +249,165 @@ describe('linkctl app set-android', () => {
       expectOneLineFailure(run, cases[i][1], cases[i][2]);
     });
     expect(await associationRows(app.id)).toEqual([]);
+  });
+});
+
+describe('linkctl app unset-ios / unset-android', () => {
+  const setIos = (appId: string, ...extra: string[]) =>
+    linkctl(
+      'app',
+      'set-ios',
+      appId,
+      '--team-id',
+      'ABCDE12345',
+      '--bundle-id',
+      'com.example.shop',
+      ...extra,
+      '--json',
+    );
+  const setAndroid = (appId: string, ...extra: string[]) =>
+    linkctl(
+      'app',
+      'set-android',
+      appId,
+      '--package',
+      'com.example.shop',
+      '--sha256',
+      FP_B,
+      ...extra,
+      '--json',
+    );
+
+  it('unset-ios clears only iOS, keeps Android and prints the same document as set-ios', async () => {
+    const app = await createApp();
+    jsonOf(await setIos(app.id));
+    jsonOf(await setAndroid(app.id));
+    const run = await linkctl('app', 'unset-ios', app.id, '--json');
+    expect(jsonOf(run)).toEqual({
+      app: {
+        id: app.id,
+        name: 'Assoc',
+        subdomainKey: app.subdomainKey,
+        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+        linkAllowance: null,
+      },
+      association: {
+        environment: 'live',
+        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+        ios: null,
+        android: { packageName: 'com.example.shop', sha256Fingerprints: [FP_B] },
+      },
+    });
+    expect(await associationRows(app.id)).toEqual([
+      {
+        environment: 'live',
+        ios_team_id: null,
+        ios_bundle_id: null,
+        android_package_name: 'com.example.shop',
+        android_sha256_fingerprints: [FP_B],
+      },
+    ]);
+  });
+
+  it('unset-android clears only Android and keeps iOS', async () => {
+    const app = await createApp();
+    jsonOf(await setIos(app.id));
+    jsonOf(await setAndroid(app.id));
+    const doc = jsonOf(await linkctl('app', 'unset-android', app.id, '--json')) as {
+      association: Record<string, unknown>;
+    };
+    expect(doc.association).toMatchObject({
+      ios: { appId: 'ABCDE12345.com.example.shop' },
+      android: null,
+    });
+    expect(await associationRows(app.id)).toEqual([
+      {
+        environment: 'live',
+        ios_team_id: 'ABCDE12345',
+        ios_bundle_id: 'com.example.shop',
+        android_package_name: null,
+        android_sha256_fingerprints: null,
+      },
+    ]);
+  });
+
+  it('removes the row once neither platform is set, leaving the app as if never set', async () => {
+    const app = await createApp();
+    jsonOf(await setIos(app.id));
+    jsonOf(await setAndroid(app.id));
+    jsonOf(await linkctl('app', 'unset-android', app.id, '--json'));
+    const doc = jsonOf(await linkctl('app', 'unset-ios', app.id, '--json')) as {
+      association: Record<string, unknown>;
+    };
+    expect(doc.association).toMatchObject({ ios: null, android: null });
+    expect(await associationRows(app.id)).toEqual([]);
+  });
+
+  it('is idempotent: unsetting what is not set succeeds and prints the association as it stands', async () => {
+    const app = await createApp();
+    const nothingSet = {
+      environment: 'live',
+      linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+      ios: null,
+      android: null,
+    };
+    for (const command of ['unset-ios', 'unset-android', 'unset-ios']) {
+      const doc = jsonOf(await linkctl('app', command, app.id, '--json')) as {
+        association: unknown;
+      };
+      expect(doc.association).toEqual(nothingSet);
+    }
+    expect(await associationRows(app.id)).toEqual([]);
+
+    jsonOf(await setAndroid(app.id));
+    const again = jsonOf(await linkctl('app', 'unset-ios', app.id, '--json')) as {
+      association: unknown;
+    };
+    expect(again.association).toEqual({
+      ...nothingSet,
+      android: { packageName: 'com.example.shop', sha256Fingerprints: [FP_B] },
+    });
+
+    const text = await linkctl('app', 'unset-android', app.id);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('iOS           not set\n');
+    expect(text.stdout).toContain('Android       not set');
+  });
+
+  it('--env test unsets the test host only', async () => {
+    const app = await createApp();
+    jsonOf(await setIos(app.id));
+    jsonOf(await setIos(app.id, '--env', 'test'));
+    const doc = jsonOf(await linkctl('app', 'unset-ios', app.id, '--env', 'test', '--json')) as {
+      association: unknown;
+    };
+    expect(doc.association).toEqual({
+      environment: 'test',
+      linkHost: `${app.subdomainKey}-test.${LINK_DOMAIN}`,
+      ios: null,
+      android: null,
+    });
+    expect(await associationRows(app.id)).toEqual([
+      expect.objectContaining({ environment: 'live', ios_team_id: 'ABCDE12345' }),
+    ]);
+  });
+
+  it('refuses unknown apps like the set commands, and bad usage', async () => {
+    const [setRun, ...unsetRuns] = await Promise.all([
+      linkctl('app', 'set-ios', 'app_NOPE', '--team-id', 'ABCDE12345', '--bundle-id', 'com.e.x'),
+      linkctl('app', 'unset-ios', 'app_NOPE', '--json'),
+      linkctl('app', 'unset-android', 'app_NOPE', '--env', 'test'),
+    ]);
+    for (const run of unsetRuns) {
+      expectOneLineFailure(run, setRun.code ?? -1, /no app with id "app_NOPE"/);
+      expect(run.stderr).toBe(setRun.stderr);
+    }
+    const app = await createApp();
+    const usage = await Promise.all([
+      linkctl('app', 'unset-ios', app.id, '--env', 'prod'),
+      linkctl('app', 'unset-android'),
+    ]);
+    expectOneLineFailure(usage[0], 2, /--env/);
+    expectOneLineFailure(usage[1], 2, /missing required argument 'appId'/);
   });
 });

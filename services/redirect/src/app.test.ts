@@ -1,4 +1,4 @@
-import type { Harness } from './testing/harness';
+import type { Answer, Harness } from './testing/harness';
 import {
   LINK_DOMAIN,
   clickCount,
@@ -574,6 +574,43 @@ describe('app association files', () => {
     const head = await h.get(AASA, { host: app.liveHost, method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.body).toBe('');
+  });
+
+  it('answers a platform cleared by linkctl unset-* exactly as one never set', async () => {
+    const neverSet = await createTestApp(h.db);
+    const app = await createTestApp(h.db);
+    // Live: iOS cleared, Android kept. Test: both cleared, the state linkctl leaves for a moment
+    // before it deletes the emptied row.
+    await h.db
+      .insertInto('app_associations')
+      .values([
+        {
+          app_id: app.id,
+          environment: 'live',
+          android_package_name: 'com.example.app',
+          android_sha256_fingerprints: [FINGERPRINT],
+        },
+        { app_id: app.id, environment: 'test' },
+      ])
+      .execute();
+    const comparable = ({ status, headers, body }: Answer) => ({
+      status,
+      contentType: headers['content-type'],
+      cacheControl: headers['cache-control'],
+      body,
+    });
+    const cases: [string, string, string][] = [
+      [AASA, app.liveHost, neverSet.liveHost],
+      [AASA, app.testHost, neverSet.testHost],
+      [ASSET_LINKS, app.testHost, neverSet.testHost],
+    ];
+    for (const [path, clearedHost, neverSetHost] of cases) {
+      const cleared = await h.get(path, { host: clearedHost });
+      const never = await h.get(path, { host: neverSetHost });
+      expect(comparable(cleared)).toEqual(comparable(never));
+      expect(cleared.status).toBe(404);
+    }
+    expect((await h.get(ASSET_LINKS, { host: app.liveHost })).status).toBe(200);
   });
 });
 

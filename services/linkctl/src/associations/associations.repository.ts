@@ -3,10 +3,16 @@ import type { AppAssociationRow, Database, Environment } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 
-/** The columns of one platform: setting one platform never touches the other's. */
+/** The columns of one platform: setting or clearing one platform never touches the other's. */
 type PlatformColumns =
   | Pick<AppAssociationRow, 'ios_team_id' | 'ios_bundle_id'>
   | Pick<AppAssociationRow, 'android_package_name' | 'android_sha256_fingerprints'>;
+
+const NO_IOS = { ios_team_id: null, ios_bundle_id: null } satisfies PlatformColumns;
+const NO_ANDROID = {
+  android_package_name: null,
+  android_sha256_fingerprints: null,
+} satisfies PlatformColumns;
 
 /** app_associations: what the link host serves at /.well-known/ per app and environment. */
 export class AssociationsRepository {
@@ -34,6 +40,46 @@ export class AssociationsRepository {
       android_package_name: android.packageName,
       android_sha256_fingerprints: android.sha256Fingerprints,
     });
+  }
+
+  /** Clears the iOS pair of one app and environment, keeping Android; undefined when no row. */
+  clearIos(appId: string, environment: Environment): Promise<AppAssociationRow | undefined> {
+    return this.clear(appId, environment, NO_IOS);
+  }
+
+  /** Clears the Android settings of one app and environment, keeping iOS; undefined when no row. */
+  clearAndroid(appId: string, environment: Environment): Promise<AppAssociationRow | undefined> {
+    return this.clear(appId, environment, NO_ANDROID);
+  }
+
+  /**
+   * Deletes the row of one app and environment only while neither platform is set (the check
+   * constraints make one column per platform enough), so a platform set since it was cleared
+   * survives. Not folded into the clearing UPDATE: Postgres ignores a DELETE of a row that the
+   * same statement updates.
+   */
+  async deleteIfEmpty(appId: string, environment: Environment): Promise<void> {
+    await this.db
+      .deleteFrom('app_associations')
+      .where('app_id', '=', appId)
+      .where('environment', '=', environment)
+      .where('ios_team_id', 'is', null)
+      .where('android_package_name', 'is', null)
+      .execute();
+  }
+
+  private clear(
+    appId: string,
+    environment: Environment,
+    columns: PlatformColumns,
+  ): Promise<AppAssociationRow | undefined> {
+    return this.db
+      .updateTable('app_associations')
+      .set({ ...columns, updated_at: sql<Date>`now()` })
+      .where('app_id', '=', appId)
+      .where('environment', '=', environment)
+      .returningAll()
+      .executeTakeFirst();
   }
 
   /** One statement: creates the row, or overwrites only `columns` of the existing one. */

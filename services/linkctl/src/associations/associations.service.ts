@@ -1,4 +1,4 @@
-import type { AndroidAssociation, IosAssociation } from '@linkservice/contracts';
+import type { AndroidAssociation, AppAssociation, IosAssociation } from '@linkservice/contracts';
 import { linkHostFor, toAppAssociation } from '@linkservice/contracts';
 import type { AppAssociationRow, Environment } from '@linkservice/db';
 import type { AppsFailure, AppsService, AppView } from '../apps/apps.service';
@@ -20,13 +20,15 @@ const SHA256_FINGERPRINT = /^[0-9A-F]{2}(:[0-9A-F]{2}){31}$/;
 /** Apps are signed by a handful of certificates (upload, Play signing, debug...). */
 export const MAX_FINGERPRINTS = 10;
 
+const NOTHING_SET: AppAssociation = { ios: null, android: null };
+
 export type AssociationsFailure =
   | AppsFailure
   | Failure<
       'invalid_team_id' | 'invalid_bundle_id' | 'invalid_package_name' | 'invalid_fingerprint'
     >;
 
-/** What `app set-ios` / `app set-android` print: the app and the host's settings as they now stand. */
+/** What `app set-*` / `app unset-*` print: the app and the host's settings as they now stand. */
 export interface AssociationView {
   app: AppView;
   association: {
@@ -68,7 +70,7 @@ export class AssociationsService {
     const app = await this.apps.getApp(appId);
     if (!app.ok) return app;
     const row = await this.associations.upsertIos(appId, environment, { teamId, bundleId });
-    return ok(this.toView(app.value, row));
+    return ok(this.toView(app.value, environment, toAppAssociation(row)));
   }
 
   /** Fingerprints are upper-cased and deduplicated, first occurrence kept. */
@@ -104,16 +106,52 @@ export class AssociationsService {
       packageName,
       sha256Fingerprints: fingerprints,
     });
-    return ok(this.toView(app.value, row));
+    return ok(this.toView(app.value, environment, toAppAssociation(row)));
   }
 
-  private toView(app: AppView, row: AppAssociationRow): AssociationView {
-    const { ios, android } = toAppAssociation(row);
+  /** Idempotent: unsetting what is not set succeeds and shows the association as it stands. */
+  unsetIos(
+    appId: string,
+    environment: Environment,
+  ): Promise<Result<AssociationView, AssociationsFailure>> {
+    return this.unset(appId, environment, () => this.associations.clearIos(appId, environment));
+  }
+
+  /** Idempotent, like unsetIos. */
+  unsetAndroid(
+    appId: string,
+    environment: Environment,
+  ): Promise<Result<AssociationView, AssociationsFailure>> {
+    return this.unset(appId, environment, () => this.associations.clearAndroid(appId, environment));
+  }
+
+  private async unset(
+    appId: string,
+    environment: Environment,
+    clearPlatform: () => Promise<AppAssociationRow | undefined>,
+  ): Promise<Result<AssociationView, AssociationsFailure>> {
+    const app = await this.apps.getApp(appId);
+    if (!app.ok) return app;
+    const row = await clearPlatform();
+    const association = row ? toAppAssociation(row) : NOTHING_SET;
+    // "Nothing set" has a single shape, no row, as for an app that never set anything. Until the
+    // delete lands the link host already serves the same, as it reads only the platform columns.
+    if (row && !association.ios && !association.android) {
+      await this.associations.deleteIfEmpty(appId, environment);
+    }
+    return ok(this.toView(app.value, environment, association));
+  }
+
+  private toView(
+    app: AppView,
+    environment: Environment,
+    { ios, android }: AppAssociation,
+  ): AssociationView {
     return {
       app,
       association: {
-        environment: row.environment,
-        linkHost: linkHostFor(app.subdomainKey, row.environment, this.linkDomain),
+        environment,
+        linkHost: linkHostFor(app.subdomainKey, environment, this.linkDomain),
         // The app id Apple's association file names: <team id>.<bundle id>.
         ios: ios && { ...ios, appId: `${ios.teamId}.${ios.bundleId}` },
         android,

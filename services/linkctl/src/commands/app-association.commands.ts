@@ -2,13 +2,14 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Environment } from '@linkservice/db';
 import { AssociationsRepository } from '../associations/associations.repository';
-import type { AssociationView } from '../associations/associations.service';
+import type { AssociationsFailure, AssociationView } from '../associations/associations.service';
 import { AssociationsService } from '../associations/associations.service';
-import type { CommandContext, RunAction } from './command';
+import type { Result } from '../result';
+import type { CommandContext, CommandResult, RunAction } from './command';
 import { refuse, succeed } from './command';
 
 /**
- * `app set-ios` and `app set-android`: what the link host serves at
+ * `app set-ios`, `app set-android` and their `unset-` counterparts: what the link host serves at
  * /.well-known/apple-app-site-association and /.well-known/assetlinks.json, per environment.
  */
 export function registerAppAssociationCommands(app: Command, run: RunAction): void {
@@ -30,8 +31,7 @@ export function registerAppAssociationCommands(app: Command, run: RunAction): vo
             teamId: options.teamId,
             bundleId: options.bundleId,
           });
-          if (!result.ok) return refuse(result.error.message);
-          return succeed(result.value, describeAssociation(result.value));
+          return associationOutput(result);
         }),
     );
 
@@ -57,9 +57,32 @@ export function registerAppAssociationCommands(app: Command, run: RunAction): vo
             packageName: options.package,
             sha256Fingerprints: options.sha256,
           });
-          if (!result.ok) return refuse(result.error.message);
-          return succeed(result.value, describeAssociation(result.value));
+          return associationOutput(result);
         }),
+    );
+
+  app
+    .command('unset-ios')
+    .description('stop serving apple-app-site-association; keeps the Android settings')
+    .argument('<appId>', 'id of the app (app_...)')
+    .addOption(environmentOption())
+    .action((appId: string, options: { env: Environment }, command: Command) =>
+      run(command, async (context) => {
+        const result = await associationsFor(context).unsetIos(appId, options.env);
+        return associationOutput(result);
+      }),
+    );
+
+  app
+    .command('unset-android')
+    .description('stop serving assetlinks.json; keeps the iOS settings')
+    .argument('<appId>', 'id of the app (app_...)')
+    .addOption(environmentOption())
+    .action((appId: string, options: { env: Environment }, command: Command) =>
+      run(command, async (context) => {
+        const result = await associationsFor(context).unsetAndroid(appId, options.env);
+        return associationOutput(result);
+      }),
     );
 }
 
@@ -75,6 +98,12 @@ function associationsFor(context: CommandContext): AssociationsService {
     context.apps,
     context.config.LINK_DOMAIN,
   );
+}
+
+/** Every association command prints the same document: the settings as they now stand. */
+function associationOutput(result: Result<AssociationView, AssociationsFailure>): CommandResult {
+  if (!result.ok) return refuse(result.error.message);
+  return succeed(result.value, describeAssociation(result.value));
 }
 
 function describeAssociation({ app, association }: AssociationView): string {
