@@ -63,6 +63,13 @@ export const entryResultSchema = z.discriminatedUnion('ok', [
 ]);
 export type EntryResult = z.infer<typeof entryResultSchema>;
 
+/**
+ * Texts of a validation_failed entry that both the gateway and the worker produce: a caller sees
+ * the same words whichever of the two refused the entry.
+ */
+export const ENTRY_INVALID_MESSAGE = 'The entry is invalid; fieldErrors names each failing field.';
+export const ALIAS_REPEATED = 'repeats the alias of an earlier entry of this batch';
+
 export const stoppedEarlySchema = z.object({
   reason: z.enum(['rate_limited', 'plan_limit_reached']),
   atIndex: z.number().int(),

@@ -1,6 +1,6 @@
+import { ALIAS_REPEATED } from '@linkservice/queue';
 import {
   ALIAS_IN_USE,
-  ALIAS_REPEATED,
   ALIAS_RESERVED,
   PLAN_LIMIT_MESSAGE,
   RATE_LIMIT_MESSAGE,

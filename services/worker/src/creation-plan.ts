@@ -1,11 +1,10 @@
 import type { LinkDraft } from '@linkservice/contracts';
 import { isReservedAlias } from '@linkservice/contracts';
 import type { CreateLinksPayload, EntryResult, StoppedEarly } from '@linkservice/queue';
+import { ALIAS_REPEATED, ENTRY_INVALID_MESSAGE } from '@linkservice/queue';
 
-export const ENTRY_INVALID_MESSAGE = 'The entry is invalid; fieldErrors names each failing field.';
 export const ALIAS_IN_USE =
   'is already in use in this app and environment (archived links included)';
-export const ALIAS_REPEATED = 'repeats the alias of an earlier entry of this batch';
 export const ALIAS_RESERVED = 'is a reserved word; choose another alias';
 export const PLAN_LIMIT_MESSAGE =
   "The app has reached its plan's link allowance; no more links can be created.";

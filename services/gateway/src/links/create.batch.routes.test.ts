@@ -1,3 +1,4 @@
+import { ALIAS_REPEATED } from '@linkservice/queue';
 import type { Tenant } from '@linkservice/testing';
 import { createTenant } from '@linkservice/testing';
 import { rawRequest } from '../testing';
@@ -156,6 +157,43 @@ describe('POST /links/batch', () => {
     expect(res.body.results[1].error).toBe('validation_failed');
     expect(res.headers.get('ratelimit-remaining')).toBe('296');
     expect(await aliasesOf(tenant.appId)).toEqual(['Twin', 'gone', 'taken', 'twin']);
+  });
+
+  it('refuses an alias repeated from an earlier entry that failed on another field', async () => {
+    const res = await createBatch(tenant.live.secret, [
+      { alias: 'dup', webFallbackUrl: 'ftp://x' },
+      { alias: 'dup', webFallbackUrl: 'https://a.example' },
+      { alias: 'kept', webFallbackUrl: 'ftp://x' },
+      valid({ alias: 'kept', title: 7 }),
+      valid({ alias: 'other' }),
+    ]);
+    expect(res.status).toBe(207);
+    expect(res.body).toMatchObject({ created: 1, failed: 4, notAttempted: 0 });
+    const { results } = batchBody(res);
+    expect(results[0].fieldErrors).toEqual({ webFallbackUrl: expect.any(String) });
+    expect(results[1]).toEqual({
+      index: 1,
+      ok: false,
+      error: 'validation_failed',
+      message: expect.any(String),
+      fieldErrors: { alias: ALIAS_REPEATED },
+    });
+    expect(results[3].fieldErrors).toEqual({ title: expect.any(String), alias: ALIAS_REPEATED });
+    expect(results[4]).toMatchObject({ ok: true, link: { alias: 'other' } });
+    expect(res.headers.get('ratelimit-remaining')).toBe('299');
+    expect(await aliasesOf(tenant.appId)).toEqual(['other']);
+  });
+
+  it('creates nothing and sends no job when the only valid entry repeats an invalid one', async () => {
+    const res = await createBatch(tenant.live.secret, [
+      { alias: 'dup', webFallbackUrl: 'ftp://x' },
+      { alias: 'dup', webFallbackUrl: 'https://a.example' },
+    ]);
+    expect(res.status).toBe(207);
+    expect(res.body).toMatchObject({ created: 0, failed: 2, notAttempted: 0 });
+    expect(batchBody(res).results[1].fieldErrors).toEqual({ alias: ALIAS_REPEATED });
+    expect(await aliasesOf(tenant.appId)).toEqual([]);
+    expect(await creationRequestsOf(tenant.appId)).toBe(0);
   });
 
   it('is safe to resend for entries with caller aliases only', async () => {

@@ -1,4 +1,12 @@
-import type { CreateLinksResult, EntryResult, StoppedEarly } from '@linkservice/queue';
+import type { FieldErrors } from '@linkservice/contracts';
+import { parseLinkCreate } from '@linkservice/contracts';
+import type {
+  CreateLinksPayload,
+  CreateLinksResult,
+  EntryResult,
+  StoppedEarly,
+} from '@linkservice/queue';
+import { ALIAS_REPEATED, ENTRY_INVALID_MESSAGE } from '@linkservice/queue';
 
 /** The most entries one POST /links/batch may carry. */
 export const MAX_BATCH_ENTRIES = 100;
@@ -10,6 +18,51 @@ export interface BatchReport {
   notAttempted: number;
   results: EntryResult[];
   stoppedEarly?: StoppedEarly;
+}
+
+export interface CheckedEntries {
+  /** What the worker gets: the entries that passed, with their position in the request. */
+  valid: CreateLinksPayload['entries'];
+  /** The entries refused here, each a validation_failed. */
+  failures: EntryResult[];
+}
+
+/**
+ * Validates each entry of a batch at the one instant `now`. An entry whose `alias` is the same
+ * string as an earlier entry's fails on alias, even when that earlier entry failed on another
+ * field: only valid entries reach the worker, so its own repeat check never sees that earlier
+ * alias. An entry whose alias is wrong in itself (format, reserved) keeps that message, which
+ * is what the caller has to fix first.
+ */
+export function checkBatchEntries(
+  entries: readonly Record<string, unknown>[],
+  now: Date,
+): CheckedEntries {
+  const valid: CheckedEntries['valid'] = [];
+  const failures: EntryResult[] = [];
+  const aliasesOfEarlierEntries = new Set<string>();
+
+  entries.forEach((entry, index) => {
+    const parsed = parseLinkCreate(entry, now);
+    const alias = entry.alias;
+    const repeated = typeof alias === 'string' && aliasesOfEarlierEntries.has(alias);
+    if (typeof alias === 'string') aliasesOfEarlierEntries.add(alias);
+
+    if (parsed.ok && !repeated) {
+      valid.push({ index, draft: parsed.draft });
+      return;
+    }
+    const fieldErrors: FieldErrors = parsed.ok ? {} : { ...parsed.fieldErrors };
+    if (repeated && !Object.hasOwn(fieldErrors, 'alias')) fieldErrors.alias = ALIAS_REPEATED;
+    failures.push({
+      index,
+      ok: false,
+      error: 'validation_failed',
+      message: ENTRY_INVALID_MESSAGE,
+      fieldErrors,
+    });
+  });
+  return { valid, failures };
 }
 
 /**

@@ -3,15 +3,10 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
 import { parseLinkCreate } from '@linkservice/contracts';
 import type { Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
-import type {
-  CreateLinksPayload,
-  CreationClient,
-  CreationOutcome,
-  EntryResult,
-} from '@linkservice/queue';
+import type { CreationClient, CreationOutcome } from '@linkservice/queue';
 import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
 import type { BatchReport } from './create.batch';
-import { MAX_BATCH_ENTRIES, mergeBatchResults } from './create.batch';
+import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './create.batch';
 
 export interface LinkCreationDeps {
   creations: CreationClient;
@@ -39,8 +34,6 @@ export type CreateBatchOutcome =
   | { kind: 'reported'; report: BatchReport; limit: CreationLimitState }
   | { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState }
   | { kind: 'unavailable'; limit: CreationLimitState };
-
-const ENTRY_INVALID_MESSAGE = 'The entry is invalid; fieldErrors names each failing field.';
 
 /** The job id and creation_requests key: unique per HTTP request, never derived from input. */
 function newRequestId(): string {
@@ -124,22 +117,7 @@ export class LinkCreationService {
     }
 
     // One clock for the whole batch, so "expiresAt in the future" means the same for every entry.
-    const now = new Date();
-    const valid: CreateLinksPayload['entries'] = [];
-    const gatewayFailures: EntryResult[] = [];
-    request.entries.forEach((entry, index) => {
-      const parsed = parseLinkCreate(entry, now);
-      if (parsed.ok) valid.push({ index, draft: parsed.draft });
-      else {
-        gatewayFailures.push({
-          index,
-          ok: false,
-          error: 'validation_failed',
-          message: ENTRY_INVALID_MESSAGE,
-          fieldErrors: parsed.fieldErrors,
-        });
-      }
-    });
+    const { valid, failures: gatewayFailures } = checkBatchEntries(request.entries, new Date());
     const entryCount = request.entries.length;
 
     if (valid.length === 0) {
