@@ -126,6 +126,25 @@ describe('GET /links', () => {
       }
     });
 
+    it.each([
+      ['beyond safe integers', '99999999999999999999', 1e20],
+      ['past bigint once multiplied by perPage', '1' + '0'.repeat(30), 1e30],
+      ['beyond any double', '9'.repeat(400), Number.MAX_VALUE],
+    ])('answers a page %s as a page past the end', async (_, digits, page) => {
+      for (const perPage of [3, 200]) {
+        expect(await list(owner, `?perPage=${perPage}&page=${digits}`)).toEqual({
+          links: [],
+          pagination: { page, perPage, total: 7, pageCount: Math.ceil(7 / perPage) },
+        });
+      }
+      // A filter makes the statement collect and count the matches instead of reading the
+      // stored total.
+      expect(await list(owner, `?perPage=3&page=${digits}&search=seed`)).toEqual({
+        links: [],
+        pagination: { page, perPage: 3, total: 7, pageCount: 3 },
+      });
+    });
+
     it('fits exactly: perPage equal to total gives one page', async () => {
       expect((await list(owner, '?perPage=7')).pagination.pageCount).toBe(1);
       expect((await list(owner, '?perPage=6')).pagination.pageCount).toBe(2);

@@ -64,22 +64,40 @@ function oneOf<T extends string>(allowed: readonly T[], value: unknown): T | und
   return allowed.find((candidate) => candidate === value);
 }
 
-/** A positive integer written in plain decimal digits, else undefined (`2.5`, `abc`, `0`, `-1`). */
-function positiveInt(value: unknown): number | undefined {
+/**
+ * An integer >= 1 written in plain decimal digits, however many (`99999999999999999999` is an
+ * integer, not a non-integer), else undefined (`2.5`, `1e3`, `abc`, `0`, `-1`). Digits only give
+ * a finite number or, past ~309 digits, Infinity; never NaN.
+ */
+function positiveDecimal(value: unknown): number | undefined {
   if (typeof value !== 'string' || !/^\d+$/.test(value)) return undefined;
   const number = Number(value);
-  return Number.isSafeInteger(number) && number >= 1 ? number : undefined;
+  return number >= 1 ? number : undefined;
 }
 
 /**
- * perPage: any decimal integer >= 1, capped at MAX_PER_PAGE however many digits it has (the spec
- * caps "values above 200" without error; `99999999999999999999` is one of them, not a non-integer).
+ * page: any integer >= 1 is that page, past the end or not. Beyond 2^53 it is the nearest double
+ * (what a JSON reader makes of the digits anyway); Infinity becomes the largest double, because
+ * JSON has no Infinity and would print null.
  */
+function pageOf(value: unknown): number {
+  const page = positiveDecimal(value);
+  return page === undefined ? 1 : Math.min(page, Number.MAX_VALUE);
+}
+
+/** perPage: capped at MAX_PER_PAGE however many digits it has (the spec caps "values above 200"). */
 function perPageOf(value: unknown): number {
-  if (typeof value !== 'string' || !/^\d+$/.test(value)) return DEFAULT_PER_PAGE;
-  // Digits only: a finite number or Infinity, never NaN.
-  const number = Number(value);
-  return number >= 1 ? Math.min(number, MAX_PER_PAGE) : DEFAULT_PER_PAGE;
+  const perPage = positiveDecimal(value);
+  return perPage === undefined ? DEFAULT_PER_PAGE : Math.min(perPage, MAX_PER_PAGE);
+}
+
+/**
+ * Rows skipped before a page. No app holds anywhere near 2^53 links, so any larger offset reads
+ * the same empty page; capping keeps it an integer Postgres takes as a bigint (a huge page times
+ * perPage would be out of bigint range, or printed as `1e+21`, and fail the statement).
+ */
+function offsetOf(page: number, perPage: number): number {
+  return Math.min((page - 1) * perPage, Number.MAX_SAFE_INTEGER);
 }
 
 /** A filter given as one non-empty string; repeated or empty parameters filter nothing. */
@@ -97,7 +115,7 @@ export function parseListParams(query: Record<string, unknown>): ListParams {
     tag: filterText(query.tag),
     status: oneOf(STATUSES, query.status),
     sort: oneOf(SORTS, query.sort) ?? 'newest',
-    page: positiveInt(query.page) ?? 1,
+    page: pageOf(query.page),
     perPage: perPageOf(query.perPage),
   };
 }
@@ -201,7 +219,7 @@ export class LinksService {
       status: params.status,
       sort: params.sort,
       limit: perPage,
-      offset: (page - 1) * perPage,
+      offset: offsetOf(page, perPage),
     };
     const result = await this.links.list(scopeOf(owner), query);
     return {
