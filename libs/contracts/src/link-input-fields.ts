@@ -6,7 +6,9 @@ import { isReservedAlias } from './reserved-aliases';
 /**
  * One rule per Link field a caller may send, shared by create and PATCH. Each rule checks one
  * value and returns its normalised form or a message for people. Lengths count characters (code
- * points), not UTF-16 units, so a 200-emoji title fits the 200-character limit.
+ * points), not UTF-16 units, so a 200-emoji title fits the 200-character limit. deepLinkData is
+ * the exception: decisions.md measures it "as JSON.stringify writes it", so it counts the UTF-16
+ * units of that text, the length any JS client measuring its own JSON gets.
  */
 
 export const LIMITS = {
@@ -123,21 +125,46 @@ export const iosFallbackUrlRule: FieldRule<string | null> = fromSchema(
   urlSchema(MESSAGES.iosFallbackUrl).nullable(),
 );
 
-function stringsStorable(value: unknown): boolean {
-  if (typeof value === 'string') return storable(value);
-  if (Array.isArray(value)) return value.every(stringsStorable);
-  if (typeof value === 'object' && value !== null) {
-    return Object.entries(value).every(([key, inner]) => storable(key) && stringsStorable(inner));
+/**
+ * Every level of nesting writes at least its two brackets, so data nested deeper than this is over
+ * the length limit whatever it holds.
+ */
+const DEEP_LINK_DATA_MAX_DEPTH = LIMITS.deepLinkDataLength / 2;
+
+type DeepLinkDataScan = { tooDeep: true } | { tooDeep: false; storable: boolean };
+
+/**
+ * Walks with an explicit stack, not recursion: JSON.parse builds nesting far deeper than any
+ * recursive walk (JSON.stringify included) survives. Stopping past the depth that already breaks
+ * the length limit means JSON.stringify only ever sees data it can serialise.
+ */
+function scanDeepLinkData(data: object): DeepLinkDataScan {
+  let storableSoFar = true;
+  const pending: { value: unknown; depth: number }[] = [{ value: data, depth: 1 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, depth } = next;
+    if (typeof value === 'string') {
+      storableSoFar &&= storable(value);
+    } else if (typeof value === 'object' && value !== null) {
+      if (depth > DEEP_LINK_DATA_MAX_DEPTH) return { tooDeep: true };
+      if (Array.isArray(value)) {
+        for (const item of value as unknown[]) pending.push({ value: item, depth: depth + 1 });
+      } else {
+        for (const [key, inner] of Object.entries(value)) {
+          storableSoFar &&= storable(key);
+          pending.push({ value: inner, depth: depth + 1 });
+        }
+      }
+    }
   }
-  return true;
+  return { tooDeep: false, storable: storableSoFar };
 }
 
-function serialisedLength(value: unknown): number | undefined {
+function serialisedLength(value: object): number | undefined {
   try {
-    const json = JSON.stringify(value);
-    return characterCount(json);
+    return JSON.stringify(value).length;
   } catch {
-    // Only values that did not come from JSON (cycles, BigInt) can get here.
+    // Only values that did not come from JSON (BigInt, a throwing toJSON) can get here.
     return undefined;
   }
 }
@@ -147,12 +174,14 @@ export const deepLinkDataRule: FieldRule<Record<string, unknown> | null> = (valu
   if (typeof value !== 'object' || Array.isArray(value)) {
     return { ok: false, message: MESSAGES.deepLinkDataType };
   }
+  const scan = scanDeepLinkData(value);
+  if (scan.tooDeep) return { ok: false, message: MESSAGES.deepLinkDataLength };
   const length = serialisedLength(value);
   if (length === undefined) return { ok: false, message: MESSAGES.deepLinkDataType };
   if (length > LIMITS.deepLinkDataLength) {
     return { ok: false, message: MESSAGES.deepLinkDataLength };
   }
-  if (!stringsStorable(value)) return { ok: false, message: MESSAGES.deepLinkDataUnstorable };
+  if (!scan.storable) return { ok: false, message: MESSAGES.deepLinkDataUnstorable };
   return { ok: true, value: value as Record<string, unknown> };
 };
 

@@ -1,4 +1,5 @@
 import { parseLinkCreate, parseLinkPatch } from './link-input';
+import { deepLinkDataRule } from './link-input-fields';
 import { RESERVED_ALIASES } from './reserved-aliases';
 
 const NOW = new Date('2030-06-15T12:00:00.000Z');
@@ -28,6 +29,16 @@ function urlOfLength(length: number): string {
 function dataOfLength(length: number): Record<string, unknown> {
   const overhead = JSON.stringify({ k: '' }).length;
   return { k: 'x'.repeat(length - overhead) };
+}
+
+/**
+ * `{"a":[[…[innermost]…]]}` with `levels` arrays: 6 + 2 × levels characters of JSON, plus the
+ * innermost value's JSON when there is one.
+ */
+function nestedInArrays(levels: number, innermost?: unknown): Record<string, unknown> {
+  let value: unknown[] = innermost === undefined ? [] : [innermost];
+  for (let level = 1; level < levels; level++) value = [value];
+  return { a: value };
 }
 
 describe('parseLinkCreate', () => {
@@ -293,10 +304,24 @@ describe('parseLinkCreate', () => {
       });
     });
 
-    it('counts characters, not UTF-16 units', () => {
-      const overhead = JSON.stringify({ k: '' }).length;
-      const data = { k: '🎉'.repeat(8000 - overhead) };
+    // {"k":""} is 8 characters; an emoji is two UTF-16 units, a control character 6 (\u0001).
+    it.each([
+      ['3996 emoji (8000 units)', { k: '🎉'.repeat(3996) }],
+      ['1332 control characters (8000 once escaped)', { k: '\u0001'.repeat(1332) }],
+    ])('accepts %s, counting UTF-16 units as JSON.stringify writes them', (_, data) => {
+      expect(JSON.stringify(data)).toHaveLength(8000);
       expect(draftOf(create({ deepLinkData: data })).deepLinkData).toEqual(data);
+    });
+
+    it.each([
+      ['4000 emoji (8008 units)', { k: '🎉'.repeat(4000) }, 8008],
+      ['3995 emoji and 3 letters (8001 units)', { k: '🎉'.repeat(3995) + 'abc' }, 8001],
+      ['1333 control characters (8006 once escaped)', { k: '\u0001'.repeat(1333) }, 8006],
+    ])('refuses %s, counting UTF-16 units as JSON.stringify writes them', (_, data, length) => {
+      expect(JSON.stringify(data)).toHaveLength(length);
+      expect(fieldErrorsOf(create({ deepLinkData: data }))).toEqual({
+        deepLinkData: 'must be at most 8000 characters once serialised as JSON',
+      });
     });
 
     it.each([
@@ -305,6 +330,59 @@ describe('parseLinkCreate', () => {
       ['a lone surrogate deep inside', { a: [{ b: '\ud800' }] }],
     ])('refuses %s, which Postgres jsonb cannot store', (_, data) => {
       expect(Object.keys(fieldErrorsOf(create({ deepLinkData: data })))).toEqual(['deepLinkData']);
+    });
+
+    describe('deeply nested', () => {
+      const tooLong = {
+        ok: false,
+        message: 'must be at most 8000 characters once serialised as JSON',
+      };
+      const unstorable = {
+        ok: false,
+        message: 'must not contain NUL characters or unpaired UTF-16 surrogates',
+      };
+
+      it('accepts 3997 levels of arrays, exactly 8000 characters', () => {
+        const data = nestedInArrays(3997);
+        expect(JSON.stringify(data)).toHaveLength(8000);
+        expect(deepLinkDataRule(data, NOW)).toEqual({ ok: true, value: data });
+      });
+
+      it('accepts a surrogate pair at the bottom of 3900 levels', () => {
+        const data = nestedInArrays(3900, { '🎉': '🎉' });
+        expect(deepLinkDataRule(data, NOW)).toEqual({ ok: true, value: data });
+      });
+
+      it.each([
+        ['3997 levels around a 0 (8001 characters)', 3997, 0],
+        ['3999 levels (8004 characters)', 3999, undefined],
+        ['4000 levels (8006 characters)', 4000, undefined],
+        ['100,000 levels', 100_000, undefined],
+      ])('refuses %s as too long, without overflowing the stack', (_, levels, innermost) => {
+        expect(deepLinkDataRule(nestedInArrays(levels, innermost), NOW)).toEqual(tooLong);
+      });
+
+      it('refuses 100,000 levels of objects as too long', () => {
+        let data: Record<string, unknown> = {};
+        for (let level = 1; level < 100_000; level++) data = { a: data };
+        expect(deepLinkDataRule(data, NOW)).toEqual(tooLong);
+      });
+
+      it.each([
+        ['a NUL in a key', { 'k\u0000': 1 }],
+        ['a NUL in a value', 'x\u0000'],
+        ['a lone high surrogate in a key', { '\ud800': 1 }],
+        ['a lone low surrogate in a value', '\udc00'],
+        ['a reversed surrogate pair in a value', '\udc00\ud800'],
+      ])('refuses %s at the bottom of 3900 levels', (_, innermost) => {
+        const data = nestedInArrays(3900, innermost);
+        expect(JSON.stringify(data).length).toBeLessThanOrEqual(8000);
+        expect(deepLinkDataRule(data, NOW)).toEqual(unstorable);
+      });
+
+      it('reports too long before unstorable when both apply', () => {
+        expect(deepLinkDataRule(nestedInArrays(100_000, 'x\u0000'), NOW)).toEqual(tooLong);
+      });
     });
   });
 
