@@ -145,6 +145,21 @@ describe('linkctl app create', () => {
     expect(row).toEqual({ subdomain_key: subdomain, link_allowance: 25 });
   });
 
+  it('takes --link-allowance none as unlimited, like set-allowance', async () => {
+    const app = await createApp('--name', 'Open', '--link-allowance', 'none');
+    expect(app.linkAllowance).toBeNull();
+    const row = await handle.db
+      .selectFrom('apps')
+      .select('link_allowance')
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(row.link_allowance).toBeNull();
+
+    const human = await linkctl('app', 'create', '--name', 'Open', '--link-allowance', 'none');
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    expect(human.stdout).toContain('link allowance  unlimited\n');
+  });
+
   it('accepts --json before the command too, and a zero allowance', async () => {
     const run = await linkctl('--json', 'app', 'create', '--name', 'Zero', '--link-allowance', '0');
     expect((jsonOf(run) as AppJson).app.linkAllowance).toBe(0);

@@ -32,19 +32,19 @@ function registerAppCreate(app: Command, run: RunAction): void {
     )
     .option(
       '--link-allowance <n>',
-      'most links the app may hold, both environments, archived included (default: unlimited)',
-      parseLinkAllowance,
+      'most links the app may hold, both environments, archived included; none (the default) means unlimited',
+      parseLinkAllowanceOption,
     )
     .action(
       (
-        options: { name: string; subdomain?: string; linkAllowance?: number | null },
+        options: { name: string; subdomain?: string; linkAllowance?: number | typeof UNLIMITED },
         command: Command,
       ) =>
         run(command, async ({ apps }) => {
           const created = await apps.createApp({
             name: options.name,
             subdomainKey: options.subdomain,
-            linkAllowance: options.linkAllowance,
+            linkAllowance: options.linkAllowance === UNLIMITED ? null : options.linkAllowance,
           });
           if (!created.ok) return refuse(created.error.message);
           return succeed({ app: created.value }, describeApp('Created app', created.value));
@@ -78,6 +78,16 @@ export function parseLinkAllowance(value: string): number | null {
     throw new InvalidArgumentError(`The largest allowance is ${LINK_ALLOWANCE_MAX}.`);
   }
   return allowance;
+}
+
+/**
+ * How an option carries `none` to its action: Commander stores '' for an option whose parser
+ * returns null, which the allowance rules would then refuse as not a whole number.
+ */
+const UNLIMITED = 'none';
+
+function parseLinkAllowanceOption(value: string): number | typeof UNLIMITED {
+  return parseLinkAllowance(value) ?? UNLIMITED;
 }
 
 /** The human summary shared by every command that prints an app. */
