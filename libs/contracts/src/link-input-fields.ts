@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { z } from 'zod';
 import type { LinkDraft } from './link-draft';
 import { formatExpiry } from './link';
@@ -213,53 +214,28 @@ export const tagsRule: FieldRule<string[]> = (value) => {
   return { ok: true, value: unique.slice(0, LIMITS.tagCount) };
 };
 
-const ISO_WITH_ZONE =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
-
-function daysInMonth(year: number, month: number): number {
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
-}
+/**
+ * A date, T, a time, then Z or an offset of at most ±23:59 written ±hh:mm, ±hhmm or ±hh. Nothing
+ * after the T but an offset holds + or -, so text that matches names its zone. Luxon alone would
+ * also take a date or a time without a zone (reading it in a default zone, or as today), +24:00,
+ * +99:99 and a bracketed IANA zone name; it checks the date and the time themselves.
+ */
+const DATE_TIME_WITH_ZONE = /^[^T]+T.+(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)$/i;
 
 /**
- * Reads an ISO 8601 extended timestamp that names its zone, truncated to the second. Date.parse
- * is not used: it accepts zone-less and non-ISO text and treats some of it as local time.
+ * Reads any ISO 8601 date-time that names its zone (calendar, week or ordinal date, basic or
+ * extended format), truncated to the second. Text without a zone is refused, not read in the
+ * server's zone.
  */
 export function parseZonedTimestamp(text: string): Date | undefined {
-  const match = ISO_WITH_ZONE.exec(text);
-  if (!match) return undefined;
-  // Groups 6-9 (seconds, offset) are optional and may be absent.
-  const parts = match as (string | undefined)[];
-  const [year, month, day, hour, minute] = parts.slice(1, 6).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const second = Number(parts[6] ?? 0);
-  const offsetSign = parts[7] === '-' ? -1 : 1;
-  const offsetHours = Number(parts[8] ?? 0);
-  const offsetMinutes = Number(parts[9] ?? 0);
-  if (
-    month < 1 ||
-    month > 12 ||
-    day < 1 ||
-    day > daysInMonth(year, month) ||
-    hour > 23 ||
-    minute > 59 ||
-    second > 59 ||
-    offsetHours > 23 ||
-    offsetMinutes > 59
-  ) {
-    return undefined;
-  }
-  const date = new Date(0);
-  // setUTCFullYear, unlike Date.UTC, does not map years 0-99 to 1900-1999.
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, 0);
-  // 12:00+02:00 is 10:00Z: subtract the offset.
-  return new Date(date.getTime() - offsetSign * (offsetHours * 60 + offsetMinutes) * 60_000);
+  if (!DATE_TIME_WITH_ZONE.test(text)) return undefined;
+  // In UTC, so that the year checked below is the one formatExpiry prints.
+  const parsed = DateTime.fromISO(text, { zone: 'utc' });
+  if (!parsed.isValid) return undefined;
+  const instant = parsed.startOf('second');
+  // formatExpiry prints `YYYY-MM-DDThh:mm:ssZ` only for four-digit years.
+  if (instant.year < 0 || instant.year > 9999) return undefined;
+  return instant.toJSDate();
 }
 
 /** Normalised to `YYYY-MM-DDThh:mm:ssZ`; the truncated instant must still lie after `now`. */

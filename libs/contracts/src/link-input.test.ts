@@ -474,8 +474,80 @@ describe('parseLinkCreate', () => {
       ['a leap day', '2032-02-29T00:00:00Z', '2032-02-29T00:00:00Z'],
       ['one second from now', '2030-06-15T12:00:01Z', '2030-06-15T12:00:01Z'],
       ['far away', '9999-12-31T23:59:59Z', '9999-12-31T23:59:59Z'],
+      ['a zone without colon', '2031-02-03T04:05:06+0200', '2031-02-03T02:05:06Z'],
+      ['an hour-only zone', '2031-02-03T04:05:06+02', '2031-02-03T02:05:06Z'],
+      // ISO 8601 writes the end of a day as 24:00, which luxon reads as the next midnight.
+      ['hour 24', '2031-02-03T24:00:00Z', '2031-02-04T00:00:00Z'],
     ])('accepts %s', (_, given, stored) => {
       expect(draftOf(create({ expiresAt: given })).expiresAt).toBe(stored);
+    });
+
+    describe('any ISO 8601 form with a zone', () => {
+      // Early enough that every example, 2029-12-31 included, lies in the future.
+      const before = new Date('2029-01-01T00:00:00Z');
+
+      it.each([
+        ['the basic format', '20300101T000000Z', '2030-01-01T00:00:00Z'],
+        ['the basic format with an offset', '20300101T100000+0200', '2030-01-01T08:00:00Z'],
+        ['a week date', '2030-W01-1T00:00:00Z', '2029-12-31T00:00:00Z'],
+        ['a basic week date', '2030W011T000000Z', '2029-12-31T00:00:00Z'],
+        ['an ordinal date', '2030-001T00:00:00Z', '2030-01-01T00:00:00Z'],
+        ['the last day of a leap year as an ordinal', '2032-366T12:00:00Z', '2032-12-31T12:00:00Z'],
+        ['lowercase t and z', '2030-01-01t00:00:00z', '2030-01-01T00:00:00Z'],
+        ['±hh:mm', '2030-01-01T10:00:00+05:30', '2030-01-01T04:30:00Z'],
+        ['±hhmm', '2030-01-01T10:00:00-0530', '2030-01-01T15:30:00Z'],
+        ['±hh', '2030-01-01T10:00:00-02', '2030-01-01T12:00:00Z'],
+        ['the largest offset', '2030-01-01T23:59:00+23:59', '2030-01-01T00:00:00Z'],
+        ['hours and minutes only', '2030-01-01T10:30+01:00', '2030-01-01T09:30:00Z'],
+        ['hours only', '2030-01-01T10Z', '2030-01-01T10:00:00Z'],
+        [
+          'nine fraction digits, truncated',
+          '2030-01-01T00:00:00.999999999Z',
+          '2030-01-01T00:00:00Z',
+        ],
+        ['24:00 at the end of a year', '2030-12-31T24:00Z', '2031-01-01T00:00:00Z'],
+        ['an offset into year 9999', '9999-12-31T23:59:59+01:00', '9999-12-31T22:59:59Z'],
+      ])('accepts %s', (_, given, stored) => {
+        expect(draftOf(create({ expiresAt: given }, before)).expiresAt).toBe(stored);
+      });
+
+      it.each([
+        ['no zone', '2030-01-01T00:00:00'],
+        ['no zone, basic format', '20300101T000000'],
+        ['no zone, hours only', '2030-01-01T10'],
+        ['a date only', '2030-01-01'],
+        ['a basic date only', '20300101'],
+        ['a week date only', '2030-W01-1'],
+        ['an ordinal date only', '2030-001'],
+        ['a date only with Z', '2030-01-01Z'],
+        ['a time only', '10:00:00Z'],
+        ['a basic time only', '1000+02'],
+        ['a T and a time only', 'T10:00:00Z'],
+        ['a space instead of T', '2030-01-01 12:00:00Z'],
+        ['garbage', 'garbage'],
+        ['text after the zone', '2030-01-01T00:00:00Zx'],
+        ['a trailing newline', '2030-01-01T00:00:00Z\n'],
+        ['February 30', '2030-02-30T00:00:00Z'],
+        ['hour 25', '2030-01-01T25:00:00Z'],
+        ['24:00 and a second', '2030-01-01T24:00:01Z'],
+        ['week 53 of a 52-week year', '2030-W53-1T00:00:00Z'],
+        ['day 366 of a common year', '2030-366T00:00:00Z'],
+        ['offset +24:00', '2030-01-01T00:00:00+24:00'],
+        ['offset -2400', '2030-01-01T00:00:00-2400'],
+        ['offset +24', '2030-01-01T00:00:00+24'],
+        ['offset minute 60', '2030-01-01T00:00:00+05:60'],
+        ['an IANA zone in brackets', '2030-01-01T00:00:00[Europe/Paris]'],
+        ['Z with an IANA zone in brackets', '2030-01-01T00:00:00Z[Europe/Paris]'],
+        ['a zone name', '2030-01-01T00:00:00UTC'],
+        ['a five-digit year', '+010000-01-01T00:00:00Z'],
+        ['an offset past year 9999', '9999-12-31T23:00:00-01:00'],
+        ['a negative year', '-000001-01-01T00:00:00Z'],
+      ])('refuses %s', (_, given) => {
+        expect(fieldErrorsOf(create({ expiresAt: given }, before))).toEqual({
+          expiresAt:
+            'must be an ISO 8601 timestamp with a zone (Z or ±hh:mm), e.g. 2030-01-31T12:00:00Z, or null',
+        });
+      });
     });
 
     it('accepts null', () => {
@@ -486,12 +558,9 @@ describe('parseLinkCreate', () => {
       ['no zone', '2031-02-03T04:05:06'],
       ['a date only', '2031-02-03'],
       ['a space instead of T', '2031-02-03 04:05:06Z'],
-      ['a zone without colon', '2031-02-03T04:05:06+0200'],
-      ['an hour-only zone', '2031-02-03T04:05:06+02'],
       ['month 13', '2031-13-03T04:05:06Z'],
       ['February 29 of a common year', '2031-02-29T00:00:00Z'],
       ['April 31', '2031-04-31T00:00:00Z'],
-      ['hour 24', '2031-02-03T24:00:00Z'],
       ['second 60', '2031-02-03T23:59:60Z'],
       ['a zone of 24 hours', '2031-02-03T04:05:06+24:00'],
       ['a human date', 'March 3, 2031'],
