@@ -164,6 +164,64 @@ describe('LinkCache', () => {
       expect(await redis.exists(hash)).toBe(0);
     });
 
+    it('answers the lookups of one event-loop turn with one script call, each its own', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
+      const [hit, expired, negative, unknown] = [freshRef(), freshRef(), freshRef(), freshRef()];
+      const expiredLink = { ...resolution, linkId: 'lnk_2', expiresAt: now - 1 };
+      await cache.fill(hit, null, resolution);
+      await cache.fill(expired, null, expiredLink);
+      await cache.fill(negative, null, null);
+      await cache.invalidate([unknown]);
+      const calls = jest.spyOn(redis, 'evalsha');
+      try {
+        const answers = await Promise.all([
+          cache.lookupCountingClick(hit, { hash, at: now }),
+          cache.lookupCountingClick(expired, { hash, at: now }),
+          cache.lookupCountingClick(negative, { hash, at: now }),
+          cache.lookupCountingClick(unknown, { hash, at: now }),
+          cache.lookupCountingClick(hit, null),
+          cache.lookupCountingClick(hit, { hash, at: now }),
+        ]);
+        expect(calls).toHaveBeenCalledTimes(1);
+        expect(answers).toEqual([
+          { lookup: { kind: 'hit', resolution }, counted: true },
+          { lookup: { kind: 'hit', resolution: expiredLink }, counted: false },
+          { lookup: { kind: 'hit', resolution: null }, counted: false },
+          { lookup: { kind: 'miss', generation: '1' }, counted: false },
+          { lookup: { kind: 'hit', resolution }, counted: false },
+          { lookup: { kind: 'hit', resolution }, counted: true },
+        ]);
+      } finally {
+        calls.mockRestore();
+      }
+      expect(await redis.hgetall(hash)).toEqual({ [resolution.linkId]: '2' });
+    });
+
+    it('fails every lookup of a call that fails, and later calls work again', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      await cache.fill(ref, null, resolution);
+      const failure = new Error('connection lost');
+      const calls = jest.spyOn(redis, 'evalsha').mockRejectedValueOnce(failure);
+      try {
+        const answers = await Promise.allSettled([
+          cache.lookupCountingClick(ref, null),
+          cache.lookupCountingClick(freshRef(), null),
+        ]);
+        expect(answers).toEqual([
+          { status: 'rejected', reason: failure },
+          { status: 'rejected', reason: failure },
+        ]);
+        expect(await cache.lookupCountingClick(ref, null)).toEqual({
+          lookup: { kind: 'hit', resolution },
+          counted: false,
+        });
+      } finally {
+        calls.mockRestore();
+      }
+    });
+
     // The script reads the stored `redirectsUntil`; the redirect service decides with
     // redirectsAt. They must agree, or a click is counted for a 410 (or lost for a 302).
     it.each([

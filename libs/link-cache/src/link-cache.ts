@@ -53,18 +53,31 @@ return 0`;
 // ARGV[1] carries the request's clock, the click of a link that redirects at that time. Mirrors
 // `redirectsAt`: the entry starts with `redirectsUntil` (empty: for ever) and the link id, and a
 // link redirects while now < until. A negative or unreadable entry counts nothing.
+/**
+ * Any number of lookups in one call: KEYS holds (entry, generation, click hash) per lookup and
+ * ARGV the lookup's clock (epoch ms), empty when it counts no click. Replies (entry, generation,
+ * counted) per lookup; `false` becomes a nil reply (a nil in a Lua table would end the list).
+ */
 const LOOKUP_COUNTING_CLICK = `
-local entry = redis.call('GET', KEYS[1])
-local generation = redis.call('GET', KEYS[2])
-local counted = 0
-if entry then
-  local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
-  if linkId and ARGV[1] ~= '' and (untilMs == '' or tonumber(ARGV[1]) < tonumber(untilMs)) then
-    redis.call('HINCRBY', KEYS[3], linkId, 1)
-    counted = 1
+local replies = {}
+for i = 1, #ARGV do
+  local base = (i - 1) * 3
+  local entry = redis.call('GET', KEYS[base + 1])
+  local counted = 0
+  if entry and ARGV[i] ~= '' then
+    local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
+    if linkId and (untilMs == '' or tonumber(ARGV[i]) < tonumber(untilMs)) then
+      redis.call('HINCRBY', KEYS[base + 3], linkId, 1)
+      counted = 1
+    end
   end
+  replies[base + 1] = entry
+  replies[base + 2] = redis.call('GET', KEYS[base + 2])
+  replies[base + 3] = counted
 end
-return {entry, generation, counted}`;
+return replies`;
+/** Keeps one call's reply (and Redis' time inside one script) small under a burst. */
+const MAX_LOOKUPS_PER_CALL = 64;
 const LOOKUP_COUNTING_CLICK_SHA = createHash('sha1').update(LOOKUP_COUNTING_CLICK).digest('hex');
 
 /**
@@ -73,6 +86,9 @@ const LOOKUP_COUNTING_CLICK_SHA = createHash('sha1').update(LOOKUP_COUNTING_CLIC
  * `invalidate` after they commit; the very next lookup then misses and reads Postgres.
  */
 export class LinkCache {
+  /** Lookups asked for in this event-loop turn, sent together once it ends. */
+  private queued: QueuedLookup[] = [];
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
@@ -92,22 +108,66 @@ export class LinkCache {
    * decides its outcome with the same `click.at`, so it counts a click itself only when the
    * lookup did not (a miss, or Redis unavailable).
    */
-  async lookupCountingClick(ref: LinkRef, click: ClickTarget | null): Promise<CountingLookup> {
-    const keys = linkCacheKeys(this.prefix, ref);
-    // Without a click there is no third key, and ARGV[1] is empty.
-    const [numKeys, ...keysAndArgs] = click
-      ? ([3, keys.entry, keys.generation, click.hash, String(click.at)] as const)
-      : ([2, keys.entry, keys.generation, ''] as const);
-    let reply: unknown;
-    try {
-      reply = await this.redis.evalsha(LOOKUP_COUNTING_CLICK_SHA, numKeys, ...keysAndArgs);
-    } catch (error) {
-      // A Redis that restarted or flushed its script cache: send the script itself, once.
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      reply = await this.redis.eval(LOOKUP_COUNTING_CLICK, numKeys, ...keysAndArgs);
+  lookupCountingClick(ref: LinkRef, click: ClickTarget | null): Promise<CountingLookup> {
+    return new Promise((resolve, reject) => {
+      // setImmediate runs once this turn's I/O callbacks are done: every request read in the
+      // turn has queued its lookup by then, and they all leave as one script call. Per call,
+      // not per lookup, is where Redis and ioredis spend most of their time (measured: about
+      // 8 + 15 us of CPU for a call with one lookup, 4 + 4 us per lookup in calls of three).
+      if (this.queued.length === 0) {
+        setImmediate(() => {
+          this.sendQueued();
+        });
+      }
+      this.queued.push({ ref, click, resolve, reject });
+    });
+  }
+
+  private sendQueued(): void {
+    const queued = this.queued;
+    this.queued = [];
+    for (let start = 0; start < queued.length; start += MAX_LOOKUPS_PER_CALL) {
+      void this.lookUpAll(queued.slice(start, start + MAX_LOOKUPS_PER_CALL));
     }
-    const [entry, generation, counted] = reply as [string | null, string | null, number];
-    return { lookup: toLookup(entry, generation), counted: counted === 1 };
+  }
+
+  /** One script call for `lookups`; its failure is each lookup's failure. */
+  private async lookUpAll(lookups: QueuedLookup[]): Promise<void> {
+    const keysAndArgs: string[] = [];
+    const clocks: string[] = [];
+    for (const { ref, click } of lookups) {
+      const keys = linkCacheKeys(this.prefix, ref);
+      // Without a click the third key is never written; the entry's own key stands in.
+      keysAndArgs.push(keys.entry, keys.generation, click?.hash ?? keys.entry);
+      clocks.push(click ? String(click.at) : '');
+    }
+    keysAndArgs.push(...clocks);
+    let replies: (string | number | null)[];
+    try {
+      replies = (await this.evalLookup(lookups.length * 3, keysAndArgs)) as typeof replies;
+    } catch (error) {
+      for (const lookup of lookups) lookup.reject(error);
+      return;
+    }
+    lookups.forEach((lookup, index) => {
+      const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
+      lookup.resolve({
+        lookup: toLookup(
+          typeof entry === 'string' ? entry : null,
+          typeof generation === 'string' ? generation : null,
+        ),
+        counted: counted === 1,
+      });
+    });
+  }
+
+  private async evalLookup(numKeys: number, keysAndArgs: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalsha(LOOKUP_COUNTING_CLICK_SHA, numKeys, ...keysAndArgs);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return this.redis.eval(LOOKUP_COUNTING_CLICK, numKeys, ...keysAndArgs);
+    }
   }
 
   /** Stores what Postgres said, unless an invalidation happened since `lookup`. */
@@ -148,6 +208,13 @@ export class LinkCache {
     const failed = results.find(([error]) => error !== null);
     if (failed?.[0]) throw failed[0];
   }
+}
+
+interface QueuedLookup {
+  ref: LinkRef;
+  click: ClickTarget | null;
+  resolve: (found: CountingLookup) => void;
+  reject: (error: unknown) => void;
 }
 
 function toLookup(entry: string | null, generation: string | null): CacheLookup {

@@ -11,7 +11,8 @@ import { redirectOutcome } from './redirect-rules';
 
 /**
  * Resolves `<host>/<alias>` to an outcome and counts the click of a redirecting GET. A hit costs
- * one Redis round trip, click included (the cache's lookup script counts it); a miss costs one
+ * one Redis round trip, click included (the cache's lookup script counts it, in one call with the
+ * other redirects of the same event-loop turn); a miss costs one
  * Postgres query, shared by concurrent misses of the same alias and cache generation, and the
  * click is then counted on its own.
  */
@@ -26,8 +27,6 @@ export class RedirectService {
     private readonly clicks: ClickCounter,
     private readonly redisPrefix: string,
     logger: Logger,
-    /** Called before each lookup: coalesces the lookups of one event-loop turn into one write. */
-    private readonly batchRedisWrites: () => void = () => undefined,
   ) {
     // Once per outage-ish, not once per redirect.
     this.warn = throttled(10_000, (message, error) => {
@@ -49,7 +48,6 @@ export class RedirectService {
     const now = Date.now();
     let found: CountingLookup;
     try {
-      this.batchRedisWrites();
       found = await this.cache.lookupCountingClick(
         ref,
         countClick ? { hash: this.clicks.pendingKey, at: now } : null,
