@@ -1,6 +1,6 @@
 import { summarizeLatencies } from './latency';
 import type { LoadResult } from './load-protocol';
-import { formatTable, judge } from './report';
+import { formatTable, judge, mergeRounds } from './report';
 import type { ScenarioOutcome } from './report';
 import type { Scenario } from './scenarios';
 import { loadBenchSettings } from './settings';
@@ -172,11 +172,105 @@ describe('formatTable', () => {
   });
 });
 
+describe('mergeRounds', () => {
+  const round = (fields: Partial<LoadResult>, extra: Partial<ScenarioOutcome> = {}) =>
+    outcome('get-link', { result: result(fields), ...extra });
+
+  it('adds up requests and time, takes the median latency, weights CPU by requests', () => {
+    const merged = mergeRounds([
+      round(
+        { succeeded: 300, elapsedSeconds: 2, p50Ms: 1, p99Ms: 5, meanMs: 2, warmupRequests: 100 },
+        {
+          cpuMsPerRequest: { subject: 0.1 },
+          peakRss: { gateway: 100, worker: null, redirect: null },
+        },
+      ),
+      round(
+        { succeeded: 500, elapsedSeconds: 2, p50Ms: 3, p99Ms: 9, meanMs: 4, errors: 2 },
+        {
+          cpuMsPerRequest: { subject: 0.2 },
+          peakRss: { gateway: 300, worker: null, redirect: null },
+          linksPerSecond: undefined,
+        },
+      ),
+      round(
+        {
+          succeeded: 400,
+          elapsedSeconds: 2,
+          p50Ms: 2,
+          p99Ms: 7,
+          meanMs: 3,
+          unexpectedStatuses: { '503': 1 },
+        },
+        {
+          cpuMsPerRequest: { subject: 0.4 },
+          peakRss: { gateway: 200, worker: null, redirect: null },
+        },
+      ),
+    ]);
+    expect(merged.result).toMatchObject({
+      succeeded: 1200,
+      errors: 2,
+      elapsedSeconds: 6,
+      perSecond: 200,
+      p50Ms: 2,
+      p99Ms: 7,
+      meanMs: 3,
+      warmupRequests: 100,
+      unexpectedStatuses: { '503': 1 },
+    });
+    // (0.1 x 400 + 0.2 x 502 + 0.4 x 400) / 1302 requests
+    expect(merged.cpuMsPerRequest?.subject).toBeCloseTo((40 + 100.4 + 160) / 1302, 10);
+    expect(merged.peakRss.gateway).toBe(300);
+    expect(merged.rounds).toHaveLength(3);
+  });
+
+  it('gives links/s over all rounds and the worker CPU only when every round has it', () => {
+    const merged = mergeRounds([
+      round(
+        { succeeded: 10, elapsedSeconds: 1 },
+        { linksPerSecond: 1000, cpuMsPerRequest: { subject: 1, worker: 2 } },
+      ),
+      round(
+        { succeeded: 30, elapsedSeconds: 3 },
+        { linksPerSecond: 2000, cpuMsPerRequest: { subject: 1 } },
+      ),
+    ]);
+    expect(merged.linksPerSecond).toBe(1750);
+    expect(merged.cpuMsPerRequest).toEqual({ subject: 1 });
+  });
+
+  it('is unavailable when any round was', () => {
+    const missing = outcome('get-link', { status: 'unavailable', reason: 'gateway down' });
+    expect(mergeRounds([round({}), missing])).toBe(missing);
+  });
+
+  it('and judge compares the merged figures', () => {
+    const scenarios = [
+      scenario({ id: 'base' }),
+      scenario({ id: 'get-link', goal: { kind: 'throughput-ratio', against: 'base', min: 0.5 } }),
+    ];
+    // Round by round the machine slows down; both sides see the same stretches.
+    const base = mergeRounds([
+      outcome('base', { result: result({ succeeded: 900, elapsedSeconds: 1 }) }),
+      outcome('base', { result: result({ succeeded: 300, elapsedSeconds: 1 }) }),
+    ]);
+    const own = mergeRounds([
+      outcome('get-link', { result: result({ succeeded: 500, elapsedSeconds: 1 }) }),
+      outcome('get-link', { result: result({ succeeded: 150, elapsedSeconds: 1 }) }),
+    ]);
+    judge(scenarios, [base, own]);
+    expect(own.comparison?.ratio).toBeCloseTo(650 / 1200, 10);
+    expect(own.verdict?.result).toBe('PASS');
+  });
+});
+
 describe('loadBenchSettings', () => {
   it('has the documented defaults', () => {
     expect(loadBenchSettings({})).toMatchObject({
       links: 1_000_000,
       durationSeconds: 10,
+      rounds: 3,
       connections: 10,
       only: [],
       keepDatabase: false,

@@ -31,7 +31,104 @@ export interface ScenarioOutcome {
    */
   cpuMsPerRequest?: { subject: number; worker?: number };
   comparison?: { against: string; metric: 'req/s' | 'p50' | 'links/s'; ratio: number };
+  /** Each round's figures, when the scenario ran in alternating rounds with its baseline. */
+  rounds?: LoadResult[];
   verdict?: Verdict;
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? Number.NaN)
+    : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
+};
+
+/**
+ * One scenario's rounds as one outcome. Requests, errors and time add up, so req/s and links/s
+ * are over all rounds; p50, p99 and mean are the medians of the rounds' (rounds of one load and
+ * equal length, so close to what the whole run would give); CPU per request is weighted by each
+ * round's requests; peak RSS is the highest. An unavailable round makes the whole unavailable.
+ */
+export function mergeRounds(rounds: readonly ScenarioOutcome[]): ScenarioOutcome {
+  const first = rounds.at(0);
+  if (first === undefined) throw new Error('mergeRounds needs at least one round');
+  const unavailable = rounds.find((round) => round.status !== 'measured' || !round.result);
+  if (unavailable) return unavailable;
+  const results = rounds.map((round) => round.result as LoadResult);
+  const sum = (pick: (result: LoadResult) => number): number =>
+    results.reduce((total, result) => total + pick(result), 0);
+  const succeeded = sum((r) => r.succeeded);
+  const elapsedSeconds = sum((r) => r.elapsedSeconds);
+  const unexpectedStatuses: Record<string, number> = {};
+  for (const result of results) {
+    for (const [status, count] of Object.entries(result.unexpectedStatuses)) {
+      unexpectedStatuses[status] = (unexpectedStatuses[status] ?? 0) + count;
+    }
+  }
+  const sampleError = results.find((r) => r.sampleError !== undefined)?.sampleError;
+  const result: LoadResult = {
+    succeeded,
+    errors: sum((r) => r.errors),
+    unexpectedStatuses,
+    transportErrors: sum((r) => r.transportErrors),
+    ...(sampleError === undefined ? {} : { sampleError }),
+    elapsedSeconds,
+    perSecond: elapsedSeconds > 0 ? succeeded / elapsedSeconds : 0,
+    p50Ms: median(results.map((r) => r.p50Ms)),
+    p99Ms: median(results.map((r) => r.p99Ms)),
+    meanMs: median(results.map((r) => r.meanMs)),
+    warmupRequests: sum((r) => r.warmupRequests),
+  };
+
+  const requests = (r: LoadResult): number => r.warmupRequests + r.succeeded + r.errors;
+  const weighted = (pick: (round: ScenarioOutcome) => number | undefined): number | undefined => {
+    let cpu = 0;
+    let counted = 0;
+    for (const round of rounds) {
+      const perRequest = pick(round);
+      if (perRequest === undefined) return undefined;
+      const n = requests(round.result as LoadResult);
+      cpu += perRequest * n;
+      counted += n;
+    }
+    return counted === 0 ? undefined : cpu / counted;
+  };
+  const subjectCpu = weighted((round) => round.cpuMsPerRequest?.subject);
+  const workerCpu = weighted((round) => round.cpuMsPerRequest?.worker);
+  const highest = (process: keyof PeakRss): number | null => {
+    const peaks = rounds.map((r) => r.peakRss[process]).filter((v): v is number => v !== null);
+    return peaks.length > 0 ? Math.max(...peaks) : null;
+  };
+  const linksPerSecond = rounds.every((r) => r.linksPerSecond !== undefined)
+    ? rounds.reduce(
+        (total, r) => total + (r.linksPerSecond ?? 0) * (r.result as LoadResult).elapsedSeconds,
+        0,
+      ) / elapsedSeconds
+    : undefined;
+
+  return {
+    id: first.id,
+    title: first.title,
+    subject: first.subject,
+    status: 'measured',
+    result,
+    ...(linksPerSecond === undefined ? {} : { linksPerSecond }),
+    peakRss: {
+      gateway: highest('gateway'),
+      worker: highest('worker'),
+      redirect: highest('redirect'),
+    },
+    ...(subjectCpu === undefined
+      ? {}
+      : {
+          cpuMsPerRequest: {
+            subject: subjectCpu,
+            ...(workerCpu === undefined ? {} : { worker: workerCpu }),
+          },
+        }),
+    rounds: results,
+  };
 }
 
 /** More failed requests than this share makes a goal FAIL whatever the figures. */

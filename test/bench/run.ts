@@ -20,7 +20,7 @@ import {
 import type { ServiceName } from '../support/stack';
 import { createTenant } from '../support/tenants';
 import type { LoadJob, LoadResult, LoadRunnerMessage } from './load-protocol';
-import { formatTable, judge } from './report';
+import { formatTable, judge, mergeRounds } from './report';
 import type { PeakRss, ScenarioOutcome } from './report';
 import { buildScenarios, formatCount } from './scenarios';
 import type { Scenario, Subject } from './scenarios';
@@ -224,6 +224,7 @@ async function measure(
   postgresUrl: string,
   unavailable: Partial<Record<Subject, string>>,
   services: Services,
+  durationSeconds: number,
 ): Promise<ScenarioOutcome> {
   const base = {
     id: scenario.id,
@@ -237,7 +238,7 @@ async function measure(
     const reason = unavailable[scenario.subject] ?? `${scenario.subject} is not running`;
     return { ...base, status: 'unavailable', reason };
   }
-  const job = scenario.job(origin);
+  const job = { ...scenario.job(origin), durationSeconds };
   const refused = await probe(job);
   if (refused !== undefined) return { ...base, status: 'unavailable', reason: refused };
 
@@ -370,18 +371,52 @@ async function main(): Promise<void> {
       (s) => settings.only.length === 0 || settings.only.some((part) => s.id.includes(part)),
     );
 
-    const outcomes: ScenarioOutcome[] = [];
+    // A target comparing a scenario with a baseline of this run: the two alternate in rounds.
+    const pairedWith = new Map<string, Scenario>();
     for (const scenario of scenarios) {
-      progress(`${scenario.id}: ${scenario.title}`);
-      const outcome = await measure(scenario, subjects, scratch.url, unavailable, services);
-      if (outcome.status === 'unavailable') progress(`  unavailable: ${outcome.reason ?? ''}`);
-      else if (outcome.result) {
-        progress(
-          `  ${outcome.result.perSecond.toFixed(1)}/s, p50 ${outcome.result.p50Ms.toFixed(2)} ms, ` +
-            `p99 ${outcome.result.p99Ms.toFixed(2)} ms, ${outcome.result.errors} errors`,
-        );
+      const goal = scenario.goal;
+      if (goal?.kind !== 'throughput-ratio' && goal?.kind !== 'latency-vs') continue;
+      if (scenarios.some((s) => s.id === goal.against)) pairedWith.set(goal.against, scenario);
+    }
+    const outcomes: ScenarioOutcome[] = [];
+    const measuredIds = new Set<string>();
+    for (const scenario of scenarios) {
+      if (measuredIds.has(scenario.id)) continue;
+      const partner = pairedWith.get(scenario.id);
+      const group = partner ? [scenario, partner] : [scenario];
+      const rounds = partner ? settings.rounds : 1;
+      const roundsOf = group.map((): ScenarioOutcome[] => []);
+      for (let round = 1; round <= rounds; round++) {
+        for (const [index, member] of group.entries()) {
+          const roundNote = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
+          progress(`${member.id}: ${member.title}${roundNote}`);
+          const outcome = await measure(
+            member,
+            subjects,
+            scratch.url,
+            unavailable,
+            services,
+            settings.durationSeconds / rounds,
+          );
+          if (outcome.status === 'unavailable') progress(`  unavailable: ${outcome.reason ?? ''}`);
+          else if (outcome.result) {
+            progress(
+              `  ${outcome.result.perSecond.toFixed(1)}/s, p50 ${outcome.result.p50Ms.toFixed(2)} ms, ` +
+                `p99 ${outcome.result.p99Ms.toFixed(2)} ms, ${outcome.result.errors} errors`,
+            );
+          }
+          roundsOf[index]?.push(outcome);
+        }
       }
-      outcomes.push(outcome);
+      for (const [index, member] of group.entries()) {
+        const measuredRounds = roundsOf[index] ?? [];
+        outcomes.push(
+          measuredRounds.length === 1 && measuredRounds[0]
+            ? measuredRounds[0]
+            : mergeRounds(measuredRounds),
+        );
+        measuredIds.add(member.id);
+      }
     }
     judge(scenarios, outcomes);
 
@@ -421,7 +456,9 @@ async function main(): Promise<void> {
         `linkservice bench, ${startedAt.toISOString()}: ${machine.cpus} x ${machine.cpuModel}, ` +
           `${machine.memoryGiB} GiB, node ${machine.node}, PostgreSQL ${machine.postgres}`,
         `load average before ${machine.loadAverageBefore.join(' ')}, after ${machine.loadAverageAfter.join(' ')}; ` +
-          `${settings.durationSeconds} s per scenario after ${settings.warmupSeconds} s warm-up, ` +
+          `${settings.durationSeconds} s per scenario after ${settings.warmupSeconds} s warm-up ` +
+          `(a target's scenario and baseline: ${settings.rounds} alternating rounds sharing the ` +
+          `${settings.durationSeconds} s, each after its own warm-up), ` +
           `${settings.connections} connections for throughput lines, LOG_LEVEL=${settings.logLevel}`,
         '',
         formatTable(outcomes),

@@ -4,6 +4,12 @@ export interface BenchSettings {
   /** Measured seconds per scenario, after the warm-up. */
   durationSeconds: number;
   warmupSeconds: number;
+  /**
+   * A target that compares a scenario with its baseline measures the two in this many
+   * alternating rounds (durationSeconds split between them), so both sample the same stretches
+   * of a machine whose speed drifts.
+   */
+  rounds: number;
   /** Keep-alive connections for the throughput scenarios (GET by id, redirect, concurrent create). */
   connections: number;
   /** LOG_LEVEL of the services under load. */
@@ -39,6 +45,7 @@ export function loadBenchSettings(env: Env): BenchSettings {
     links: positiveInteger(env, 'BENCH_LINKS', 1_000_000, problems),
     durationSeconds: positiveInteger(env, 'BENCH_DURATION_SECONDS', 10, problems),
     warmupSeconds: positiveInteger(env, 'BENCH_WARMUP_SECONDS', 2, problems),
+    rounds: positiveInteger(env, 'BENCH_ROUNDS', 3, problems),
     connections: positiveInteger(env, 'BENCH_CONNECTIONS', 10, problems),
     logLevel: env.BENCH_LOG_LEVEL ?? 'warn',
     postgresUrl: env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
