@@ -57,7 +57,10 @@ export interface LinkContext {
   now?: Date;
 }
 
-export function toLink(row: LinkRow, { subdomainKey, linkDomain, now }: LinkContext): Link {
+/** A links row as toLink reads it; search_text is the database's own (a generated column). */
+export type StoredLink = Omit<LinkRow, 'search_text'>;
+
+export function toLink(row: StoredLink, { subdomainKey, linkDomain, now }: LinkContext): Link {
   const host = linkHostFor(subdomainKey, row.environment, linkDomain);
   return {
     id: row.id,

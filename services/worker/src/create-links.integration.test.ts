@@ -1,4 +1,4 @@
-import { isReservedAlias } from '@linkservice/contracts';
+import { isReservedAlias, toLink } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/queue';
 import { COMMIT_GRACE_MS, CREATE_LINKS_JOB, CreationRequestsRepository } from '@linkservice/queue';
@@ -39,10 +39,13 @@ function createdLinks(results: EntryResult[]) {
   return results.flatMap((entry) => (entry.ok ? [entry.link] : []));
 }
 
-function service(): LinkCreationService {
+function service(
+  drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
+): LinkCreationService {
   return new LinkCreationService(new LinksRepository(postgres.db), {
     linkDomain: harness.linkDomain,
     logger: harness.logger,
+    ...(drawAliases ? { drawAliases } : {}),
   });
 }
 
@@ -79,6 +82,67 @@ describe('creating links through the queue', () => {
     const request = await requestRow(postgres.db, payload.requestId);
     expect(request?.status).toBe('done');
     expect(request?.results).toEqual(result);
+  });
+
+  it('answers each link exactly as its stored row reads, every field set', async () => {
+    const app = await createTestApp(postgres.db);
+    const payload = creation(app, [
+      draft({
+        alias: 'full',
+        iosFallbackUrl: 'https://example.com/ios',
+        deepLinkData: { screen: 'product', nested: { ids: [1, 2.5, null], ok: true } },
+        title: 'Title',
+        campaign: 'Campaign',
+        channel: 'Channel',
+        feature: 'Feature',
+        tags: ['x', 'y'],
+        expiresAt: '2031-02-03T04:05:06Z',
+      }),
+      draft(),
+    ]);
+    const result = completed(await harness.submit(payload));
+    const stored = await linksOf(postgres.db, app.id);
+    const context = { subdomainKey: app.subdomainKey, linkDomain: harness.linkDomain };
+    expect(createdLinks(result.results)).toEqual(
+      expect.arrayContaining(stored.map((row) => toLink(row, context))),
+    );
+    expect(stored).toHaveLength(2);
+    // Both rows took the transaction's now(), which the answer was written with.
+    expect(new Set(stored.map((row) => row.created_at.getTime())).size).toBe(1);
+  });
+
+  it('redraws a generated alias that collides with an existing link, and stores what it answers', async () => {
+    const app = await createTestApp(postgres.db);
+    completed(await harness.submit(creation(app, [draft({ alias: 'Taken007' })])));
+    const draws: string[][] = [];
+    const drawAliases = (count: number): string[] => {
+      const drawn = draws.length === 0 ? ['Taken007', 'Fresh001'] : ['Fresh002'];
+      draws.push(drawn);
+      return drawn.slice(0, count);
+    };
+    const payload = {
+      ...creation(app, [draft({ title: 'one' }), draft({ title: 'two' })]),
+      deadline: Date.now() + 10_000,
+    };
+    const answer = await service(drawAliases).createLinks(payload);
+    if (answer.status !== 'done') throw new Error(`expected done, got ${answer.reason}`);
+    expect(draws).toEqual([['Taken007', 'Fresh001'], ['Fresh002']]);
+    expect(createdLinks(answer.result.results).map((link) => [link.title, link.alias])).toEqual([
+      ['one', 'Fresh002'],
+      ['two', 'Fresh001'],
+    ]);
+    expect((await requestRow(postgres.db, payload.requestId))?.results).toEqual(answer.result);
+    const appRow = await postgres.db
+      .selectFrom('apps')
+      .select('link_count')
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(appRow.link_count).toBe(3);
+    expect((await linksOf(postgres.db, app.id)).map((row) => row.alias).sort()).toEqual([
+      'Fresh001',
+      'Fresh002',
+      'Taken007',
+    ]);
   });
 
   it('creates many in one job, in order, with caller and generated aliases, on the test host', async () => {
@@ -359,8 +423,11 @@ describe('settling when the answer does not come in time', () => {
   it('answers unavailable, bounded, when the worker would commit past the grace period', async () => {
     own = newHarness(postgres.db);
     const worker = own.startWorker({ testDelayMs: 300 + COMMIT_GRACE_MS + 1_500 });
-    const failures: Error[] = [];
-    worker.on('failed', (_job, error) => failures.push(error));
+    const attemptsEnded: string[] = [];
+    worker.on('failed', () => attemptsEnded.push('failed'));
+    worker.on('completed', (_job, answer: CreateLinksJobResult) => {
+      attemptsEnded.push(answer.status);
+    });
     const app = await createTestApp(postgres.db);
     const payload = creation(app, [draft()]);
 
@@ -372,11 +439,13 @@ describe('settling when the answer does not come in time', () => {
     expect(elapsed).toBeLessThan(300 + COMMIT_GRACE_MS + 1_500);
     expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('abandoned');
 
-    // The worker's attempt failed (its session was ended), and no retry creates anything.
-    await eventually(() => Promise.resolve(failures.length > 0 ? true : undefined), {
+    // The worker wakes past the grace period: it gives up without a statement (a statement would
+    // fail too: Postgres has ended its session), and nothing is created, then or by a retry.
+    await eventually(() => Promise.resolve(attemptsEnded.length > 0 ? true : undefined), {
       timeoutMs: 15_000,
-      what: 'a failed attempt',
+      what: 'the end of the attempt',
     });
+    expect(attemptsEnded[0]).toBe('abandoned');
     expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
   });
 

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { StoredLink } from '@linkservice/contracts';
 import { toLink } from '@linkservice/contracts';
-import type { LinkRow, NewLink } from '@linkservice/db';
+import type { NewLink } from '@linkservice/db';
 import { newId } from '@linkservice/db';
 import type { LinkCache, LinkRef } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
@@ -11,10 +12,15 @@ import type {
   EntryResult,
 } from '@linkservice/queue';
 import { COMMIT_GRACE_MS, createLinksResultSchema } from '@linkservice/queue';
-import type { PlannedLink } from './creation-plan';
+import type { CreationPlan, PlannedLink } from './creation-plan';
 import { planCreations } from './creation-plan';
 import { generateAliases } from './generated-alias';
-import type { CreationTransaction, LinksRepository } from './links.repository';
+import type {
+  CreationTransaction,
+  LinksRepository,
+  LockedApp,
+  OutcomeRecord,
+} from './links.repository';
 
 /** Generated aliases that collide with existing links are redrawn at most this many times. */
 const MAX_ALIAS_ROUNDS = 5;
@@ -31,6 +37,8 @@ export interface LinkCreationOptions {
    * Absent only where no link host runs (service-level tests).
    */
   linkCache?: Pick<LinkCache, 'invalidate'>;
+  /** Draws generated aliases; generateAliases unless a test needs a collision. */
+  drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[];
 }
 
 type TransactionOutcome = {
@@ -114,85 +122,114 @@ export class LinkCreationService {
 
     if (this.options.testDelayMs) await sleep(this.options.testDelayMs);
 
-    const rows = await this.insertAll(tx, payload, plan.toCreate, callerAliases);
-    const created: EntryResult[] = plan.toCreate.map(({ index }) => {
-      const row = rows.get(index);
-      if (!row) throw new Error(`entry ${index} of ${requestId} was planned but not inserted`);
-      const link = toLink(row, {
-        subdomainKey: app.subdomainKey,
-        linkDomain: this.options.linkDomain,
-      });
-      return { index, ok: true, link };
-    });
-    const result: CreateLinksResult = {
-      results: [...plan.refused, ...created].sort((a, b) => a.index - b.index),
-      ...(plan.stoppedEarly ? { stoppedEarly: plan.stoppedEarly } : {}),
-    };
-
-    // Both clocks must agree there is still time; the statement checks the database's.
-    if (Date.now() >= commitBy) return abandoned('deadline_passed');
-    if (!(await tx.recordOutcome(requestId, appId, created.length, result, commitBy))) {
-      return abandoned('deadline_passed');
-    }
+    const created = await this.createPlanned(tx, payload, plan, app, callerAliases, commitBy);
+    if (!created) return abandoned('deadline_passed');
+    const { result, refs } = created;
     this.options.logger.debug(
       {
         requestId,
         appId,
         entries: entries.length,
-        created: created.length,
+        created: refs.length,
         stoppedEarly: plan.stoppedEarly?.reason,
       },
       'creation job done',
     );
-    return {
-      commit: true,
-      answer: { status: 'done', result },
-      created: [...rows.values()].map((row) => ({
-        subdomainKey: app.subdomainKey,
-        environment: row.environment,
-        alias: row.alias,
-      })),
-    };
+    return { commit: true, answer: { status: 'done', result }, created: refs };
   }
 
   /**
-   * Inserts every planned link in one statement. Caller aliases were checked under the app lock,
-   * so only generated aliases can collide (with links made earlier); those few are redrawn and
-   * inserted again, a bounded number of times.
+   * Inserts every planned link and stores the job's results in one statement. The results are
+   * written before the insert answers (the rows' timestamps are the transaction's now(), read
+   * with the app lock), so one round trip does both. Caller aliases were checked under the app
+   * lock, so only generated aliases can collide (with links made earlier): then the statement
+   * inserts the others but stores nothing, and the colliding entries are redrawn and inserted
+   * with the corrected results, a bounded number of times. Undefined when the deadline passed.
    */
-  private async insertAll(
+  private async createPlanned(
     tx: CreationTransaction,
     payload: CreateLinksPayload,
-    planned: PlannedLink[],
+    plan: CreationPlan,
+    app: LockedApp,
     callerAliases: ReadonlySet<string>,
-  ): Promise<Map<number, LinkRow>> {
-    const inserted = new Map<number, LinkRow>();
+    commitBy: number,
+  ): Promise<{ result: CreateLinksResult; refs: LinkRef[] } | undefined> {
+    const outcome = (results: CreateLinksResult): OutcomeRecord => ({
+      requestId: payload.requestId,
+      appId: payload.appId,
+      results,
+      commitBy,
+    });
+    const inserted = new Map<number, StoredLink>();
+    const refsOf = (): LinkRef[] =>
+      [...inserted.values()].map(({ environment, alias }) => ({
+        subdomainKey: app.subdomainKey,
+        environment,
+        alias,
+      }));
     // Ids drawn once, in entry order, so a redrawn alias does not reorder the batch's ids.
-    const ids = new Map(planned.map(({ index }) => [index, newId('lnk')]));
+    const ids = new Map(plan.toCreate.map(({ index }) => [index, newId('lnk')]));
     const usedAliases = new Set(callerAliases);
-    let pending = withAliases(planned, usedAliases);
+    const drawAliases = this.options.drawAliases ?? generateAliases;
+    let pending = withAliases(plan.toCreate, usedAliases, drawAliases);
 
-    for (let round = 1; pending.length > 0; round++) {
+    // Both clocks must agree there is still time; the statements check the database's.
+    if (pending.length === 0) {
+      const result = this.resultOf(plan, inserted, app);
+      if (Date.now() >= commitBy || !(await tx.recordOutcome(outcome(result)))) return undefined;
+      return { result, refs: [] };
+    }
+    for (let round = 1; ; round++) {
       if (round > MAX_ALIAS_ROUNDS) {
         throw new Error(`no free generated alias after ${MAX_ALIAS_ROUNDS} rounds`);
       }
-      const rows = await tx.insertLinks(
-        pending.map((link) => newLinkRow(payload, link, ids.get(link.index) ?? newId('lnk'))),
+      const attempt = pending.map((link) => ({
+        link,
+        row: storedLink(payload, link, ids.get(link.index) ?? newId('lnk'), app.now),
+      }));
+      // The answer if every row of this attempt goes in; stored only then.
+      const result = this.resultOf(
+        plan,
+        new Map([...inserted, ...attempt.map(({ link, row }) => [link.index, row] as const)]),
+        app,
       );
-      const byAlias = new Map(rows.map((row) => [row.alias, row]));
+      if (Date.now() >= commitBy) return undefined;
+      const { inserted: aliases, recorded } = await tx.insertLinksRecording(
+        attempt.map(({ row }) => newLinkRow(row)),
+        outcome(result),
+      );
+
       const collided: AliasedLink[] = [];
-      for (const link of pending) {
-        const row = byAlias.get(link.alias);
-        if (row) inserted.set(link.index, row);
+      for (const { link, row } of attempt) {
+        if (aliases.has(link.alias)) inserted.set(link.index, row);
         else if (link.generated) collided.push(link);
         else throw new Error(`caller alias of entry ${link.index} collided after the check`);
       }
+      if (collided.length === 0) return recorded ? { result, refs: refsOf() } : undefined;
       pending = withAliases(
         collided.map(({ index, draft }) => ({ index, draft })),
         usedAliases,
+        drawAliases,
       );
     }
-    return inserted;
+  }
+
+  /** The job's answer: the plan's refusals and the links created, in entry order. */
+  private resultOf(
+    plan: CreationPlan,
+    created: ReadonlyMap<number, StoredLink>,
+    app: LockedApp,
+  ): CreateLinksResult {
+    const context = { subdomainKey: app.subdomainKey, linkDomain: this.options.linkDomain };
+    const createdEntries: EntryResult[] = [...created].map(([index, row]) => ({
+      index,
+      ok: true,
+      link: toLink(row, context),
+    }));
+    return {
+      results: [...plan.refused, ...createdEntries].sort((a, b) => a.index - b.index),
+      ...(plan.stoppedEarly ? { stoppedEarly: plan.stoppedEarly } : {}),
+    };
   }
 }
 
@@ -202,9 +239,13 @@ interface AliasedLink extends PlannedLink {
 }
 
 /** Gives each entry without a caller alias a fresh generated one not used in this job yet. */
-function withAliases(planned: PlannedLink[], usedAliases: Set<string>): AliasedLink[] {
+function withAliases(
+  planned: PlannedLink[],
+  usedAliases: Set<string>,
+  drawAliases: (count: number, avoid: ReadonlySet<string>) => string[],
+): AliasedLink[] {
   const needed = planned.filter(({ draft }) => draft.alias === null).length;
-  const generated = generateAliases(needed, usedAliases);
+  const generated = drawAliases(needed, usedAliases);
   for (const alias of generated) usedAliases.add(alias);
   return planned.map(({ index, draft }) => {
     if (draft.alias !== null) return { index, draft, alias: draft.alias, generated: false };
@@ -214,7 +255,13 @@ function withAliases(planned: PlannedLink[], usedAliases: Set<string>): AliasedL
   });
 }
 
-function newLinkRow(payload: CreateLinksPayload, link: AliasedLink, id: string): NewLink {
+/** The row as the insert stores it: what the INSERT sends, and the database's defaults. */
+function storedLink(
+  payload: CreateLinksPayload,
+  link: AliasedLink,
+  id: string,
+  now: Date,
+): StoredLink {
   const { draft } = link;
   return {
     id,
@@ -223,12 +270,35 @@ function newLinkRow(payload: CreateLinksPayload, link: AliasedLink, id: string):
     alias: link.alias,
     web_fallback_url: draft.webFallbackUrl,
     ios_fallback_url: draft.iosFallbackUrl,
-    deep_link_data: draft.deepLinkData === null ? null : JSON.stringify(draft.deepLinkData),
+    deep_link_data: draft.deepLinkData,
     title: draft.title,
     campaign: draft.campaign,
     channel: draft.channel,
     feature: draft.feature,
     tags: draft.tags,
-    expires_at: draft.expiresAt,
+    expires_at: draft.expiresAt === null ? null : new Date(draft.expiresAt),
+    archived_at: null,
+    click_count: 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** What the INSERT sends of a stored link; the rest are the column defaults. */
+function newLinkRow(link: StoredLink): NewLink {
+  return {
+    id: link.id,
+    app_id: link.app_id,
+    environment: link.environment,
+    alias: link.alias,
+    web_fallback_url: link.web_fallback_url,
+    ios_fallback_url: link.ios_fallback_url,
+    deep_link_data: link.deep_link_data === null ? null : JSON.stringify(link.deep_link_data),
+    title: link.title,
+    campaign: link.campaign,
+    channel: link.channel,
+    feature: link.feature,
+    tags: link.tags,
+    expires_at: link.expires_at,
   };
 }

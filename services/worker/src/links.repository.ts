@@ -1,4 +1,4 @@
-import type { Database, Environment, LinkRow, NewLink } from '@linkservice/db';
+import type { Database, Environment, NewLink } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 
@@ -6,6 +6,26 @@ export interface LockedApp {
   subdomainKey: string;
   linkCount: number;
   linkAllowance: number | null;
+  /**
+   * The transaction's now(): what created_at and updated_at of every link it inserts default
+   * to, so their Link objects can be written before the INSERT answers.
+   */
+  now: Date;
+}
+
+/** What an insertion round did: which aliases it inserted, and whether the outcome was stored. */
+export interface InsertedRound {
+  inserted: Set<string>;
+  recorded: boolean;
+}
+
+/** The job's outcome, stored by the statement that inserts its last links. */
+export interface OutcomeRecord {
+  requestId: string;
+  appId: string;
+  results: unknown;
+  /** Epoch ms: past this (database clock) nothing is stored, and the job must roll back. */
+  commitBy: number;
 }
 
 export type ExistingRequest =
@@ -96,6 +116,7 @@ export class CreationTransaction {
       subdomain_key: string;
       link_count: number;
       link_allowance: number | null;
+      now: Date;
     }>`
       WITH claimed AS (
         INSERT INTO creation_requests (id, app_id, status)
@@ -104,7 +125,7 @@ export class CreationTransaction {
         ON CONFLICT (id) DO NOTHING
         RETURNING id
       )
-      SELECT subdomain_key, link_count, link_allowance
+      SELECT subdomain_key, link_count, link_allowance, now() AS now
       FROM apps
       WHERE id = ${appId} AND EXISTS (SELECT FROM claimed)
       FOR NO KEY UPDATE OF apps`.execute(this.trx);
@@ -114,6 +135,7 @@ export class CreationTransaction {
           subdomainKey: row.subdomain_key,
           linkCount: row.link_count,
           linkAllowance: row.link_allowance,
+          now: row.now,
         }
       : undefined;
   }
@@ -148,39 +170,56 @@ export class CreationTransaction {
   }
 
   /**
-   * One multi-row insert. Rows whose alias is taken are skipped, not errors: the caller sees
-   * which by the rows that come back, and retries only generated aliases.
+   * One statement: a multi-row insert, the app's link count raised by the rows it inserted, and
+   * `outcome` stored when it inserted every row and the database clock is before
+   * `outcome.commitBy`. Rows whose alias is taken are skipped, not errors: the caller sees which by
+   * the aliases that come back, retries only generated aliases, and stores the outcome with the
+   * last round. (Data-modifying CTEs all run to completion whether or not the SELECT reads them.)
    */
-  async insertLinks(links: NewLink[]): Promise<LinkRow[]> {
-    if (links.length === 0) return [];
-    return this.trx
-      .insertInto('links')
-      .values(links)
-      .onConflict((oc) => oc.columns(['app_id', 'environment', 'alias']).doNothing())
-      .returningAll()
+  async insertLinksRecording(links: NewLink[], outcome: OutcomeRecord): Promise<InsertedRound> {
+    if (links.length === 0) throw new Error('insertLinksRecording needs at least one link');
+    const rows = await this.trx
+      .with('inserted', (db) =>
+        db
+          .insertInto('links')
+          .values(links)
+          .onConflict((oc) => oc.columns(['app_id', 'environment', 'alias']).doNothing())
+          .returning('alias'),
+      )
+      .with('counted', (db) =>
+        db
+          .updateTable('apps')
+          .set({ link_count: sql`link_count + (SELECT count(*) FROM inserted)` })
+          .where('id', '=', outcome.appId),
+      )
+      .with('recorded', (db) =>
+        db
+          .updateTable('creation_requests')
+          .set({ results: sql`${JSON.stringify(outcome.results)}::jsonb` })
+          .where('id', '=', outcome.requestId)
+          .where(sql<boolean>`clock_timestamp() < to_timestamp(${outcome.commitBy}::float8 / 1000)`)
+          .where(sql<boolean>`(SELECT count(*) FROM inserted) = ${links.length}`)
+          .returning('id'),
+      )
+      .selectNoFrom([
+        sql<string[]>`ARRAY(SELECT alias FROM inserted)`.as('inserted'),
+        sql<boolean>`EXISTS (SELECT FROM recorded)`.as('recorded'),
+      ])
       .execute();
+    const row = rows.at(0);
+    if (!row) throw new Error('the insert statement returned no row');
+    return { inserted: new Set(row.inserted), recorded: row.recorded };
   }
 
   /**
-   * Adds the new links to the app's count and stores the job's results, in one statement that
-   * refuses (returns false) once the database clock is past `commitBy`: a transaction that slept
-   * past the grace period must roll back, because the gateway may have stopped waiting for it.
+   * Stores the outcome of a job that inserts nothing, with the same clock check as
+   * insertLinksRecording; false once the database clock is past `commitBy`.
    */
-  async recordOutcome(
-    requestId: string,
-    appId: string,
-    created: number,
-    results: unknown,
-    commitBy: number,
-  ): Promise<boolean> {
+  async recordOutcome(outcome: OutcomeRecord): Promise<boolean> {
     const stored = await sql<{ id: string }>`
-      WITH counted AS (
-        UPDATE apps SET link_count = link_count + ${created}
-        WHERE id = ${appId} AND ${created} > 0
-      )
-      UPDATE creation_requests SET results = ${JSON.stringify(results)}::jsonb
-      WHERE id = ${requestId}
-        AND clock_timestamp() < to_timestamp(${commitBy}::float8 / 1000)
+      UPDATE creation_requests SET results = ${JSON.stringify(outcome.results)}::jsonb
+      WHERE id = ${outcome.requestId}
+        AND clock_timestamp() < to_timestamp(${outcome.commitBy}::float8 / 1000)
       RETURNING id`.execute(this.trx);
     return stored.rows.length === 1;
   }
