@@ -55,7 +55,7 @@ const abandoned = (
 
 /**
  * Runs one creation job exactly once: claim the request, lock the app, decide every entry in
- * order, insert all new links in one statement, record the outcome, COMMIT, all in a single
+ * order, insert all new links and record the outcome in one statement, COMMIT, all in a single
  * transaction. A crash before COMMIT leaves nothing; a redelivery after COMMIT returns the stored
  * results. Expected refusals are values in the results; anything unexpected throws (and rolls
  * back) so BullMQ can retry while the deadline allows.
