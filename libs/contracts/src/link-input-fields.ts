@@ -215,12 +215,21 @@ export const tagsRule: FieldRule<string[]> = (value) => {
 };
 
 /**
- * A date, T, a time, then Z or an offset of at most ±23:59 written ±hh:mm, ±hhmm or ±hh. Nothing
- * after the T but an offset holds + or -, so text that matches names its zone. Luxon alone would
- * also take a date or a time without a zone (reading it in a default zone, or as today), +24:00,
- * +99:99 and a bracketed IANA zone name; it checks the date and the time themselves.
+ * A complete date, T, a time, then Z or an offset of at most ±23:59 written ±hh:mm, ±hhmm or ±hh.
+ * The date is calendar (YYYY-MM-DD), week (YYYY-Www-D) or ordinal (YYYY-DDD); the time is hh, hh:mm
+ * or hh:mm:ss, its last part optionally with a fraction; both use the same format, extended as
+ * written here or basic without - and : (YYYYMMDDThhmmss), as ISO 8601 requires. T and Z may be
+ * lowercase. Luxon alone would also take reduced dates (2030T10Z, 2030-01T10Z, read as January 1),
+ * mixed basic and extended text, a date or a time without a zone (reading it in a default zone, or
+ * as today), +24:00, +99:99 and a bracketed IANA zone name. Luxon checks the values themselves
+ * (month 13, February 30, hour 25) and reads a fraction of the second only, so a fraction of an
+ * hour or a minute fits this shape but is still refused.
  */
-const DATE_TIME_WITH_ZONE = /^[^T]+T.+(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)$/i;
+const TIME_FRACTION = String.raw`(?:[.,]\d+)?`;
+const EXTENDED_DATE_TIME = String.raw`\d{4}-(?:\d{2}-\d{2}|W\d{2}-\d|\d{3})[Tt]\d{2}(?::\d{2}(?::\d{2})?)?${TIME_FRACTION}`;
+const BASIC_DATE_TIME = String.raw`\d{4}(?:\d{4}|W\d{3}|\d{3})[Tt]\d{2}(?:\d{2}(?:\d{2})?)?${TIME_FRACTION}`;
+const ZONE = String.raw`[Zz]|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?`;
+const DATE_TIME_WITH_ZONE = new RegExp(`^(?:${EXTENDED_DATE_TIME}|${BASIC_DATE_TIME})(?:${ZONE})$`);
 
 /**
  * Reads any ISO 8601 date-time that names its zone (calendar, week or ordinal date, basic or

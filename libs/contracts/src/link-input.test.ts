@@ -507,6 +507,11 @@ describe('parseLinkCreate', () => {
         ],
         ['24:00 at the end of a year', '2030-12-31T24:00Z', '2031-01-01T00:00:00Z'],
         ['an offset into year 9999', '9999-12-31T23:59:59+01:00', '9999-12-31T22:59:59Z'],
+        ['the basic format, hours only', '20300101T10Z', '2030-01-01T10:00:00Z'],
+        ['the basic format, hours and minutes', '20300101T1030-01', '2030-01-01T11:30:00Z'],
+        ['the basic format with a fraction', '20300101T103000,5Z', '2030-01-01T10:30:00Z'],
+        ['a basic ordinal date', '2030001T10Z', '2030-01-01T10:00:00Z'],
+        ['a basic date with an extended offset', '20300101T1000+01:00', '2030-01-01T09:00:00Z'],
       ])('accepts %s', (_, given, stored) => {
         expect(draftOf(create({ expiresAt: given }, before)).expiresAt).toBe(stored);
       });
@@ -542,6 +547,25 @@ describe('parseLinkCreate', () => {
         ['a five-digit year', '+010000-01-01T00:00:00Z'],
         ['an offset past year 9999', '9999-12-31T23:00:00-01:00'],
         ['a negative year', '-000001-01-01T00:00:00Z'],
+        ['a year only', '2030T10Z'],
+        ['a year and a month', '2030-01T10:00Z'],
+        ['a basic year and month', '203001T10Z'],
+        ['a week without its day', '2030-W01T10Z'],
+        ['a basic week without its day', '2030W01T10Z'],
+        ['a two-digit year', '30-01-01T10:00Z'],
+        ['a one-digit month and day', '2030-1-1T10:00Z'],
+        ['a lowercase w', '2030-w01-1T00:00:00Z'],
+        ['a date mixing formats', '2030-0101T10:00Z'],
+        ['a week date mixing formats', '2030-W011T10:00Z'],
+        ['a time mixing formats', '2030-01-01T10:0000Z'],
+        ['a date and a time mixing formats', '2030-0101T10:0000Z'],
+        ['a basic date, an extended time', '20300101T10:00:00Z'],
+        ['a basic ordinal date, an extended time', '2030001T10:00Z'],
+        ['an extended date, a basic time', '2030-01-01T1000Z'],
+        ['an extended week date, a basic time', '2030-W01-1T100000Z'],
+        ['a fraction of an hour', '2030-01-01T10.5Z'],
+        ['a fraction of a minute', '2030-01-01T10:30,5Z'],
+        ['a fraction without digits', '2030-01-01T10:30:00.Z'],
       ])('refuses %s', (_, given) => {
         expect(fieldErrorsOf(create({ expiresAt: given }, before))).toEqual({
           expiresAt:
