@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { isReservedAlias, toLink } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
+import { newId } from '@linkservice/db';
 import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/queue';
 import { COMMIT_GRACE_MS, CREATE_LINKS_JOB, CreationRequestsRepository } from '@linkservice/queue';
 import { eventually } from '@linkservice/testing';
@@ -103,12 +105,14 @@ describe('creating links through the queue', () => {
     const result = completed(await harness.submit(payload));
     const stored = await linksOf(postgres.db, app.id);
     const context = { subdomainKey: app.subdomainKey, linkDomain: harness.linkDomain };
-    expect(createdLinks(result.results)).toEqual(
-      expect.arrayContaining(stored.map((row) => toLink(row, context))),
+    // As text: key order too (the data above is not in jsonb's order: shorter keys first).
+    const answered = createdLinks(result.results).map((link) => JSON.stringify(link));
+    const read = stored.map((row) => JSON.stringify(toLink(row, context)));
+    expect(answered.sort()).toEqual(read.sort());
+    expect(answered).toHaveLength(2);
+    expect(JSON.stringify(createdLinks(result.results)[0]?.deepLinkData)).toBe(
+      '{"nested":{"ok":true,"ids":[1,2.5,null]},"screen":"product"}',
     );
-    expect(stored).toHaveLength(2);
-    // Both rows took the transaction's now(), which the answer was written with.
-    expect(new Set(stored.map((row) => row.created_at.getTime())).size).toBe(1);
   });
 
   it('redraws a generated alias that collides with an existing link, and stores what it answers', async () => {
@@ -348,6 +352,30 @@ describe('exactly once', () => {
       expect(await tx.claimAndLockApp('crt_db_clock', app.id, Date.now() - 50)).toBeUndefined();
       expect(await tx.findRequest('crt_db_clock')).toBeUndefined();
     });
+  });
+
+  it('stores no outcome once the database clock is past commitBy, even with every row inserted', async () => {
+    const app = await createTestApp(postgres.db);
+    const requestId = `crt_${randomUUID()}`;
+    await new LinksRepository(postgres.db).transaction(5_000, async (tx) => {
+      expect(await tx.claimAndLockApp(requestId, app.id, Date.now() + 5_000)).toBeDefined();
+      const round = await tx.insertLinksRecording(
+        [
+          {
+            id: newId('lnk'),
+            app_id: app.id,
+            environment: 'live',
+            alias: 'late',
+            web_fallback_url: 'https://example.com/late',
+          },
+        ],
+        { requestId, appId: app.id, results: { results: [] }, commitBy: Date.now() - 1_000 },
+      );
+      expect(round).toEqual({ inserted: new Set(['late']), recorded: false });
+    });
+    // Not committed: the transaction rolls back whatever the statement did.
+    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+    expect(await requestRow(postgres.db, requestId)).toBeUndefined();
   });
 
   it('creates nothing for a request the gateway already abandoned', async () => {

@@ -106,7 +106,12 @@ export class LinkCreationService {
   ): Promise<TransactionOutcome> {
     const { requestId, appId, environment, entries, creationBudget, deadline } = payload;
 
-    const app = await tx.claimAndLockApp(requestId, appId, deadline);
+    const app = await tx.claimAndLockApp(
+      requestId,
+      appId,
+      deadline,
+      entries.map(({ draft }) => draft.deepLinkData),
+    );
     if (!app) {
       const existing = await tx.findRequest(requestId);
       if (existing === undefined) return abandoned('deadline_passed');
@@ -169,6 +174,9 @@ export class LinkCreationService {
       }));
     // Ids drawn once, in entry order, so a redrawn alias does not reorder the batch's ids.
     const ids = new Map(plan.toCreate.map(({ index }) => [index, newId('lnk')]));
+    const storedData = new Map(
+      payload.entries.map(({ index }, i) => [index, app.storedDeepLinkData[i] ?? null]),
+    );
     const usedAliases = new Set(callerAliases);
     const drawAliases = this.options.drawAliases ?? generateAliases;
     let pending = withAliases(plan.toCreate, usedAliases, drawAliases);
@@ -185,7 +193,11 @@ export class LinkCreationService {
       }
       const attempt = pending.map((link) => ({
         link,
-        row: storedLink(payload, link, ids.get(link.index) ?? newId('lnk'), app.now),
+        row: storedLink(payload, link, {
+          id: ids.get(link.index) ?? newId('lnk'),
+          deepLinkData: storedData.get(link.index) ?? null,
+          now: app.now,
+        }),
       }));
       // The answer if every row of this attempt goes in; stored only then.
       const result = this.resultOf(
@@ -255,14 +267,17 @@ function withAliases(
   });
 }
 
-/** The row as the insert stores it: what the INSERT sends, and the database's defaults. */
+/**
+ * The row as the insert stores it: what the INSERT sends, the database's defaults, and the
+ * deepLinkData as jsonb returns it (from the claim).
+ */
 function storedLink(
   payload: CreateLinksPayload,
   link: AliasedLink,
-  id: string,
-  now: Date,
+  stored: { id: string; deepLinkData: Record<string, unknown> | null; now: Date },
 ): StoredLink {
   const { draft } = link;
+  const { id, deepLinkData, now } = stored;
   return {
     id,
     app_id: payload.appId,
@@ -270,7 +285,7 @@ function storedLink(
     alias: link.alias,
     web_fallback_url: draft.webFallbackUrl,
     ios_fallback_url: draft.iosFallbackUrl,
-    deep_link_data: draft.deepLinkData,
+    deep_link_data: deepLinkData,
     title: draft.title,
     campaign: draft.campaign,
     channel: draft.channel,

@@ -11,6 +11,12 @@ export interface LockedApp {
    * to, so their Link objects can be written before the INSERT answers.
    */
   now: Date;
+  /**
+   * The deepLinkData given to the claim, in the same order, as jsonb stores and returns it (it
+   * reorders object keys: shorter first, then bytewise), so an answer written before the INSERT
+   * reads exactly as every later read of the link.
+   */
+  storedDeepLinkData: (Record<string, unknown> | null)[];
 }
 
 /** What an insertion round did: which aliases it inserted, and whether the outcome was stored. */
@@ -111,12 +117,14 @@ export class CreationTransaction {
     requestId: string,
     appId: string,
     deadline: number,
+    deepLinkData: readonly (Record<string, unknown> | null)[] = [],
   ): Promise<LockedApp | undefined> {
     const { rows } = await sql<{
       subdomain_key: string;
       link_count: number;
       link_allowance: number | null;
       now: Date;
+      stored_deep_link_data: (Record<string, unknown> | null)[];
     }>`
       WITH claimed AS (
         INSERT INTO creation_requests (id, app_id, status)
@@ -125,7 +133,8 @@ export class CreationTransaction {
         ON CONFLICT (id) DO NOTHING
         RETURNING id
       )
-      SELECT subdomain_key, link_count, link_allowance, now() AS now
+      SELECT subdomain_key, link_count, link_allowance, now() AS now,
+             ${JSON.stringify(deepLinkData)}::jsonb AS stored_deep_link_data
       FROM apps
       WHERE id = ${appId} AND EXISTS (SELECT FROM claimed)
       FOR NO KEY UPDATE OF apps`.execute(this.trx);
@@ -136,6 +145,7 @@ export class CreationTransaction {
           linkCount: row.link_count,
           linkAllowance: row.link_allowance,
           now: row.now,
+          storedDeepLinkData: row.stored_deep_link_data,
         }
       : undefined;
   }
