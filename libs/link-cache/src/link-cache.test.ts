@@ -222,6 +222,20 @@ describe('LinkCache', () => {
       }
     });
 
+    it('fails every lookup of a call whose reply cannot be read, instead of leaving them waiting', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const calls = jest.spyOn(redis, 'evalsha').mockResolvedValueOnce(null);
+      try {
+        const answers = await Promise.allSettled([
+          cache.lookupCountingClick(freshRef(), null),
+          cache.lookupCountingClick(freshRef(), null),
+        ]);
+        expect(answers.map((answer) => answer.status)).toEqual(['rejected', 'rejected']);
+      } finally {
+        calls.mockRestore();
+      }
+    });
+
     // The script reads the stored `redirectsUntil`; the redirect service decides with
     // redirectsAt. They must agree, or a click is counted for a 410 (or lost for a 302).
     it.each([

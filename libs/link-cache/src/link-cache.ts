@@ -49,14 +49,14 @@ if (redis.call('GET', KEYS[2]) or '') == ARGV[1] then
 end
 return 0`;
 
-// One round trip for a redirect: the entry, the generation (for a fill after a miss) and, when
-// ARGV[1] carries the request's clock, the click of a link that redirects at that time. Mirrors
-// `redirectsAt`: the entry starts with `redirectsUntil` (empty: for ever) and the link id, and a
-// link redirects while now < until. A negative or unreadable entry counts nothing.
 /**
- * Any number of lookups in one call: KEYS holds (entry, generation, click hash) per lookup and
- * ARGV the lookup's clock (epoch ms), empty when it counts no click. Replies (entry, generation,
- * counted) per lookup; `false` becomes a nil reply (a nil in a Lua table would end the list).
+ * One round trip for any number of redirects: per lookup the entry, the generation (for a fill
+ * after a miss) and, when its ARGV carries the request's clock, the click of a link that
+ * redirects at that time. KEYS holds (entry, generation, click hash) per lookup, ARGV one clock
+ * (epoch ms, empty: count nothing) per lookup. Mirrors `redirectsAt`: the entry starts with
+ * `redirectsUntil` (empty: for ever) and the link id, and a link redirects while now < until; a
+ * negative or unreadable entry counts nothing. Replies (entry, generation, counted) per lookup;
+ * `false` becomes a nil reply (a nil in a Lua table would end the list).
  */
 const LOOKUP_COUNTING_CLICK = `
 local replies = {}
@@ -142,23 +142,23 @@ export class LinkCache {
       clocks.push(click ? String(click.at) : '');
     }
     keysAndArgs.push(...clocks);
-    let replies: (string | number | null)[];
     try {
-      replies = (await this.evalLookup(lookups.length * 3, keysAndArgs)) as typeof replies;
-    } catch (error) {
-      for (const lookup of lookups) lookup.reject(error);
-      return;
-    }
-    lookups.forEach((lookup, index) => {
-      const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
-      lookup.resolve({
-        lookup: toLookup(
-          typeof entry === 'string' ? entry : null,
-          typeof generation === 'string' ? generation : null,
-        ),
-        counted: counted === 1,
+      const replies = (await this.evalLookup(lookups.length * 3, keysAndArgs)) as unknown[];
+      lookups.forEach((lookup, index) => {
+        const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
+        lookup.resolve({
+          lookup: toLookup(
+            typeof entry === 'string' ? entry : null,
+            typeof generation === 'string' ? generation : null,
+          ),
+          counted: counted === 1,
+        });
       });
-    });
+    } catch (error) {
+      // Nobody awaits this call: every lookup must settle, also when reading the reply throws
+      // (a lookup already resolved ignores the rejection).
+      for (const lookup of lookups) lookup.reject(error);
+    }
   }
 
   private async evalLookup(numKeys: number, keysAndArgs: string[]): Promise<unknown> {
