@@ -76,13 +76,14 @@ function positiveDecimal(value: unknown): number | undefined {
 }
 
 /**
- * page: any integer >= 1 is that page, past the end or not. Beyond 2^53 it is the nearest double
- * (what a JSON reader makes of the digits anyway); Infinity becomes the largest double, because
- * JSON has no Infinity and would print null.
+ * page: any integer >= 1 is that page, past the end or not. Pages beyond 2^53-1 are all the same
+ * empty page past the end, so they read as 2^53-1: pagination.page is then an integer that JSON
+ * prints in plain digits (1e21 and up, and Infinity as null, would not parse as one) and that an
+ * int64 or a double holds exactly.
  */
 function pageOf(value: unknown): number {
   const page = positiveDecimal(value);
-  return page === undefined ? 1 : Math.min(page, Number.MAX_VALUE);
+  return page === undefined ? 1 : Math.min(page, Number.MAX_SAFE_INTEGER);
 }
 
 /** perPage: capped at MAX_PER_PAGE however many digits it has (the spec caps "values above 200"). */
