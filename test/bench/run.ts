@@ -382,7 +382,9 @@ async function main(): Promise<void> {
     const measuredIds = new Set<string>();
     for (const scenario of scenarios) {
       if (measuredIds.has(scenario.id)) continue;
-      const partner = pairedWith.get(scenario.id);
+      // A scenario listed before its baseline has run alone already; the baseline then does too.
+      const listedLater = pairedWith.get(scenario.id);
+      const partner = listedLater && !measuredIds.has(listedLater.id) ? listedLater : undefined;
       const group = partner ? [scenario, partner] : [scenario];
       const rounds = partner ? settings.rounds : 1;
       const roundsOf = group.map((): ScenarioOutcome[] => []);
