@@ -202,14 +202,12 @@ export class CreationTransaction {
           .set({ link_count: sql`link_count + (SELECT count(*) FROM inserted)` })
           .where('id', '=', outcome.appId),
       )
-      .with('recorded', (db) =>
-        db
-          .updateTable('creation_requests')
-          .set({ results: sql`${JSON.stringify(outcome.results)}::jsonb` })
-          .where('id', '=', outcome.requestId)
-          .where(sql<boolean>`clock_timestamp() < to_timestamp(${outcome.commitBy}::float8 / 1000)`)
-          .where(sql<boolean>`(SELECT count(*) FROM inserted) = ${links.length}`)
-          .returning('id'),
+      // Built on the transaction: storeOutcome does not take the CTE's own query creator, whose
+      // table type also names the earlier CTEs. The SQL is the same.
+      .with('recorded', () =>
+        storeOutcome(this.trx, outcome).where(
+          sql<boolean>`(SELECT count(*) FROM inserted) = ${links.length}`,
+        ),
       )
       .selectNoFrom([
         sql<string[]>`ARRAY(SELECT alias FROM inserted)`.as('inserted'),
@@ -226,12 +224,8 @@ export class CreationTransaction {
    * insertLinksRecording; false once the database clock is past `commitBy`.
    */
   async recordOutcome(outcome: OutcomeRecord): Promise<boolean> {
-    const stored = await sql<{ id: string }>`
-      UPDATE creation_requests SET results = ${JSON.stringify(outcome.results)}::jsonb
-      WHERE id = ${outcome.requestId}
-        AND clock_timestamp() < to_timestamp(${outcome.commitBy}::float8 / 1000)
-      RETURNING id`.execute(this.trx);
-    return stored.rows.length === 1;
+    const stored = await storeOutcome(this.trx, outcome).execute();
+    return stored.length === 1;
   }
 
   async commit(): Promise<void> {
@@ -251,4 +245,17 @@ export class CreationTransaction {
       .execute(this.trx)
       .catch(() => undefined);
   }
+}
+
+/**
+ * The UPDATE that stores a job's results while the database clock is before `commitBy`; on its
+ * own (recordOutcome) or as a CTE of the insert (insertLinksRecording). Returns the row's id.
+ */
+function storeOutcome(db: Kysely<Database>, outcome: OutcomeRecord) {
+  return db
+    .updateTable('creation_requests')
+    .set({ results: JSON.stringify(outcome.results) })
+    .where('id', '=', outcome.requestId)
+    .where(sql<boolean>`clock_timestamp() < to_timestamp(${outcome.commitBy}::float8 / 1000)`)
+    .returning('id');
 }
