@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { linkDraftSchema } from '@linkservice/contracts';
-import type { Link } from '@linkservice/contracts';
+import type { FieldErrors, Link } from '@linkservice/contracts';
 
 /**
  * The one job type of the creation queue: create links for one app and environment, in order.
@@ -69,6 +69,17 @@ export type EntryResult = z.infer<typeof entryResultSchema>;
  */
 export const ENTRY_INVALID_MESSAGE = 'The entry is invalid; fieldErrors names each failing field.';
 export const ALIAS_REPEATED = 'repeats the alias of an earlier entry of this batch';
+
+/** A validation_failed entry, the same whether the gateway or the worker refused it. */
+export function entryInvalid(index: number, fieldErrors: FieldErrors): EntryResult {
+  return {
+    index,
+    ok: false,
+    error: 'validation_failed',
+    message: ENTRY_INVALID_MESSAGE,
+    fieldErrors,
+  };
+}
 
 export const stoppedEarlySchema = z.object({
   reason: z.enum(['rate_limited', 'plan_limit_reached']),

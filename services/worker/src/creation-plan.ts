@@ -1,7 +1,7 @@
 import type { LinkDraft } from '@linkservice/contracts';
 import { isReservedAlias } from '@linkservice/contracts';
 import type { CreateLinksPayload, EntryResult, StoppedEarly } from '@linkservice/queue';
-import { ALIAS_REPEATED, ENTRY_INVALID_MESSAGE } from '@linkservice/queue';
+import { ALIAS_REPEATED, entryInvalid } from '@linkservice/queue';
 
 export const ALIAS_IN_USE =
   'is already in use in this app and environment (archived links included)';
@@ -61,13 +61,7 @@ export function planCreations(
             : undefined;
       aliasesOfEarlierEntries.add(alias);
       if (problem !== undefined) {
-        refused.push({
-          index,
-          ok: false,
-          error: 'validation_failed',
-          message: ENTRY_INVALID_MESSAGE,
-          fieldErrors: { alias: problem },
-        });
+        refused.push(entryInvalid(index, { alias: problem }));
         continue;
       }
     }

@@ -6,7 +6,7 @@ import type {
   EntryResult,
   StoppedEarly,
 } from '@linkservice/queue';
-import { ALIAS_REPEATED, ENTRY_INVALID_MESSAGE } from '@linkservice/queue';
+import { ALIAS_REPEATED, entryInvalid } from '@linkservice/queue';
 
 /** The most entries one POST /links/batch may carry. */
 export const MAX_BATCH_ENTRIES = 100;
@@ -54,13 +54,7 @@ export function checkBatchEntries(
     }
     const fieldErrors: FieldErrors = parsed.ok ? {} : { ...parsed.fieldErrors };
     if (repeated && !Object.hasOwn(fieldErrors, 'alias')) fieldErrors.alias = ALIAS_REPEATED;
-    failures.push({
-      index,
-      ok: false,
-      error: 'validation_failed',
-      message: ENTRY_INVALID_MESSAGE,
-      fieldErrors,
-    });
+    failures.push(entryInvalid(index, fieldErrors));
   });
   return { valid, failures };
 }
