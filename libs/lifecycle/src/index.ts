@@ -1,4 +1,7 @@
 export * from './http-server';
+export * from './probe-server';
+export * from './probes';
 export * from './process';
 export * from './readiness';
 export * from './redis';
+export * from './service';

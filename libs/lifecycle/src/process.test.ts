@@ -11,12 +11,26 @@ function run(script: string): Promise<{ code: number | null; stdout: string; std
   });
 }
 
+/** A service whose start is `start`, with a config and deps that need nothing. */
+function service(name: string, start: string): string {
+  return `
+    require(${JSON.stringify(LIFECYCLE)}).runService({
+      name: ${JSON.stringify(name)},
+      telemetry: { shutdown: async () => undefined },
+      loadConfig: () => ({ LOG_LEVEL: 'silent', SHUTDOWN_GRACE_MS: 1000 }),
+      buildDeps: () => ({ deps: {}, close: async () => undefined }),
+      start: async () => { ${start} },
+    });`;
+}
+
 describe('runService', () => {
   it('turns a failure to start into one stderr line and exit code 1', async () => {
-    const result = await run(`
-      require(${JSON.stringify(LIFECYCLE)}).runService('gateway', async () => {
-        throw new Error('listen EADDRINUSE: address already in use 127.0.0.1:8080');
-      });`);
+    const result = await run(
+      service(
+        'gateway',
+        `throw new Error('listen EADDRINUSE: address already in use 127.0.0.1:8080');`,
+      ),
+    );
     expect(result).toEqual({
       code: 1,
       stdout: '',
@@ -25,10 +39,12 @@ describe('runService', () => {
   });
 
   it('leaves a service that started alone', async () => {
-    const result = await run(`
-      require(${JSON.stringify(LIFECYCLE)}).runService('worker', async () => {
-        process.stdout.write('started');
-      });`);
+    const result = await run(
+      service(
+        'worker',
+        `process.stdout.write('started'); return { intake: 'jobs', stop: async () => 'drained' };`,
+      ),
+    );
     expect(result).toEqual({ code: 0, stdout: 'started', stderr: '' });
   });
 });

@@ -35,16 +35,3 @@ export function onShutdownSignal(
     });
   }
 }
-
-/**
- * Runs a service's `main`; a failure to start (bad config, a port in use) is one line on stderr
- * and exit code 1. Once started, failures are the logger's and the signal handlers' business.
- */
-export function runService(service: string, main: () => Promise<void>): void {
-  main().catch((error: unknown) => {
-    process.stderr.write(
-      `${service} failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    process.exit(1);
-  });
-}

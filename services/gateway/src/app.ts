@@ -2,7 +2,6 @@ import type { Express } from 'express';
 import express from 'express';
 import { appsRoutes } from './apps/apps.routes';
 import { authenticate, readBearerKey } from './auth/auth.middleware';
-import { KeysRepository } from './auth/keys.repository';
 import type { GatewayDeps } from './deps';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler } from './http/error-handler';
@@ -59,7 +58,7 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
     API_BASE_PATH,
     routerFor(options.routes ?? apiRoutes(deps), {
       before: readBearerKey(),
-      authenticate: authenticate(new KeysRepository(deps.db)),
+      authenticate: authenticate(deps.keys),
     }),
   );
   app.use(routerFor(healthRoutes(deps, shutdown)));

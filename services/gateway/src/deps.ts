@@ -2,41 +2,91 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
+import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
+import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { CreationClient } from '@linkservice/queue';
 import { createCreationClient } from '@linkservice/queue';
+import { AppsService } from './apps/apps.service';
+import { KeysRepository } from './auth/keys.repository';
 import type { GatewayConfig } from './config';
 import { CreationLimiter } from './limits/creation-limiter';
+import { LinkCreationService } from './links/create.service';
+import { LinksRepository } from './links/links.repository';
+import { LinksService } from './links/links.service';
 
-/**
- * Everything request handling needs, built once per process by buildDeps() and handed to
- * createApp(). Features add their own members here (e.g. the creation client and limiter) and
- * build them in buildDeps(), so main.ts and the tests wire the gateway identically.
- */
-export interface GatewayDeps {
-  config: GatewayConfig;
-  logger: Logger;
+/** The clients a gateway process opens; what a test may swap (a dead Redis, a counting Kysely). */
+export interface GatewayClients {
   db: Kysely<Database>;
   /**
-   * For plain commands (rate limits, readiness). Fails a command fast when Redis is away
-   * instead of queueing it, so requests answer 503 rather than hang. Keys go under
+   * For plain commands (rate limits, readiness, the link cache). Fails a command fast when Redis
+   * is away instead of queueing it, so requests answer 503 rather than hang. Keys go under
    * config.REDIS_PREFIX. BullMQ's blocking connections must be separate clients.
    */
   redis: Redis;
   /** Hands creation jobs to the worker and waits for them: one Queue and QueueEvents. */
   creations: CreationClient;
+}
+
+/**
+ * Everything request handling needs, built once per process by buildDeps() and handed to
+ * createApp(). Route modules take their services from here and never build any; a new service
+ * is one member here and one line in buildServices(), so main.ts and the tests wire it alike.
+ */
+export interface GatewayDeps extends GatewayClients {
+  config: GatewayConfig;
+  logger: Logger;
+  /** Looks the presented secret key up (auth.middleware.ts's authenticate). */
+  keys: KeysRepository;
+  apps: AppsService;
+  links: LinksService;
+  creation: LinkCreationService;
   /** CREATION_LIMIT_PER_HOUR per app, on `redis`. */
   creationLimiter: CreationLimiter;
 }
 
-export interface GatewayResources {
-  deps: GatewayDeps;
-  /** Closes Redis clients, then the pool. Safe to call more than once. */
-  close(): Promise<void>;
+export type GatewayResources = Resources<GatewayDeps>;
+
+/** Every repository and service, over the given clients. */
+function buildServices(
+  config: GatewayConfig,
+  logger: Logger,
+  clients: GatewayClients,
+): GatewayDeps {
+  const { db, redis, creations } = clients;
+  const creationLimiter = new CreationLimiter({
+    redis,
+    redisPrefix: config.REDIS_PREFIX,
+    limitPerHour: config.CREATION_LIMIT_PER_HOUR,
+  });
+  return {
+    ...clients,
+    config,
+    logger,
+    keys: new KeysRepository(db),
+    apps: new AppsService(config.LINK_DOMAIN),
+    links: new LinksService(
+      new LinksRepository(db),
+      config.LINK_DOMAIN,
+      new LinkCache(redis, config.REDIS_PREFIX),
+    ),
+    creation: new LinkCreationService({
+      creations,
+      creationLimiter,
+      creationTimeoutMs: config.CREATION_TIMEOUT_MS,
+      logger,
+    }),
+    creationLimiter,
+  };
 }
 
-export function buildDeps(config: GatewayConfig, logger: Logger): GatewayResources {
+/** The gateway's composition root: opens its clients, then builds every service over them. */
+export function buildDeps(
+  config: GatewayConfig,
+  logger: Logger,
+  options: BuildOptions<GatewayClients> = {},
+): GatewayResources {
   const postgres = createDb({
     connectionString: config.DATABASE_URL,
     max: config.DATABASE_POOL_SIZE,
@@ -57,15 +107,12 @@ export function buildDeps(config: GatewayConfig, logger: Logger): GatewayResourc
     db: postgres.db,
     logger,
   });
-  const creationLimiter = new CreationLimiter({
-    redis,
-    redisPrefix: config.REDIS_PREFIX,
-    limitPerHour: config.CREATION_LIMIT_PER_HOUR,
-  });
+  const opened: GatewayClients = { db: postgres.db, redis, creations };
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { config, logger, db: postgres.db, redis, creations, creationLimiter },
+    deps: buildServices(config, logger, options.clients ? options.clients(opened) : opened),
+    // What was opened here, whatever a test swapped in.
     close: () =>
       (closing ??= (async () => {
         await creations.close();

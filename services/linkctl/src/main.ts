@@ -36,7 +36,7 @@ const runAction: RunAction = async (command: Command, action: CommandAction) => 
       applicationName: 'linkctl',
     });
     const services = createLinkctlServices(handle.db, { linkDomain: config.LINK_DOMAIN });
-    const result = await action({ ...services, config, db: handle.db });
+    const result = await action({ ...services, config });
     if (!result.ok) {
       fail(result.reason, EXIT_FAILED);
       return;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { checkReadiness } from '@linkservice/lifecycle';
+import { createProbes } from '@linkservice/lifecycle';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import { associationDocument, associationFileFor } from './associations/association.service';
 import type { RedirectDeps } from './deps';
@@ -29,7 +29,11 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
   const warnUnavailable = throttled(10_000, (error: unknown) => {
     logger.error({ err: error }, 'cannot resolve links: dependency unavailable');
   });
-  const probes = { postgres: () => pingDatabase(deps.db), redis: () => deps.redis.ping() };
+  const probes = createProbes({
+    probes: { postgres: () => pingDatabase(deps.db), redis: () => deps.redis.ping() },
+    isShuttingDown: () => options.isShuttingDown(),
+    logger,
+  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method;
@@ -47,7 +51,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
     } else if (host) {
       await serveLinkHost(req, res, host, path, method === 'GET');
     } else {
-      await serveProbe(res, path);
+      await serveProbe(req, res, path);
     }
   }
 
@@ -97,30 +101,14 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
     }
   }
 
-  async function serveProbe(res: ServerResponse, path: string): Promise<void> {
-    if (path === '/healthz') {
-      sendJson(res, 200, { status: 'ok' });
-    } else if (path === '/readyz') {
-      if (options.isShuttingDown()) {
-        sendJson(res, 503, { error: 'unavailable', message: 'Shutting down.' }, RETRY_SOON);
-        return;
-      }
-      const readiness = await checkReadiness(probes);
-      if (readiness.ready) {
-        sendJson(res, 200, { status: 'ready' });
-        return;
-      }
-      logger.warn({ failures: readiness.failures }, 'not ready');
-      const down = readiness.failures.map((f) => f.dependency).join(', ');
-      sendJson(
-        res,
-        503,
-        { error: 'unavailable', message: `Not ready: ${down} did not answer.` },
-        RETRY_SOON,
-      );
-    } else {
-      sendPage(res, 404, PAGES.notFound);
-    }
+  async function serveProbe(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+  ): Promise<void> {
+    if (path === '/healthz') await probes.healthz(req, res);
+    else if (path === '/readyz') await probes.readyz(req, res);
+    else sendPage(res, 404, PAGES.notFound);
   }
 
   return (req, res) => {

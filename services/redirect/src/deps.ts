@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
+import type { Resources } from '@linkservice/lifecycle';
 import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
@@ -11,7 +12,10 @@ import { clickKeys } from './clicks/click-keys';
 import type { RedirectConfig } from './config';
 import { RedirectService } from './links/redirect.service';
 
-/** What request handling needs; built once by buildDeps() and handed to createApp(). */
+/**
+ * What request handling needs; built once by buildDeps() (the redirect's composition root) and
+ * handed to createApp(), which builds nothing itself.
+ */
 export interface RedirectDeps {
   config: Pick<RedirectConfig, 'LINK_DOMAIN' | 'TRUST_FORWARDED_HOST'>;
   logger: Logger;
@@ -21,9 +25,13 @@ export interface RedirectDeps {
   redirects: RedirectService;
 }
 
-export interface RedirectResources {
-  deps: RedirectDeps;
+export interface RedirectResources extends Resources<RedirectDeps> {
   flusher: ClickFlusher;
+  /**
+   * Applies leftover click batches (a crash, a dead replica), then flushes every interval.
+   * Redis commands fail until it is connected (no offline queue), so this begins once it is.
+   */
+  startFlushing(): void;
   /** Stops the flusher (final flush), then closes Redis and the pool. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -73,6 +81,13 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
   return {
     deps: { config, logger, db: postgres.db, redis, redirects },
     flusher,
+    startFlushing: () => {
+      if (redis.status === 'ready') flusher.start();
+      else
+        redis.once('ready', () => {
+          flusher.start();
+        });
+    },
     close: () =>
       (closing ??= (async () => {
         await flusher.stop();

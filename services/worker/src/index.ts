@@ -1,5 +1,6 @@
 export { startCreationWorker } from './worker';
-export type { CreationWorkerDeps } from './worker';
+export { buildDeps } from './deps';
+export type { WorkerClients, WorkerDeps, WorkerResources } from './deps';
 export { LinkCreationService } from './create-links.service';
 export { LinksRepository } from './links.repository';
 export { loadConfig, workerEnvSchema } from './config';

@@ -1,66 +1,113 @@
-import type { Database } from '@linkservice/db';
-import { LinkCache } from '@linkservice/link-cache';
-import type { Logger } from '@linkservice/logger';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
+import { createProbeServer } from '@linkservice/lifecycle';
 import type { CreateLinksJobResult } from '@linkservice/queue';
 import { CREATE_LINKS_QUEUE } from '@linkservice/queue';
-import type { KeepJobs } from 'bullmq';
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
+import type { WorkerConfig } from './config';
 import { createLinksProcessor } from './create-links.job';
-import { LinkCreationService } from './create-links.service';
-import { LinksRepository } from './links.repository';
-
-export interface CreationWorkerDeps {
-  db: Kysely<Database>;
-  /** Must have maxRetriesPerRequest: null (BullMQ's blocking commands wait out reconnects). */
-  connection: Redis;
-  /** REDIS_PREFIX: BullMQ's key prefix, the same the gateway's CreationClient uses. */
-  prefix: string;
-  logger: Logger;
-  linkDomain: string;
-  concurrency: number;
-  keepCompleted?: KeepJobs;
-  keepFailed?: KeepJobs;
-  /** Test-only pause inside each creation transaction. */
-  testDelayMs?: number;
-}
+import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
+import type { WorkerDeps } from './deps';
 
 /**
- * Starts consuming create-links jobs. Used by main.ts and, in-process, by the tests. Closing the
- * returned Worker lets in-flight jobs finish; the connection stays the caller's to close.
+ * Starts consuming create-links jobs on the deps' queue connection, under REDIS_PREFIX (the
+ * prefix the gateway's CreationClient uses). Used by startWorker and, in-process, by the tests.
+ * Closing the returned Worker lets in-flight jobs finish; the connection stays the deps'.
  */
-export function startCreationWorker(deps: CreationWorkerDeps): Worker {
-  const service = new LinkCreationService(new LinksRepository(deps.db), {
-    linkDomain: deps.linkDomain,
-    logger: deps.logger,
-    testDelayMs: deps.testDelayMs,
-    // On the queue connection, the one the Worker below completes jobs on: Redis runs one
-    // connection's commands in order, so the invalidation (sent, not awaited, right after the
-    // commit) is done before the job's completion event exists, without a round trip of its own.
-    // While Redis is away the job cannot complete anyway, and the invalidation waits for the
-    // reconnect like BullMQ's own commands.
-    linkCache: new LinkCache(deps.connection, deps.prefix),
-  });
+export function startCreationWorker(
+  deps: Pick<WorkerDeps, 'config' | 'logger' | 'queueRedis' | 'creation'>,
+): Worker {
+  const { config, logger } = deps;
   const worker = new Worker<unknown, CreateLinksJobResult>(
     CREATE_LINKS_QUEUE,
-    createLinksProcessor(service, deps.logger),
+    createLinksProcessor(deps.creation, logger),
     {
-      connection: deps.connection,
-      prefix: deps.prefix,
-      concurrency: deps.concurrency,
-      removeOnComplete: deps.keepCompleted ?? { age: 3_600, count: 1_000 },
-      removeOnFail: deps.keepFailed ?? { age: 7 * 24 * 3_600, count: 5_000 },
+      connection: deps.queueRedis,
+      prefix: config.REDIS_PREFIX,
+      concurrency: config.WORKER_CONCURRENCY,
+      removeOnComplete: {
+        count: config.WORKER_KEEP_COMPLETED_JOBS,
+        age: config.WORKER_KEEP_COMPLETED_SECONDS,
+      },
+      removeOnFail: {
+        count: config.WORKER_KEEP_FAILED_JOBS,
+        age: config.WORKER_KEEP_FAILED_SECONDS,
+      },
     },
   );
   worker.on('error', (error) => {
-    deps.logger.warn({ err: error }, 'creation worker: redis error');
+    logger.warn({ err: error }, 'creation worker: redis error');
   });
   worker.on('failed', (job, error) => {
-    deps.logger.warn(
+    logger.warn(
       { err: error, requestId: job?.id, attemptsMade: job?.attemptsMade },
       'creation job attempt failed',
     );
   });
   return worker;
+}
+
+/**
+ * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer and
+ * the creation_requests cleanup. Stopping lets in-flight jobs finish (each is bounded by its
+ * deadline; the grace period bounds the whole); a job cut off by the exit rolls back and is
+ * redelivered, or settled by the gateway: never half-done.
+ */
+export async function startWorker(
+  deps: WorkerDeps,
+  { config, logger, shutdown }: ServiceContext<WorkerConfig>,
+): Promise<StartedService> {
+  if (config.WORKER_CONCURRENCY >= config.DATABASE_POOL_SIZE) {
+    // Each running job holds a connection for its transaction; cleanup and /readyz need one too.
+    logger.warn(
+      { concurrency: config.WORKER_CONCURRENCY, poolSize: config.DATABASE_POOL_SIZE },
+      'WORKER_CONCURRENCY should stay below DATABASE_POOL_SIZE',
+    );
+  }
+  if (config.WORKER_TEST_DELAY_MS > 0) {
+    logger.warn({ delayMs: config.WORKER_TEST_DELAY_MS }, 'test-only creation delay is on');
+  }
+  const probes = createProbeServer({
+    probes: { postgres: () => deps.links.ping(), redis: () => deps.probeRedis.ping() },
+    isShuttingDown: () => shutdown.inProgress,
+    logger,
+  });
+  probes.listen(config.WORKER_HEALTH_PORT);
+  await once(probes, 'listening');
+
+  const worker = startCreationWorker(deps);
+  const cleanup = scheduleCreationRequestsCleanup(
+    deps.links,
+    {
+      retentionHours: config.CREATION_REQUESTS_RETENTION_HOURS,
+      intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS,
+    },
+    logger,
+  );
+  logger.info(
+    { healthPort: (probes.address() as AddressInfo).port, concurrency: config.WORKER_CONCURRENCY },
+    'worker started',
+  );
+
+  return {
+    intake: 'jobs',
+    stop: async (graceMs) => {
+      if (deps.queueRedis.status !== 'ready') {
+        // Redis is away; the retry strategy gives up at the next attempt. Wait for that while
+        // the Worker still listens (it drops its listeners on close, and a late connect failure
+        // would surface as an unhandled 'error').
+        await worker.waitUntilReady().catch(() => undefined);
+      }
+      const finished = worker.close().then(() => true);
+      const graceOver = sleep(graceMs, false, { ref: false });
+      if (!(await Promise.race([finished, graceOver]))) {
+        logger.warn('grace period over: exiting with jobs still running; they roll back');
+        return 'unfinished';
+      }
+      await cleanup.stop();
+      return 'drained';
+    },
+  };
 }

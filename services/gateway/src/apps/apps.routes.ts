@@ -3,10 +3,9 @@ import type { GatewayDeps } from '../deps';
 import { errors } from '../http/errors';
 import type { ApiRoute } from '../http/routes';
 import { pathParam } from '../http/routes';
-import { AppsService } from './apps.service';
 
 export function appsRoutes(deps: GatewayDeps): ApiRoute[] {
-  const apps = new AppsService(deps.config.LINK_DOMAIN);
+  const { apps } = deps;
   return [
     {
       method: 'GET',

@@ -6,7 +6,6 @@ import { bodyOf } from '../http/json-body';
 import type { ApiRoute } from '../http/routes';
 import type { CreationLimitState } from '../limits/creation-limiter';
 import type { CreateBatchOutcome, CreateLinkOutcome } from './create.service';
-import { LinkCreationService } from './create.service';
 
 /** RateLimit-* on every creation answer, so clients can pace themselves before a 429. */
 function setLimitHeaders(res: Response, limit: CreationLimitState): void {
@@ -78,12 +77,7 @@ function answerCreateBatch(res: Response, outcome: CreateBatchOutcome): void {
 
 /** POST /links and POST /links/batch. Listed in app.ts before the routes with `:linkId`. */
 export function createRoutes(deps: GatewayDeps): ApiRoute[] {
-  const creation = new LinkCreationService({
-    creations: deps.creations,
-    creationLimiter: deps.creationLimiter,
-    creationTimeoutMs: deps.config.CREATION_TIMEOUT_MS,
-    logger: deps.logger,
-  });
+  const { creation } = deps;
   return [
     {
       method: 'POST',

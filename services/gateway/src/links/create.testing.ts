@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Worker } from 'bullmq';
-import { createDb } from '@linkservice/db';
-import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { testEnvironment } from '@linkservice/testing';
-import { startCreationWorker } from '@linkservice/worker';
+import type { WorkerResources } from '@linkservice/worker';
+import {
+  buildDeps as buildWorkerDeps,
+  loadConfig as loadWorkerConfig,
+  startCreationWorker,
+} from '@linkservice/worker';
 import type { Link } from '@linkservice/contracts';
 import type { StoppedEarly } from '@linkservice/queue';
 import type { ApiResponse, StartGatewayOptions, TestGateway } from '../testing';
@@ -40,44 +43,38 @@ export async function startCreationStack(
     env: { REDIS_PREFIX: redisPrefix, ...options.env },
   });
   const { config } = gateway.deps;
-  // The worker's own pool, as in its own process. createDb listens for the 'error' a checked-out
-  // client emits when Postgres ends a creation transaction left idle past its deadline.
-  const postgres = createDb({ connectionString: config.DATABASE_URL, max: 5 });
   const logger = createLogger('worker', config.LOG_LEVEL);
-  // BullMQ's blocking commands need a connection that waits out reconnects.
-  const connection = createRedisClient(config.REDIS_URL, {
-    connectionName: `${config.REDIS_PREFIX}:test-worker`,
-    logger,
-    maxRetriesPerRequest: null,
-  });
-  let running: Worker | undefined;
+  let running: { worker: Worker; resources: WorkerResources } | undefined;
 
   const worker: TestCreationWorker = {
     start: async ({ testDelayMs } = {}) => {
       if (running) throw new Error('the worker is already running');
-      const started = startCreationWorker({
-        db: postgres.db,
-        connection,
-        prefix: config.REDIS_PREFIX,
-        logger,
-        linkDomain: config.LINK_DOMAIN,
-        concurrency: options.workerConcurrency ?? 4,
-        testDelayMs,
+      // The worker's own composition root and pool, as in its own process.
+      const workerConfig = loadWorkerConfig({
+        NODE_ENV: 'test',
+        LOG_LEVEL: config.LOG_LEVEL,
+        DATABASE_URL: config.DATABASE_URL,
+        DATABASE_POOL_SIZE: '5',
+        REDIS_URL: config.REDIS_URL,
+        REDIS_PREFIX: config.REDIS_PREFIX,
+        LINK_DOMAIN: config.LINK_DOMAIN,
+        WORKER_CONCURRENCY: String(options.workerConcurrency ?? 4),
+        WORKER_TEST_DELAY_MS: String(testDelayMs ?? 0),
       });
-      running = started;
+      const resources = buildWorkerDeps(workerConfig, logger);
+      running = { worker: startCreationWorker(resources.deps), resources };
       // Closing a BullMQ Worker while its blocking connection is still connecting makes that
       // connection emit an 'error' nobody listens to any more: wait until it is up.
-      await started.waitUntilReady();
+      await running.worker.waitUntilReady();
     },
     stop: async () => {
       const stopping = running;
       running = undefined;
-      await stopping?.close();
+      await stopping?.worker.close();
+      await stopping?.resources.close();
     },
     close: async () => {
       await worker.stop();
-      await closeRedis(connection);
-      await postgres.close();
     },
   };
   await worker.start();

@@ -1,5 +1,4 @@
 import type { Response } from 'express';
-import { LinkCache } from '@linkservice/link-cache';
 import { authOf, combinedLoad } from '../auth/auth.middleware';
 import type { GatewayDeps } from '../deps';
 import { errors } from '../http/errors';
@@ -7,9 +6,8 @@ import { bodyOf } from '../http/json-body';
 import type { ApiRoute } from '../http/routes';
 import { pathParam } from '../http/routes';
 import { sendJson } from '../http/send-json';
-import { LinksRepository } from './links.repository';
 import type { LinkOwner } from './links.service';
-import { linkOwnerOf, LinksService, parseListParams } from './links.service';
+import { linkOwnerOf, parseListParams } from './links.service';
 
 const NOT_FOUND = 'No such link.';
 
@@ -19,11 +17,7 @@ function ownerOf(res: Response): LinkOwner {
 
 /** Reading, changing, archiving and listing links; creation lives in create.routes.ts. */
 export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
-  const links = new LinksService(
-    new LinksRepository(deps.db),
-    deps.config.LINK_DOMAIN,
-    new LinkCache(deps.redis, deps.config.REDIS_PREFIX),
-  );
+  const { links } = deps;
   // The hottest API read: the key check and the link read go out as one statement.
   const linkById = combinedLoad((keyHash, req) =>
     links.getForKey(keyHash, pathParam(req, 'linkId')),

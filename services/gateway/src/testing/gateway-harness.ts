@@ -6,7 +6,7 @@ import { createLogger } from '@linkservice/logger';
 import { apiRoutes, createApp } from '../app';
 import type { GatewayConfig } from '../config';
 import { loadConfig } from '../config';
-import type { GatewayDeps } from '../deps';
+import type { GatewayClients, GatewayDeps } from '../deps';
 import { buildDeps } from '../deps';
 import type { ApiRoute } from '../http/routes';
 
@@ -17,8 +17,11 @@ export interface StartGatewayOptions {
   env?: Record<string, string | undefined>;
   /** Default: LOG_LEVEL of the run (silent unless TEST_LOG_LEVEL says otherwise). */
   logLevel?: LogLevel;
-  /** Change or extend the real deps before the app is built (e.g. swap in a stub client). */
-  deps?: (deps: GatewayDeps) => GatewayDeps;
+  /**
+   * Swap clients before buildDeps builds the services over them (e.g. a dead Redis, a Kysely
+   * with a plugin): the app is then wired exactly as main.ts wires it, around those clients.
+   */
+  deps?: (clients: GatewayClients) => GatewayClients;
   /** The /api/v1 routes to mount, given the deps and the default list (apiRoutes(deps)). */
   routes?: (deps: GatewayDeps, defaults: ApiRoute[]) => ApiRoute[];
 }
@@ -66,8 +69,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       logs.push(line);
     },
   });
-  const resources = buildDeps(config, logger);
-  const deps = options.deps ? options.deps(resources.deps) : resources.deps;
+  const resources = buildDeps(config, logger, { clients: options.deps });
+  const { deps } = resources;
   const server: Server = createServer(
     createApp(deps, { routes: options.routes?.(deps, apiRoutes(deps)) }),
   );

@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Environment } from '@linkservice/db';
-import { AssociationsRepository } from '../associations/associations.repository';
 import type { AssociationsFailure, AssociationView } from '../associations/associations.service';
-import { AssociationsService } from '../associations/associations.service';
 import type { Result } from '../result';
-import type { CommandContext, CommandResult, RunAction } from './command';
+import type { CommandResult, RunAction } from './command';
 import { refuse, succeed } from './command';
 
 /**
@@ -26,8 +24,8 @@ export function registerAppAssociationCommands(app: Command, run: RunAction): vo
         options: { teamId: string; bundleId: string; env: Environment },
         command: Command,
       ) =>
-        run(command, async (context) => {
-          const result = await associationsFor(context).setIos(appId, options.env, {
+        run(command, async ({ associations }) => {
+          const result = await associations.setIos(appId, options.env, {
             teamId: options.teamId,
             bundleId: options.bundleId,
           });
@@ -52,8 +50,8 @@ export function registerAppAssociationCommands(app: Command, run: RunAction): vo
         options: { package: string; sha256: string[]; env: Environment },
         command: Command,
       ) =>
-        run(command, async (context) => {
-          const result = await associationsFor(context).setAndroid(appId, options.env, {
+        run(command, async ({ associations }) => {
+          const result = await associations.setAndroid(appId, options.env, {
             packageName: options.package,
             sha256Fingerprints: options.sha256,
           });
@@ -67,8 +65,8 @@ export function registerAppAssociationCommands(app: Command, run: RunAction): vo
     .argument('<appId>', 'id of the app (app_...)')
     .addOption(environmentOption())
     .action((appId: string, options: { env: Environment }, command: Command) =>
-      run(command, async (context) => {
-        const result = await associationsFor(context).unsetIos(appId, options.env);
+      run(command, async ({ associations }) => {
+        const result = await associations.unsetIos(appId, options.env);
         return associationOutput(result);
       }),
     );
@@ -79,8 +77,8 @@ export function registerAppAssociationCommands(app: Command, run: RunAction): vo
     .argument('<appId>', 'id of the app (app_...)')
     .addOption(environmentOption())
     .action((appId: string, options: { env: Environment }, command: Command) =>
-      run(command, async (context) => {
-        const result = await associationsFor(context).unsetAndroid(appId, options.env);
+      run(command, async ({ associations }) => {
+        const result = await associations.unsetAndroid(appId, options.env);
         return associationOutput(result);
       }),
     );
@@ -90,14 +88,6 @@ function environmentOption(): Option {
   return new Option('--env <environment>', 'which link host serves it')
     .choices(['live', 'test'])
     .default('live');
-}
-
-function associationsFor(context: CommandContext): AssociationsService {
-  return new AssociationsService(
-    new AssociationsRepository(context.db),
-    context.apps,
-    context.config.LINK_DOMAIN,
-  );
 }
 
 /** Every association command prints the same document: the settings as they now stand. */

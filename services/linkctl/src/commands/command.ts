@@ -1,6 +1,4 @@
-import type { Database } from '@linkservice/db';
 import type { Command } from 'commander';
-import type { Kysely } from 'kysely';
 import type { LinkctlConfig } from '../config';
 import type { LinkctlServices } from '../services';
 
@@ -13,13 +11,9 @@ export interface CommandOutput {
 /** A refused command is a value: its reason becomes the single `linkctl: <reason>` line. */
 export type CommandResult = { ok: true; output: CommandOutput } | { ok: false; reason: string };
 
+/** The services come from services.ts (linkctl's one composition root), built by main.ts. */
 export interface CommandContext extends LinkctlServices {
   config: LinkctlConfig;
-  /**
-   * For building further services (e.g. a new subcommand's own repository); commands never
-   * query it themselves. The pool connects on first use and main.ts closes it.
-   */
-  db: Kysely<Database>;
 }
 
 export type CommandAction = (context: CommandContext) => Promise<CommandResult>;

@@ -2,7 +2,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { LinkDraft } from '@linkservice/contracts';
 import type { Database, DbHandle, Environment } from '@linkservice/db';
 import { createDb, newId } from '@linkservice/db';
-import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/queue';
@@ -10,8 +9,10 @@ import { BullCreationClient, CREATE_LINKS_QUEUE, redisOptionsFromUrl } from '@li
 import { testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
+import { loadConfig } from '../config';
+import type { WorkerResources } from '../deps';
+import { buildDeps } from '../deps';
 import { startCreationWorker } from '../worker';
 
 export { draft } from './link-drafts';
@@ -24,7 +25,7 @@ export class CreationHarness {
   readonly prefix: string;
   readonly client: BullCreationClient;
   readonly logger: Logger;
-  private readonly workers = new Set<{ worker: Worker; connection: Redis }>();
+  private readonly workers = new Set<{ worker: Worker; resources: WorkerResources }>();
   private readonly extras: { close(): Promise<unknown> }[] = [];
 
   constructor(
@@ -43,22 +44,22 @@ export class CreationHarness {
     });
   }
 
+  /** A worker wired by the worker's own buildDeps, on this harness's pool. */
   startWorker(options: { testDelayMs?: number; concurrency?: number } = {}): Worker {
-    const connection = createRedisClient(this.redisUrl, {
-      connectionName: `${this.prefix}:test-worker`,
-      logger: this.logger,
-      maxRetriesPerRequest: null,
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: testEnvironment().databaseUrl,
+      REDIS_URL: this.redisUrl,
+      REDIS_PREFIX: this.prefix,
+      LINK_DOMAIN: this.linkDomain,
+      WORKER_CONCURRENCY: String(options.concurrency ?? 8),
+      WORKER_TEST_DELAY_MS: String(options.testDelayMs ?? 0),
     });
-    const worker = startCreationWorker({
-      db: this.db,
-      connection,
-      prefix: this.prefix,
-      logger: this.logger,
-      linkDomain: this.linkDomain,
-      concurrency: options.concurrency ?? 8,
-      testDelayMs: options.testDelayMs,
+    const resources = buildDeps(config, this.logger, {
+      clients: (opened) => ({ ...opened, db: this.db }),
     });
-    this.workers.add({ worker, connection });
+    const worker = startCreationWorker(resources.deps);
+    this.workers.add({ worker, resources });
     return worker;
   }
 
@@ -66,9 +67,9 @@ export class CreationHarness {
     const running = [...this.workers];
     this.workers.clear();
     await Promise.all(
-      running.map(async ({ worker, connection }) => {
+      running.map(async ({ worker, resources }) => {
         await worker.close();
-        await closeRedis(connection);
+        await resources.close();
       }),
     );
   }

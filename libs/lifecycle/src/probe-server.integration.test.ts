@@ -1,7 +1,9 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createHealthServer } from './health.server';
+import { createLogger } from '@linkservice/logger';
+import type { ProbeOptions } from './probes';
+import { createProbeServer } from './probe-server';
 
 let server: Server | undefined;
 
@@ -13,8 +15,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(options: Parameters<typeof createHealthServer>[0]): Promise<string> {
-  server = createHealthServer(options);
+const logger = createLogger('lifecycle-test', 'silent');
+
+async function serve(options: Omit<ProbeOptions, 'logger'>): Promise<string> {
+  server = createProbeServer({ ...options, logger });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -23,7 +27,7 @@ async function serve(options: Parameters<typeof createHealthServer>[0]): Promise
 const ok = () => Promise.resolve();
 const never = () => new Promise<never>(() => undefined);
 
-describe('worker health server', () => {
+describe("the probe server (the worker's only HTTP surface)", () => {
   it('answers /healthz and a ready /readyz', async () => {
     const base = await serve({ probes: { postgres: ok, redis: ok }, isShuttingDown: () => false });
     const health = await fetch(`${base}/healthz`);

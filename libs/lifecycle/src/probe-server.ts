@@ -1,0 +1,43 @@
+import { createServer } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
+import type { ProbeOptions } from './probes';
+import { createProbes } from './probes';
+
+function sendError(
+  res: ServerResponse,
+  status: number,
+  body: { error: string; message: string },
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/**
+ * For a service without an HTTP surface of its own (the worker): /healthz and /readyz on a port
+ * of their own, 404 for any other path, 405 for any other method. Not listening yet.
+ */
+export function createProbeServer(options: ProbeOptions): Server {
+  const probes = createProbes(options);
+  return createServer((req, res) => {
+    res.setHeader(REQUEST_ID_HEADER, requestIdFrom(req.headers['x-request-id']));
+    const path = new URL(req.url ?? '/', 'http://probe').pathname;
+    const probe =
+      path === '/healthz' ? probes.healthz : path === '/readyz' ? probes.readyz : undefined;
+    if (!probe) {
+      sendError(res, 404, { error: 'not_found', message: 'No such path.' });
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      sendError(
+        res,
+        405,
+        { error: 'method_not_allowed', message: 'Use GET.' },
+        { Allow: 'GET, HEAD' },
+      );
+      return;
+    }
+    void probe(req, res);
+  });
+}

@@ -1,0 +1,94 @@
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Database } from '@linkservice/db';
+import { createDb } from '@linkservice/db';
+import type { BuildOptions, Resources } from '@linkservice/lifecycle';
+import { closeRedis, createRedisClient, ShutdownState } from '@linkservice/lifecycle';
+import { LinkCache } from '@linkservice/link-cache';
+import type { Logger } from '@linkservice/logger';
+import type { WorkerConfig } from './config';
+import { LinkCreationService } from './create-links.service';
+import { LinksRepository } from './links.repository';
+
+/** The clients a worker process opens; what a test may swap (e.g. its own pool). */
+export interface WorkerClients {
+  db: Kysely<Database>;
+  /** BullMQ's: maxRetriesPerRequest null, so its blocking commands wait out reconnects. */
+  queueRedis: Redis;
+  /** /readyz's: fails a PING at once while Redis is away instead of waiting for it. */
+  probeRedis: Redis;
+}
+
+/**
+ * Everything the worker runs on, built once per process by buildDeps(); the job module and the
+ * cleanup receive their services from here and never build any.
+ */
+export interface WorkerDeps extends WorkerClients {
+  config: WorkerConfig;
+  logger: Logger;
+  links: LinksRepository;
+  creation: LinkCreationService;
+}
+
+export type WorkerResources = Resources<WorkerDeps>;
+
+/** The worker's composition root: opens its clients, then builds every service over them. */
+export function buildDeps(
+  config: WorkerConfig,
+  logger: Logger,
+  { shutdown = new ShutdownState(), clients }: BuildOptions<WorkerClients> = {},
+): WorkerResources {
+  const postgres = createDb({
+    connectionString: config.DATABASE_URL,
+    max: config.DATABASE_POOL_SIZE,
+    applicationName: 'linkservice-worker',
+    onConnectionError: (error) => {
+      logger.warn({ err: error }, 'postgres connection lost');
+    },
+  });
+  // Reconnect for as long as the worker runs; stop once it shuts down, so closing never waits
+  // for a Redis that is not there.
+  const retryStrategy = (attempt: number): number | null =>
+    shutdown.inProgress ? null : Math.min(100 * 2 ** attempt, 2_000);
+  // BullMQ's blocking commands must wait out reconnects rather than fail after N retries.
+  const queueRedis = createRedisClient(config.REDIS_URL, {
+    connectionName: 'linkservice-worker',
+    logger,
+    maxRetriesPerRequest: null,
+    retryStrategy,
+  });
+  // Readiness must answer now, not after Redis comes back: fail commands fast on this one.
+  const probeRedis = createRedisClient(config.REDIS_URL, {
+    connectionName: 'linkservice-worker-probe',
+    logger,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy,
+  });
+  const opened: WorkerClients = { db: postgres.db, queueRedis, probeRedis };
+  const used = clients ? clients(opened) : opened;
+
+  const links = new LinksRepository(used.db);
+  const creation = new LinkCreationService(links, {
+    linkDomain: config.LINK_DOMAIN,
+    logger,
+    testDelayMs: config.WORKER_TEST_DELAY_MS,
+    // On the queue connection, the one the Worker completes jobs on: Redis runs one
+    // connection's commands in order, so the invalidation (sent, not awaited, right after the
+    // commit) is done before the job's completion event exists, without a round trip of its own.
+    // While Redis is away the job cannot complete anyway, and the invalidation waits for the
+    // reconnect like BullMQ's own commands.
+    linkCache: new LinkCache(used.queueRedis, config.REDIS_PREFIX),
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    deps: { ...used, config, logger, links, creation },
+    // What was opened here, whatever a test swapped in.
+    close: () =>
+      (closing ??= (async () => {
+        await Promise.all([closeRedis(queueRedis), closeRedis(probeRedis)]);
+        await postgres.close();
+      })()),
+  };
+}
