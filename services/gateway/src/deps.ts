@@ -4,8 +4,8 @@ import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
 import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
-import type { CreationClient } from '@linkservice/queue';
-import { createCreationClient } from '@linkservice/queue';
+import type { CreationClient } from '@linkservice/creation';
+import { createCreationClient } from '@linkservice/creation';
 import type { GatewayConfig } from './config';
 import { CreationLimiter } from './limits/creation-limiter';
 

@@ -2,8 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { isReservedAlias, toLink } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import { newId } from '@linkservice/db';
-import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/queue';
-import { COMMIT_GRACE_MS, CREATE_LINKS_JOB, CreationRequestsRepository } from '@linkservice/queue';
+import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/creation';
+import {
+  COMMIT_GRACE_MS,
+  CREATE_LINKS_JOB,
+  CreationRequestsRepository,
+  CreationTransactions,
+} from '@linkservice/creation';
 import { eventually } from '@linkservice/testing';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
@@ -44,11 +49,15 @@ function createdLinks(results: EntryResult[]) {
 function service(
   drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
 ): LinkCreationService {
-  return new LinkCreationService(new LinksRepository(postgres.db), {
-    linkDomain: harness.linkDomain,
-    logger: harness.logger,
-    ...(drawAliases ? { drawAliases } : {}),
-  });
+  return new LinkCreationService(
+    new CreationTransactions(postgres.db),
+    new LinksRepository(postgres.db),
+    {
+      linkDomain: harness.linkDomain,
+      logger: harness.logger,
+      ...(drawAliases ? { drawAliases } : {}),
+    },
+  );
 }
 
 describe('creating links through the queue', () => {
@@ -348,18 +357,24 @@ describe('exactly once', () => {
 
   it('claims nothing once the database clock is past the deadline', async () => {
     const app = await createTestApp(postgres.db);
-    await new LinksRepository(postgres.db).transaction(5_000, async (tx) => {
-      expect(await tx.claimAndLockApp('crt_db_clock', app.id, Date.now() - 50)).toBeUndefined();
-      expect(await tx.findRequest('crt_db_clock')).toBeUndefined();
+    await new CreationTransactions(postgres.db).run(5_000, async (tx) => {
+      expect(await tx.claim('crt_db_clock', app.id, Date.now() - 50)).toEqual({
+        kind: 'answered',
+        answer: { status: 'abandoned', reason: 'deadline_passed' },
+      });
     });
+    expect(await requestRow(postgres.db, 'crt_db_clock')).toBeUndefined();
   });
 
   it('stores no outcome once the database clock is past commitBy, even with every row inserted', async () => {
     const app = await createTestApp(postgres.db);
     const requestId = `crt_${randomUUID()}`;
-    await new LinksRepository(postgres.db).transaction(5_000, async (tx) => {
-      expect(await tx.claimAndLockApp(requestId, app.id, Date.now() + 5_000)).toBeDefined();
-      const round = await tx.insertLinksRecording(
+    await new CreationTransactions(postgres.db).run(5_000, async (tx) => {
+      expect(await tx.claim(requestId, app.id, Date.now() + 5_000)).toMatchObject({
+        kind: 'claimed',
+      });
+      const round = await new LinksRepository(postgres.db).insertLinksRecording(
+        tx,
         [
           {
             id: newId('lnk'),

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadOrExit } from '@linkservice/config';
+import { CreationRequestsRepository, scheduleCreationRequestsCleanup } from '@linkservice/creation';
 import { createDb } from '@linkservice/db';
 import type { ShutdownSignal } from '@linkservice/lifecycle';
 import {
@@ -15,7 +16,6 @@ import {
 } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { loadConfig } from './config';
-import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
 import { createHealthServer } from './health.server';
 import { LinksRepository } from './links.repository';
 import { startCreationWorker } from './worker';
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     testDelayMs: config.WORKER_TEST_DELAY_MS,
   });
   const cleanup = scheduleCreationRequestsCleanup(
-    repository,
+    new CreationRequestsRepository(postgres.db),
     {
       retentionHours: config.CREATION_REQUESTS_RETENTION_HOURS,
       intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS,

@@ -1,8 +1,8 @@
 import type { Database } from '@linkservice/db';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
-import type { CreateLinksJobResult } from '@linkservice/queue';
-import { CREATE_LINKS_QUEUE } from '@linkservice/queue';
+import type { CreateLinksJobResult } from '@linkservice/creation';
+import { CREATE_LINKS_QUEUE, CreationTransactions } from '@linkservice/creation';
 import type { KeepJobs } from 'bullmq';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -31,17 +31,21 @@ export interface CreationWorkerDeps {
  * returned Worker lets in-flight jobs finish; the connection stays the caller's to close.
  */
 export function startCreationWorker(deps: CreationWorkerDeps): Worker {
-  const service = new LinkCreationService(new LinksRepository(deps.db), {
-    linkDomain: deps.linkDomain,
-    logger: deps.logger,
-    testDelayMs: deps.testDelayMs,
-    // On the queue connection, the one the Worker below completes jobs on: Redis runs one
-    // connection's commands in order, so the invalidation (sent, not awaited, right after the
-    // commit) is done before the job's completion event exists, without a round trip of its own.
-    // While Redis is away the job cannot complete anyway, and the invalidation waits for the
-    // reconnect like BullMQ's own commands.
-    linkCache: new LinkCache(deps.connection, deps.prefix),
-  });
+  const service = new LinkCreationService(
+    new CreationTransactions(deps.db),
+    new LinksRepository(deps.db),
+    {
+      linkDomain: deps.linkDomain,
+      logger: deps.logger,
+      testDelayMs: deps.testDelayMs,
+      // On the queue connection, the one the Worker below completes jobs on: Redis runs one
+      // connection's commands in order, so the invalidation (sent, not awaited, right after the
+      // commit) is done before the job's completion event exists, without a round trip of its own.
+      // While Redis is away the job cannot complete anyway, and the invalidation waits for the
+      // reconnect like BullMQ's own commands.
+      linkCache: new LinkCache(deps.connection, deps.prefix),
+    },
+  );
   const worker = new Worker<unknown, CreateLinksJobResult>(
     CREATE_LINKS_QUEUE,
     createLinksProcessor(service, deps.logger),
