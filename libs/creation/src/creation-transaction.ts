@@ -37,7 +37,6 @@ export type Claim =
 /** The job's outcome, stored by the statement that inserts its last links (or on its own). */
 export interface OutcomeRecord {
   requestId: string;
-  appId: string;
   results: unknown;
   /** Epoch ms: past this (database clock) nothing is stored, and the job must roll back. */
   commitBy: number;
@@ -99,6 +98,11 @@ export class CreationTransaction {
    * which must never wait on another job. The EXISTS makes the claim run first (an uncorrelated
    * subquery is evaluated once, before the scan), so an unclaimed request locks nothing.
    *
+   * The link counts are columns of the locked row on purpose. When this statement waits for the
+   * lock (READ COMMITTED), Postgres re-reads only the locked row once it is free (EvalPlanQual);
+   * a subquery on another table would still see the snapshot from before the wait, miss the
+   * links the previous holder just committed, and let concurrent creations exceed the allowance.
+   *
    * Not claimed: one more statement reads what decided the request (an earlier delivery's
    * 'done', the gateway's 'abandoned', or no row when the deadline had passed); only
    * redeliveries and late jobs pay for it.
@@ -123,8 +127,8 @@ export class CreationTransaction {
         ON CONFLICT (id) DO NOTHING
         RETURNING id
       )
-      SELECT subdomain_key, link_count, link_allowance, now() AS now,
-             ${JSON.stringify(deepLinkData)}::jsonb AS stored_deep_link_data
+      SELECT subdomain_key, live_link_count + test_link_count AS link_count, link_allowance,
+             now() AS now, ${JSON.stringify(deepLinkData)}::jsonb AS stored_deep_link_data
       FROM apps
       WHERE id = ${appId} AND EXISTS (SELECT FROM claimed)
       FOR NO KEY UPDATE OF apps`.execute(this.db);

@@ -17,6 +17,7 @@ import {
   createTestApp,
   creation,
   draft,
+  linkCounts,
   linksOf,
   newHarness,
   requestRow,
@@ -84,12 +85,7 @@ describe('creating links through the queue', () => {
 
     const stored = await linksOf(postgres.db, app.id);
     expect(stored.map((row) => [row.id, row.alias])).toEqual([[entry.link.id, entry.link.alias]]);
-    const appRow = await postgres.db
-      .selectFrom('apps')
-      .select('link_count')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(appRow.link_count).toBe(1);
+    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 1, test: 0 });
     const request = await requestRow(postgres.db, payload.requestId);
     expect(request?.status).toBe('done');
     expect(request?.results).toEqual(result);
@@ -145,12 +141,7 @@ describe('creating links through the queue', () => {
       ['two', 'Fresh001'],
     ]);
     expect((await requestRow(postgres.db, payload.requestId))?.results).toEqual(answer.result);
-    const appRow = await postgres.db
-      .selectFrom('apps')
-      .select('link_count')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(appRow.link_count).toBe(3);
+    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 3, test: 0 });
     expect((await linksOf(postgres.db, app.id)).map((row) => row.alias).sort()).toEqual([
       'Fresh001',
       'Fresh002',
@@ -284,12 +275,7 @@ describe('creating links through the queue', () => {
       );
       expect(result.results[created]).toMatchObject({ ok: false, error: 'plan_limit_reached' });
     }
-    const appRow = await postgres.db
-      .selectFrom('apps')
-      .select('link_count')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(appRow.link_count).toBe(10);
+    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 10, test: 0 });
 
     // The allowance counts both environments and archived links.
     await postgres.db
@@ -384,7 +370,7 @@ describe('exactly once', () => {
             web_fallback_url: 'https://example.com/late',
           },
         ],
-        { requestId, appId: app.id, results: { results: [] }, commitBy: Date.now() - 1_000 },
+        { requestId, results: { results: [] }, commitBy: Date.now() - 1_000 },
       );
       expect(round).toEqual({ inserted: new Set(['late']), recorded: false });
     });

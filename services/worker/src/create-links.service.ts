@@ -157,7 +157,6 @@ export class LinkCreationService {
   ): Promise<{ result: CreateLinksResult; refs: LinkRef[] } | undefined> {
     const outcome = (results: CreateLinksResult): OutcomeRecord => ({
       requestId: payload.requestId,
-      appId: payload.appId,
       results,
       commitBy,
     });

@@ -41,11 +41,12 @@ export class LinksRepository {
   }
 
   /**
-   * One statement: a multi-row insert, the app's link count raised by the rows it inserted, and
-   * `outcome` stored when it inserted every row and the database clock is before
-   * `outcome.commitBy`. Rows whose alias is taken are skipped, not errors: the caller sees which by
-   * the aliases that come back, retries only generated aliases, and stores the outcome with the
-   * last round. (Data-modifying CTEs all run to completion whether or not the SELECT reads them.)
+   * One statement: a multi-row insert, and `outcome` stored when it inserted every row and the
+   * database clock is before `outcome.commitBy`. Rows whose alias is taken are skipped, not
+   * errors: the caller sees which by the aliases that come back, retries only generated aliases,
+   * and stores the outcome with the last round. The app's link counts follow by the trigger on
+   * links (see the app-link-counts migration). (Data-modifying CTEs all run to completion whether
+   * or not the SELECT reads them.)
    */
   async insertLinksRecording(
     tx: CreationTransaction,
@@ -60,12 +61,6 @@ export class LinksRepository {
           .values(links)
           .onConflict((oc) => oc.columns(['app_id', 'environment', 'alias']).doNothing())
           .returning('alias'),
-      )
-      .with('counted', (db) =>
-        db
-          .updateTable('apps')
-          .set({ link_count: sql`link_count + (SELECT count(*) FROM inserted)` })
-          .where('id', '=', outcome.appId),
       )
       // Built on the transaction: storeOutcome does not take the CTE's own query creator, whose
       // table type also names the earlier CTEs. The SQL is the same.

@@ -164,6 +164,16 @@ export function linksOf(db: Kysely<Database>, appId: string) {
   return db.selectFrom('links').selectAll().where('app_id', '=', appId).orderBy('id').execute();
 }
 
+/** The app's link counts as the trigger on links keeps them. */
+export async function linkCounts(db: Kysely<Database>, appId: string) {
+  const row = await db
+    .selectFrom('apps')
+    .select(['live_link_count', 'test_link_count'])
+    .where('id', '=', appId)
+    .executeTakeFirstOrThrow();
+  return { live: row.live_link_count, test: row.test_link_count };
+}
+
 export async function requestRow(db: Kysely<Database>, requestId: string) {
   return db
     .selectFrom('creation_requests')
