@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbHandle } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
-import type { CreateLinksPayload, CreationOutcome } from '@linkservice/queue';
-import { BullCreationClient } from '@linkservice/queue';
+import type { CreateLinksPayload, CreationOutcome } from '@linkservice/creation';
+import { BullCreationClient } from '@linkservice/creation';
 import { testEnvironment } from '@linkservice/testing';
 import type { Stack } from '../support/stack';
 import { startStack } from '../support/stack';
@@ -201,18 +201,22 @@ it('never reports a link that does not exist, nor leaves one that no answer repo
     expect(found).toEqual([]);
   }
 
-  // The allowance counter moved with the links and nothing else.
+  // The link counters moved with the links and nothing else.
   const counts = await postgres.db
     .selectFrom('apps')
-    .select(['id', 'link_count'])
+    .select(['id', 'live_link_count', 'test_link_count'])
     .where(
       'id',
       'in',
       apps.map((app) => app.appId),
     )
     .execute();
-  for (const { id, link_count } of counts) {
-    expect(link_count).toBe(stored.filter((row) => row.app_id === id).length);
+  for (const { id, live_link_count, test_link_count } of counts) {
+    const own = stored.filter((row) => row.app_id === id);
+    expect({ live: live_link_count, test: test_link_count }).toEqual({
+      live: own.filter((row) => row.environment === 'live').length,
+      test: own.filter((row) => row.environment === 'test').length,
+    });
   }
 });
 

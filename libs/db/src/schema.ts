@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
 
 export type Environment = 'live' | 'test';
 
@@ -7,6 +7,8 @@ type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** bigint comes back from pg as a string; parsed to number in the pool setup (see pool.ts). */
 type Counter = ColumnType<number, number | undefined, number>;
+/** A count only a trigger writes (see the app-link-counts migration); bigint, read as number. */
+type TriggerCount = ColumnType<number, never, never>;
 
 export interface Database {
   apps: {
@@ -14,7 +16,13 @@ export interface Database {
     name: string;
     subdomain_key: string;
     link_allowance: number | null;
-    link_count: Generated<number>;
+    /**
+     * Links of the app per environment, archived ones included, kept by a trigger on links in
+     * the inserting transaction (see the app-link-counts migration). Their sum is what the plan
+     * allowance counts; each is an unfiltered list's total.
+     */
+    live_link_count: TriggerCount;
+    test_link_count: TriggerCount;
     created_at: GeneratedTimestamp;
     updated_at: GeneratedTimestamp;
   };
@@ -67,12 +75,6 @@ export interface Database {
     android_sha256_fingerprints: string[] | null;
     created_at: GeneratedTimestamp;
     updated_at: GeneratedTimestamp;
-  };
-  /** Links per app and environment, kept by a trigger on links (see the link-totals migration). */
-  link_totals: {
-    app_id: string;
-    environment: Environment;
-    total: ColumnType<number, never, never>;
   };
   /** Click batches already added to links.click_count (see the link-host migration). */
   link_click_batches: {

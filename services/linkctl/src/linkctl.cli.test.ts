@@ -106,7 +106,8 @@ describe('linkctl app create', () => {
       name: 'My Shop',
       subdomain_key: app.subdomainKey,
       link_allowance: null,
-      link_count: 0,
+      live_link_count: 0,
+      test_link_count: 0,
     });
   });
 

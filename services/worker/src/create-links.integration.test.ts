@@ -2,8 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { isReservedAlias, toLink } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import { newId } from '@linkservice/db';
-import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/queue';
-import { COMMIT_GRACE_MS, CREATE_LINKS_JOB, CreationRequestsRepository } from '@linkservice/queue';
+import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/creation';
+import {
+  COMMIT_GRACE_MS,
+  CREATE_LINKS_JOB,
+  CreationRequestsRepository,
+  CreationTransactions,
+} from '@linkservice/creation';
 import { eventually } from '@linkservice/testing';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
@@ -12,6 +17,7 @@ import {
   createTestApp,
   creation,
   draft,
+  linkCounts,
   linksOf,
   newHarness,
   requestRow,
@@ -44,11 +50,15 @@ function createdLinks(results: EntryResult[]) {
 function service(
   drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
 ): LinkCreationService {
-  return new LinkCreationService(new LinksRepository(postgres.db), {
-    linkDomain: harness.linkDomain,
-    logger: harness.logger,
-    ...(drawAliases ? { drawAliases } : {}),
-  });
+  return new LinkCreationService(
+    new CreationTransactions(postgres.db),
+    new LinksRepository(postgres.db),
+    {
+      linkDomain: harness.linkDomain,
+      logger: harness.logger,
+      ...(drawAliases ? { drawAliases } : {}),
+    },
+  );
 }
 
 describe('creating links through the queue', () => {
@@ -75,12 +85,7 @@ describe('creating links through the queue', () => {
 
     const stored = await linksOf(postgres.db, app.id);
     expect(stored.map((row) => [row.id, row.alias])).toEqual([[entry.link.id, entry.link.alias]]);
-    const appRow = await postgres.db
-      .selectFrom('apps')
-      .select('link_count')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(appRow.link_count).toBe(1);
+    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 1, test: 0 });
     const request = await requestRow(postgres.db, payload.requestId);
     expect(request?.status).toBe('done');
     expect(request?.results).toEqual(result);
@@ -136,12 +141,7 @@ describe('creating links through the queue', () => {
       ['two', 'Fresh001'],
     ]);
     expect((await requestRow(postgres.db, payload.requestId))?.results).toEqual(answer.result);
-    const appRow = await postgres.db
-      .selectFrom('apps')
-      .select('link_count')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(appRow.link_count).toBe(3);
+    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 3, test: 0 });
     expect((await linksOf(postgres.db, app.id)).map((row) => row.alias).sort()).toEqual([
       'Fresh001',
       'Fresh002',
@@ -275,12 +275,7 @@ describe('creating links through the queue', () => {
       );
       expect(result.results[created]).toMatchObject({ ok: false, error: 'plan_limit_reached' });
     }
-    const appRow = await postgres.db
-      .selectFrom('apps')
-      .select('link_count')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(appRow.link_count).toBe(10);
+    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 10, test: 0 });
 
     // The allowance counts both environments and archived links.
     await postgres.db
@@ -348,18 +343,24 @@ describe('exactly once', () => {
 
   it('claims nothing once the database clock is past the deadline', async () => {
     const app = await createTestApp(postgres.db);
-    await new LinksRepository(postgres.db).transaction(5_000, async (tx) => {
-      expect(await tx.claimAndLockApp('crt_db_clock', app.id, Date.now() - 50)).toBeUndefined();
-      expect(await tx.findRequest('crt_db_clock')).toBeUndefined();
+    await new CreationTransactions(postgres.db).run(5_000, async (tx) => {
+      expect(await tx.claim('crt_db_clock', app.id, Date.now() - 50)).toEqual({
+        kind: 'answered',
+        answer: { status: 'abandoned', reason: 'deadline_passed' },
+      });
     });
+    expect(await requestRow(postgres.db, 'crt_db_clock')).toBeUndefined();
   });
 
   it('stores no outcome once the database clock is past commitBy, even with every row inserted', async () => {
     const app = await createTestApp(postgres.db);
     const requestId = `crt_${randomUUID()}`;
-    await new LinksRepository(postgres.db).transaction(5_000, async (tx) => {
-      expect(await tx.claimAndLockApp(requestId, app.id, Date.now() + 5_000)).toBeDefined();
-      const round = await tx.insertLinksRecording(
+    await new CreationTransactions(postgres.db).run(5_000, async (tx) => {
+      expect(await tx.claim(requestId, app.id, Date.now() + 5_000)).toMatchObject({
+        kind: 'claimed',
+      });
+      const round = await new LinksRepository(postgres.db).insertLinksRecording(
+        tx,
         [
           {
             id: newId('lnk'),
@@ -369,7 +370,7 @@ describe('exactly once', () => {
             web_fallback_url: 'https://example.com/late',
           },
         ],
-        { requestId, appId: app.id, results: { results: [] }, commitBy: Date.now() - 1_000 },
+        { requestId, results: { results: [] }, commitBy: Date.now() - 1_000 },
       );
       expect(round).toEqual({ inserted: new Set(['late']), recorded: false });
     });

@@ -1,6 +1,6 @@
 import type { Logger } from '@linkservice/logger';
-import type { CreateLinksJobResult } from '@linkservice/queue';
-import { COMMIT_GRACE_MS, createLinksPayloadSchema } from '@linkservice/queue';
+import type { CreateLinksJobResult } from '@linkservice/creation';
+import { COMMIT_GRACE_MS, createLinksPayloadSchema } from '@linkservice/creation';
 import type { Job } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { LinkCreationService } from './create-links.service';

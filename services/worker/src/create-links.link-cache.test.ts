@@ -1,7 +1,7 @@
 import type { DbHandle } from '@linkservice/db';
 import type { LinkRef } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
-import type { CreationOutcome } from '@linkservice/queue';
+import type { CreationOutcome } from '@linkservice/creation';
 import { testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
 import type { CreationHarness } from './testing/creation-harness';

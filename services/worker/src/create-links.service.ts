@@ -6,21 +6,20 @@ import { newId } from '@linkservice/db';
 import type { LinkCache, LinkRef } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type {
+  ClaimedApp,
   CreateLinksJobResult,
   CreateLinksPayload,
   CreateLinksResult,
+  CreationTransaction,
+  CreationTransactions,
   EntryResult,
-} from '@linkservice/queue';
-import { COMMIT_GRACE_MS, createLinksResultSchema } from '@linkservice/queue';
+  OutcomeRecord,
+} from '@linkservice/creation';
+import { COMMIT_GRACE_MS } from '@linkservice/creation';
 import type { CreationPlan, PlannedLink } from './creation-plan';
 import { planCreations } from './creation-plan';
 import { generateAliases } from './generated-alias';
-import type {
-  CreationTransaction,
-  LinksRepository,
-  LockedApp,
-  OutcomeRecord,
-} from './links.repository';
+import type { LinksRepository } from './links.repository';
 
 /** Generated aliases that collide with existing links are redrawn at most this many times. */
 const MAX_ALIAS_ROUNDS = 5;
@@ -58,11 +57,13 @@ const abandoned = (
  * order, insert all new links and record the outcome in one statement, COMMIT, all in a single
  * transaction. A crash before COMMIT leaves nothing; a redelivery after COMMIT returns the stored
  * results. Expected refusals are values in the results; anything unexpected throws (and rolls
- * back) so BullMQ can retry while the deadline allows.
+ * back) so BullMQ can retry while the deadline allows. The protocol's steps are
+ * @linkservice/creation's (see its README); this service decides and writes the links.
  */
 export class LinkCreationService {
   constructor(
-    private readonly repository: LinksRepository,
+    private readonly transactions: CreationTransactions,
+    private readonly links: LinksRepository,
     private readonly options: LinkCreationOptions,
   ) {}
 
@@ -70,7 +71,7 @@ export class LinkCreationService {
     // The gateway has stopped waiting: creating now could only leave an outcome nobody reports.
     if (Date.now() >= payload.deadline) return abandoned('deadline_passed').answer;
     const commitBy = payload.deadline + COMMIT_GRACE_MS;
-    const outcome = await this.repository.transaction(commitBy - Date.now(), async (tx) => {
+    const outcome = await this.transactions.run(commitBy - Date.now(), async (tx) => {
       const decided = await this.decideAndInsert(tx, payload, commitBy);
       if (decided.commit) await tx.commit();
       return decided;
@@ -106,23 +107,18 @@ export class LinkCreationService {
   ): Promise<TransactionOutcome> {
     const { requestId, appId, environment, entries, creationBudget, deadline } = payload;
 
-    const app = await tx.claimAndLockApp(
+    const claim = await tx.claim(
       requestId,
       appId,
       deadline,
       entries.map(({ draft }) => draft.deepLinkData),
     );
-    if (!app) {
-      const existing = await tx.findRequest(requestId);
-      if (existing === undefined) return abandoned('deadline_passed');
-      if (existing.status === 'abandoned') return abandoned('abandoned_by_gateway');
-      // Committed by an earlier delivery of this job: answer exactly what it answered.
-      const stored = createLinksResultSchema.parse(existing.results);
-      return { commit: false, answer: { status: 'done', result: stored } };
-    }
+    // Decided before (an earlier delivery's results, or abandoned): answer that, create nothing.
+    if (claim.kind === 'answered') return { commit: false, answer: claim.answer };
+    const { app } = claim;
 
     const callerAliases = new Set(entries.flatMap(({ draft }) => draft.alias ?? []));
-    const taken = await tx.takenAliases(appId, environment, [...callerAliases]);
+    const taken = await this.links.takenAliases(tx, appId, environment, [...callerAliases]);
     const plan = planCreations(entries, taken, app, creationBudget);
 
     if (this.options.testDelayMs) await sleep(this.options.testDelayMs);
@@ -155,13 +151,12 @@ export class LinkCreationService {
     tx: CreationTransaction,
     payload: CreateLinksPayload,
     plan: CreationPlan,
-    app: LockedApp,
+    app: ClaimedApp,
     callerAliases: ReadonlySet<string>,
     commitBy: number,
   ): Promise<{ result: CreateLinksResult; refs: LinkRef[] } | undefined> {
     const outcome = (results: CreateLinksResult): OutcomeRecord => ({
       requestId: payload.requestId,
-      appId: payload.appId,
       results,
       commitBy,
     });
@@ -206,7 +201,8 @@ export class LinkCreationService {
         app,
       );
       if (Date.now() >= commitBy) return undefined;
-      const { inserted: aliases, recorded } = await tx.insertLinksRecording(
+      const { inserted: aliases, recorded } = await this.links.insertLinksRecording(
+        tx,
         attempt.map(({ row }) => newLinkRow(row)),
         outcome(result),
       );
@@ -230,7 +226,7 @@ export class LinkCreationService {
   private resultOf(
     plan: CreationPlan,
     created: ReadonlyMap<number, StoredLink>,
-    app: LockedApp,
+    app: ClaimedApp,
   ): CreateLinksResult {
     const context = { subdomainKey: app.subdomainKey, linkDomain: this.options.linkDomain };
     const createdEntries: EntryResult[] = [...created].map(([index, row]) => ({

@@ -1,4 +1,4 @@
-import { ALIAS_REPEATED } from '@linkservice/queue';
+import { ALIAS_REPEATED } from '@linkservice/creation';
 import {
   ALIAS_IN_USE,
   ALIAS_RESERVED,

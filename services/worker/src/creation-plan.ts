@@ -1,7 +1,7 @@
 import type { LinkDraft } from '@linkservice/contracts';
 import { isReservedAlias } from '@linkservice/contracts';
-import type { CreateLinksPayload, EntryResult, StoppedEarly } from '@linkservice/queue';
-import { ALIAS_REPEATED, entryInvalid } from '@linkservice/queue';
+import type { CreateLinksPayload, EntryResult, StoppedEarly } from '@linkservice/creation';
+import { ALIAS_REPEATED, entryInvalid } from '@linkservice/creation';
 
 export const ALIAS_IN_USE =
   'is already in use in this app and environment (archived links included)';

@@ -6,6 +6,7 @@ import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import { closeRedis, createRedisClient, ShutdownState } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
+import { CreationRequestsRepository, CreationTransactions } from '@linkservice/creation';
 import type { WorkerConfig } from './config';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
@@ -27,6 +28,8 @@ export interface WorkerDeps extends WorkerClients {
   config: WorkerConfig;
   logger: Logger;
   links: LinksRepository;
+  /** The creation protocol's bookkeeping rows: the cleanup deletes the old ones. */
+  creationRequests: CreationRequestsRepository;
   creation: LinkCreationService;
 }
 
@@ -69,7 +72,8 @@ export function buildDeps(
   const used = clients ? clients(opened) : opened;
 
   const links = new LinksRepository(used.db);
-  const creation = new LinkCreationService(links, {
+  const creationRequests = new CreationRequestsRepository(used.db);
+  const creation = new LinkCreationService(new CreationTransactions(used.db), links, {
     linkDomain: config.LINK_DOMAIN,
     logger,
     testDelayMs: config.WORKER_TEST_DELAY_MS,
@@ -83,7 +87,7 @@ export function buildDeps(
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { ...used, config, logger, links, creation },
+    deps: { ...used, config, logger, links, creationRequests, creation },
     // What was opened here, whatever a test swapped in.
     close: () =>
       (closing ??= (async () => {

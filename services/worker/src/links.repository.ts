@@ -1,23 +1,8 @@
+import type { CreationTransaction, OutcomeRecord } from '@linkservice/creation';
+import { storeOutcome } from '@linkservice/creation';
 import type { Database, Environment, NewLink } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-
-export interface LockedApp {
-  subdomainKey: string;
-  linkCount: number;
-  linkAllowance: number | null;
-  /**
-   * The transaction's now(): what created_at and updated_at of every link it inserts default
-   * to, so their Link objects can be written before the INSERT answers.
-   */
-  now: Date;
-  /**
-   * The deepLinkData given to the claim, in the same order, as jsonb stores and returns it (it
-   * reorders object keys: shorter first, then bytewise), so an answer written before the INSERT
-   * reads exactly as every later read of the link.
-   */
-  storedDeepLinkData: (Record<string, unknown> | null)[];
-}
 
 /** What an insertion round did: which aliases it inserted, and whether the outcome was stored. */
 export interface InsertedRound {
@@ -25,151 +10,27 @@ export interface InsertedRound {
   recorded: boolean;
 }
 
-/** The job's outcome, stored by the statement that inserts its last links. */
-export interface OutcomeRecord {
-  requestId: string;
-  appId: string;
-  results: unknown;
-  /** Epoch ms: past this (database clock) nothing is stored, and the job must roll back. */
-  commitBy: number;
-}
-
-export type ExistingRequest =
-  | { status: 'done'; results: unknown }
-  | { status: 'abandoned' }
-  /** No row: the claim found the deadline already past. */
-  | undefined;
-
-/** Opens creation transactions; the only Kysely user of the worker besides the cleanup. */
+/**
+ * The worker's statements about links. They run inside a creation transaction (its claim holds
+ * the app's lock), on the transaction's connection; the protocol's own statements live in
+ * @linkservice/creation.
+ */
 export class LinksRepository {
   constructor(private readonly db: Kysely<Database>) {}
-
-  /**
-   * Runs `work` in one transaction on one connection, bounded: every statement, and every pause
-   * between statements, ends within `budgetMs` (the job's deadline plus the commit grace), so a
-   * stuck or paused worker cannot keep the gateway's settle waiting on its row. `work` ends it
-   * with tx.commit(); anything else (including a throw) rolls it back.
-   */
-  async transaction<T>(
-    budgetMs: number,
-    work: (tx: CreationTransaction) => Promise<T>,
-  ): Promise<T> {
-    const ms = Math.max(1, Math.ceil(budgetMs));
-    if (!Number.isSafeInteger(ms)) throw new RangeError(`transaction budget ${budgetMs} ms`);
-    return this.db.connection().execute(async (connection) => {
-      const tx = new CreationTransaction(connection);
-      try {
-        // BEGIN and the bounds in one round trip: a simple query (no parameters) may hold several
-        // statements, and SET takes no parameters anyway; `ms` is a checked integer.
-        await sql
-          .raw(
-            `BEGIN; SET LOCAL statement_timeout = ${ms}; ` +
-              `SET LOCAL idle_in_transaction_session_timeout = ${ms}`,
-          )
-          .execute(connection);
-        const result = await work(tx);
-        await tx.rollback();
-        return result;
-      } catch (error) {
-        await tx.rollback();
-        throw error;
-      }
-    });
-  }
-
-  /** Deletes bookkeeping rows older than `olderThanHours`, a bounded slice per call. */
-  async deleteOldCreationRequests(olderThanHours: number, limit: number): Promise<number> {
-    const result = await sql`
-      DELETE FROM creation_requests
-      WHERE id IN (
-        SELECT id FROM creation_requests
-        WHERE created_at < now() - make_interval(hours => ${olderThanHours})
-        LIMIT ${limit}
-      )`.execute(this.db);
-    return Number(result.numAffectedRows ?? 0);
-  }
 
   async ping(): Promise<void> {
     await sql`SELECT 1`.execute(this.db);
   }
-}
-
-/** One creation job's transaction: a handful of set-based statements, whatever the batch size. */
-export class CreationTransaction {
-  private state: 'open' | 'committed' | 'rolled_back' = 'open';
-
-  constructor(private readonly trx: Kysely<Database>) {}
-
-  /**
-   * Claims the request as 'done' unless it already has a row or the database clock is past the
-   * deadline, and once claimed locks the app row for the rest of the transaction, in one
-   * statement. A concurrent holder of the same id (a redelivery racing a stalled attempt, or the
-   * gateway's settle) makes the claim wait for its outcome instead of duplicating it.
-   *
-   * The lock serialises the creations of one app, so the allowance check sees every committed
-   * link. FOR NO KEY UPDATE, not FOR UPDATE: it still excludes other creations, but not the
-   * foreign-key checks of inserts that reference the app (such as the gateway's settle insert),
-   * which must never wait on another job. The EXISTS makes the claim run first (an uncorrelated
-   * subquery is evaluated once, before the scan), so an unclaimed request locks nothing.
-   * Returns the locked app, or undefined when nothing was claimed.
-   */
-  async claimAndLockApp(
-    requestId: string,
-    appId: string,
-    deadline: number,
-    deepLinkData: readonly (Record<string, unknown> | null)[] = [],
-  ): Promise<LockedApp | undefined> {
-    const { rows } = await sql<{
-      subdomain_key: string;
-      link_count: number;
-      link_allowance: number | null;
-      now: Date;
-      stored_deep_link_data: (Record<string, unknown> | null)[];
-    }>`
-      WITH claimed AS (
-        INSERT INTO creation_requests (id, app_id, status)
-        SELECT ${requestId}, ${appId}, 'done'
-        WHERE clock_timestamp() < to_timestamp(${deadline}::float8 / 1000)
-        ON CONFLICT (id) DO NOTHING
-        RETURNING id
-      )
-      SELECT subdomain_key, link_count, link_allowance, now() AS now,
-             ${JSON.stringify(deepLinkData)}::jsonb AS stored_deep_link_data
-      FROM apps
-      WHERE id = ${appId} AND EXISTS (SELECT FROM claimed)
-      FOR NO KEY UPDATE OF apps`.execute(this.trx);
-    const row = rows.at(0);
-    return row
-      ? {
-          subdomainKey: row.subdomain_key,
-          linkCount: row.link_count,
-          linkAllowance: row.link_allowance,
-          now: row.now,
-          storedDeepLinkData: row.stored_deep_link_data,
-        }
-      : undefined;
-  }
-
-  async findRequest(requestId: string): Promise<ExistingRequest> {
-    const row = await this.trx
-      .selectFrom('creation_requests')
-      .select(['status', 'results'])
-      .where('id', '=', requestId)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    return row.status === 'done'
-      ? { status: 'done', results: row.results }
-      : { status: 'abandoned' };
-  }
 
   /** Which of `aliases` exist in the app and environment, archived links included. */
   async takenAliases(
+    tx: CreationTransaction,
     appId: string,
     environment: Environment,
     aliases: readonly string[],
   ): Promise<Set<string>> {
     if (aliases.length === 0) return new Set();
-    const rows = await this.trx
+    const rows = await tx.db
       .selectFrom('links')
       .select('alias')
       .where('app_id', '=', appId)
@@ -180,15 +41,20 @@ export class CreationTransaction {
   }
 
   /**
-   * One statement: a multi-row insert, the app's link count raised by the rows it inserted, and
-   * `outcome` stored when it inserted every row and the database clock is before
-   * `outcome.commitBy`. Rows whose alias is taken are skipped, not errors: the caller sees which by
-   * the aliases that come back, retries only generated aliases, and stores the outcome with the
-   * last round. (Data-modifying CTEs all run to completion whether or not the SELECT reads them.)
+   * One statement: a multi-row insert, and `outcome` stored when it inserted every row and the
+   * database clock is before `outcome.commitBy`. Rows whose alias is taken are skipped, not
+   * errors: the caller sees which by the aliases that come back, retries only generated aliases,
+   * and stores the outcome with the last round. The app's link counts follow by the trigger on
+   * links (see the app-link-counts migration). (Data-modifying CTEs all run to completion whether
+   * or not the SELECT reads them.)
    */
-  async insertLinksRecording(links: NewLink[], outcome: OutcomeRecord): Promise<InsertedRound> {
+  async insertLinksRecording(
+    tx: CreationTransaction,
+    links: NewLink[],
+    outcome: OutcomeRecord,
+  ): Promise<InsertedRound> {
     if (links.length === 0) throw new Error('insertLinksRecording needs at least one link');
-    const rows = await this.trx
+    const rows = await tx.db
       .with('inserted', (db) =>
         db
           .insertInto('links')
@@ -196,16 +62,10 @@ export class CreationTransaction {
           .onConflict((oc) => oc.columns(['app_id', 'environment', 'alias']).doNothing())
           .returning('alias'),
       )
-      .with('counted', (db) =>
-        db
-          .updateTable('apps')
-          .set({ link_count: sql`link_count + (SELECT count(*) FROM inserted)` })
-          .where('id', '=', outcome.appId),
-      )
       // Built on the transaction: storeOutcome does not take the CTE's own query creator, whose
       // table type also names the earlier CTEs. The SQL is the same.
       .with('recorded', () =>
-        storeOutcome(this.trx, outcome).where(
+        storeOutcome(tx.db, outcome).where(
           sql<boolean>`(SELECT count(*) FROM inserted) = ${links.length}`,
         ),
       )
@@ -218,44 +78,4 @@ export class CreationTransaction {
     if (!row) throw new Error('the insert statement returned no row');
     return { inserted: new Set(row.inserted), recorded: row.recorded };
   }
-
-  /**
-   * Stores the outcome of a job that inserts nothing, with the same clock check as
-   * insertLinksRecording; false once the database clock is past `commitBy`.
-   */
-  async recordOutcome(outcome: OutcomeRecord): Promise<boolean> {
-    const stored = await storeOutcome(this.trx, outcome).execute();
-    return stored.length === 1;
-  }
-
-  async commit(): Promise<void> {
-    if (this.state !== 'open') throw new Error(`commit of a transaction already ${this.state}`);
-    // A COMMIT that fails ends the transaction too (Postgres rolls it back), as does a lost
-    // connection, which the pool then replaces.
-    this.state = 'committed';
-    await sql.raw('COMMIT').execute(this.trx);
-  }
-
-  /** Ends the transaction unless it already ended; never throws (see commit()). */
-  async rollback(): Promise<void> {
-    if (this.state !== 'open') return;
-    this.state = 'rolled_back';
-    await sql
-      .raw('ROLLBACK')
-      .execute(this.trx)
-      .catch(() => undefined);
-  }
-}
-
-/**
- * The UPDATE that stores a job's results while the database clock is before `commitBy`; on its
- * own (recordOutcome) or as a CTE of the insert (insertLinksRecording). Returns the row's id.
- */
-function storeOutcome(db: Kysely<Database>, outcome: OutcomeRecord) {
-  return db
-    .updateTable('creation_requests')
-    .set({ results: JSON.stringify(outcome.results) })
-    .where('id', '=', outcome.requestId)
-    .where(sql<boolean>`clock_timestamp() < to_timestamp(${outcome.commitBy}::float8 / 1000)`)
-    .returning('id');
 }

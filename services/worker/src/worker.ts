@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { createProbeServer } from '@linkservice/lifecycle';
-import type { CreateLinksJobResult } from '@linkservice/queue';
-import { CREATE_LINKS_QUEUE } from '@linkservice/queue';
+import type { CreateLinksJobResult } from '@linkservice/creation';
+import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
 import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
 import { createLinksProcessor } from './create-links.job';
-import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
+import { scheduleCreationRequestsCleanup } from '@linkservice/creation';
 import type { WorkerDeps } from './deps';
 
 /**
@@ -79,7 +79,7 @@ export async function startWorker(
 
   const worker = startCreationWorker(deps);
   const cleanup = scheduleCreationRequestsCleanup(
-    deps.links,
+    deps.creationRequests,
     {
       retentionHours: config.CREATION_REQUESTS_RETENTION_HOURS,
       intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS,

@@ -1,4 +1,4 @@
-import { ALIAS_REPEATED } from '@linkservice/queue';
+import { ALIAS_REPEATED } from '@linkservice/creation';
 import type { Tenant } from '@linkservice/testing';
 import { createTenant } from '@linkservice/testing';
 import { rawRequest } from '../testing';

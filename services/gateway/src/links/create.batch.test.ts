@@ -1,6 +1,6 @@
 import type { Link } from '@linkservice/contracts';
-import type { EntryResult } from '@linkservice/queue';
-import { ALIAS_REPEATED, ENTRY_INVALID_MESSAGE } from '@linkservice/queue';
+import type { EntryResult } from '@linkservice/creation';
+import { ALIAS_REPEATED, ENTRY_INVALID_MESSAGE } from '@linkservice/creation';
 import { checkBatchEntries, mergeBatchResults } from './create.batch';
 
 const link = (alias: string) => ({ alias }) as unknown as Link;

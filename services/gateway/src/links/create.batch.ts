@@ -5,8 +5,8 @@ import type {
   CreateLinksResult,
   EntryResult,
   StoppedEarly,
-} from '@linkservice/queue';
-import { ALIAS_REPEATED, entryInvalid } from '@linkservice/queue';
+} from '@linkservice/creation';
+import { ALIAS_REPEATED, entryInvalid } from '@linkservice/creation';
 
 /** The most entries one POST /links/batch may carry. */
 export const MAX_BATCH_ENTRIES = 100;

@@ -3,7 +3,7 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
 import { parseLinkCreate } from '@linkservice/contracts';
 import type { Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
-import type { CreationClient, CreationOutcome } from '@linkservice/queue';
+import type { CreationClient, CreationOutcome } from '@linkservice/creation';
 import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
 import type { BatchReport } from './create.batch';
 import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './create.batch';

@@ -9,7 +9,7 @@ import {
   startCreationWorker,
 } from '@linkservice/worker';
 import type { Link } from '@linkservice/contracts';
-import type { StoppedEarly } from '@linkservice/queue';
+import type { StoppedEarly } from '@linkservice/creation';
 import type { ApiResponse, StartGatewayOptions, TestGateway } from '../testing';
 import { startGateway } from '../testing';
 

@@ -1,4 +1,4 @@
-import { SETTLE_LOCK_TIMEOUT_MS } from '@linkservice/queue';
+import { SETTLE_LOCK_TIMEOUT_MS } from '@linkservice/creation';
 import type { Tenant } from '@linkservice/testing';
 import { createTenant } from '@linkservice/testing';
 import type { ApiResponse } from '../testing';

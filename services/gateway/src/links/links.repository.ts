@@ -358,15 +358,19 @@ function isOnlyActive(query: LinkFilters): boolean {
 }
 
 /**
- * Without filters the total is every link of the app and environment: read it from
- * link_totals (kept by a trigger in the inserting transaction, so it matches this snapshot)
- * instead of counting a million rows.
+ * Without filters the total is every link of the app and environment: read it from the app's
+ * count of the environment (kept by a trigger in the inserting transaction, so it matches this
+ * snapshot) instead of counting a million rows.
  */
 function storedTotal(scope: LinkScope) {
-  return sql`coalesce(
-    (SELECT total FROM link_totals
-     WHERE app_id = ${scope.appId} AND environment = ${scope.environment}), 0)`;
+  const count = sql.ref(LINK_COUNT_OF[scope.environment]);
+  return sql`coalesce((SELECT ${count} FROM apps WHERE id = ${scope.appId}), 0)`;
 }
+
+const LINK_COUNT_OF: Record<Environment, 'live_link_count' | 'test_link_count'> = {
+  live: 'live_link_count',
+  test: 'test_link_count',
+};
 
 /**
  * Links of one status, counted with the same condition a list filtered by it uses (archived

@@ -4,8 +4,8 @@ import type { Database, DbHandle, Environment } from '@linkservice/db';
 import { createDb, newId } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
-import type { CreateLinksPayload, CreationOutcome } from '@linkservice/queue';
-import { BullCreationClient, CREATE_LINKS_QUEUE, redisOptionsFromUrl } from '@linkservice/queue';
+import type { CreateLinksPayload, CreationOutcome } from '@linkservice/creation';
+import { BullCreationClient, CREATE_LINKS_QUEUE, redisOptionsFromUrl } from '@linkservice/creation';
 import { testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
@@ -163,6 +163,16 @@ export function creation(
 /** Links of an app as stored, oldest id first. */
 export function linksOf(db: Kysely<Database>, appId: string) {
   return db.selectFrom('links').selectAll().where('app_id', '=', appId).orderBy('id').execute();
+}
+
+/** The app's link counts as the trigger on links keeps them. */
+export async function linkCounts(db: Kysely<Database>, appId: string) {
+  const row = await db
+    .selectFrom('apps')
+    .select(['live_link_count', 'test_link_count'])
+    .where('id', '=', appId)
+    .executeTakeFirstOrThrow();
+  return { live: row.live_link_count, test: row.test_link_count };
 }
 
 export async function requestRow(db: Kysely<Database>, requestId: string) {

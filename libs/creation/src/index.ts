@@ -1,4 +1,6 @@
 export * from './create-links.job';
 export * from './creation-client';
+export * from './creation-requests.cleanup';
 export * from './creation-requests.repository';
+export * from './creation-transaction';
 export * from './redis-options';

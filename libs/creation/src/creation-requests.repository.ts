@@ -11,9 +11,10 @@ export type SettleResult =
   | { kind: 'already_abandoned' };
 
 /**
- * The gateway's side of creation_requests. The worker writes 'done' in the transaction that
- * creates the links; the gateway writes 'abandoned' when it stops waiting. The primary key makes
- * the two writes exclusive, and whichever comes second learns the first one's outcome.
+ * The statements on creation_requests outside a creation transaction: the gateway's settle and
+ * the cleanup. The worker writes 'done' in the transaction that creates the links (see
+ * CreationTransaction.claim); the gateway writes 'abandoned' when it stops waiting. The primary
+ * key makes the two writes exclusive, and whichever comes second learns the first one's outcome.
  */
 export class CreationRequestsRepository {
   constructor(
@@ -51,5 +52,17 @@ export class CreationRequestsRepository {
         ? { kind: 'done', results: existing.results }
         : { kind: 'already_abandoned' };
     });
+  }
+
+  /** Deletes rows older than `olderThanHours`, a bounded slice per call; returns how many. */
+  async deleteOlderThan(olderThanHours: number, limit: number): Promise<number> {
+    const result = await sql`
+      DELETE FROM creation_requests
+      WHERE id IN (
+        SELECT id FROM creation_requests
+        WHERE created_at < now() - make_interval(hours => ${olderThanHours})
+        LIMIT ${limit}
+      )`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
   }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '@linkservice/logger';
-import type { LinksRepository } from './links.repository';
+import type { CreationRequestsRepository } from './creation-requests.repository';
 
 /** Rows deleted per statement: keeps each delete short next to the creation transactions. */
 const CLEANUP_SLICE = 5_000;
@@ -14,7 +14,7 @@ export interface CleanupSchedule {
  * as the deletes are idempotent. Runs once at start, then every `intervalMs`.
  */
 export function scheduleCreationRequestsCleanup(
-  repository: LinksRepository,
+  repository: Pick<CreationRequestsRepository, 'deleteOlderThan'>,
   options: { retentionHours: number; intervalMs: number },
   logger: Logger,
 ): CleanupSchedule {
@@ -25,10 +25,7 @@ export function scheduleCreationRequestsCleanup(
     let total = 0;
     for (;;) {
       if (stopped) break;
-      const deleted = await repository.deleteOldCreationRequests(
-        options.retentionHours,
-        CLEANUP_SLICE,
-      );
+      const deleted = await repository.deleteOlderThan(options.retentionHours, CLEANUP_SLICE);
       total += deleted;
       if (deleted < CLEANUP_SLICE) break;
     }

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { Migrator, sql } from 'kysely';
+import pg from 'pg';
+import { ensureDatabase } from './migrate';
+import { createDb } from './pool';
+import type { DbHandle } from './pool';
+import { migrations } from './migrations';
+
+// libs/testing depends on this package, so read the per-run database its global setup exported.
+const runDatabaseUrl = process.env.DATABASE_URL!;
+
+const BEFORE = '2026-11-22T04-00-00_link-status-indexes';
+const MIGRATION = '2026-11-24T00-00-00_app-link-counts';
+
+/** The migration's schemas are not the app's Database type: read them untyped. */
+type Untyped = Kysely<Record<string, Record<string, unknown>>>;
+
+let url: string;
+let handle: DbHandle;
+let db: Untyped;
+let migrator: Migrator;
+
+beforeAll(async () => {
+  // A database of its own: this test migrates down and up, which the shared one must not see.
+  const server = new URL(runDatabaseUrl);
+  server.pathname = `${server.pathname}_mig_${randomBytes(3).toString('hex')}`;
+  url = server.toString();
+  await ensureDatabase(url);
+  handle = createDb({ connectionString: url, max: 2 });
+  db = handle.db as unknown as Untyped;
+  migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+});
+
+afterAll(async () => {
+  await handle.close();
+  const admin = new URL(url);
+  const name = decodeURIComponent(admin.pathname.replace(/^\//, ''));
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+});
+
+async function migrateTo(target: string): Promise<void> {
+  const { error } = await migrator.migrateTo(target);
+  if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
+}
+
+async function insertApp(id: string): Promise<void> {
+  await sql`INSERT INTO apps (id, name, subdomain_key) VALUES (${id}, ${id}, ${id})`.execute(db);
+}
+
+async function insertLinks(appId: string, environment: string, count: number): Promise<void> {
+  await sql`
+    INSERT INTO links (id, app_id, environment, alias, web_fallback_url)
+    SELECT 'lnk_' || ${appId} || ${environment} || g, ${appId}, ${environment}, 'a' || g,
+           'https://example.com/'
+    FROM generate_series(1, ${count}::int) AS g`.execute(db);
+}
+
+describe('the app-link-counts migration', () => {
+  it('moves the counts onto the app row, keeps them by trigger, and moves them back down', async () => {
+    await migrateTo(BEFORE);
+    await insertApp('app_a');
+    await insertApp('app_b');
+    await insertApp('app_none');
+    await insertLinks('app_a', 'live', 3);
+    await insertLinks('app_a', 'test', 2);
+    await insertLinks('app_b', 'test', 4);
+
+    await migrateTo(MIGRATION);
+    const counts = async () =>
+      (
+        await sql<{ id: string; live: number; test: number }>`
+          SELECT id, live_link_count AS live, test_link_count AS test FROM apps ORDER BY id`.execute(
+          db,
+        )
+      ).rows;
+    expect(await counts()).toEqual([
+      { id: 'app_a', live: 3, test: 2 },
+      { id: 'app_b', live: 0, test: 4 },
+      { id: 'app_none', live: 0, test: 0 },
+    ]);
+    const leftovers = await sql<{ name: string | null }>`
+      SELECT to_regclass('link_totals')::text AS name`.execute(db);
+    expect(leftovers.rows).toEqual([{ name: null }]);
+
+    await insertLinks('app_none', 'live', 2);
+    expect((await counts()).find((row) => row.id === 'app_none')).toEqual({
+      id: 'app_none',
+      live: 2,
+      test: 0,
+    });
+
+    await migrateTo(BEFORE);
+    const down = await sql<{ id: string; link_count: number }>`
+      SELECT id, link_count FROM apps ORDER BY id`.execute(db);
+    expect(down.rows).toEqual([
+      { id: 'app_a', link_count: 5 },
+      { id: 'app_b', link_count: 4 },
+      { id: 'app_none', link_count: 2 },
+    ]);
+    await insertLinks('app_b', 'live', 1);
+    const totals = await sql<{ app_id: string; environment: string; total: number }>`
+      SELECT app_id, environment, total FROM link_totals ORDER BY app_id, environment`.execute(db);
+    expect(totals.rows).toEqual([
+      { app_id: 'app_a', environment: 'live', total: 3 },
+      { app_id: 'app_a', environment: 'test', total: 2 },
+      { app_id: 'app_b', environment: 'live', total: 1 },
+      { app_id: 'app_b', environment: 'test', total: 4 },
+      { app_id: 'app_none', environment: 'live', total: 2 },
+    ]);
+  });
+});
