@@ -1,3 +1,5 @@
+import type { StoredLink } from '@linkservice/contracts';
+import { STORED_LINK_COLUMNS } from '@linkservice/contracts';
 import type { Database, Environment, NewLink } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
@@ -6,26 +8,9 @@ export interface LockedApp {
   subdomainKey: string;
   linkCount: number;
   linkAllowance: number | null;
-  /**
-   * The transaction's now(): what created_at and updated_at of every link it inserts default
-   * to, so their Link objects can be written before the INSERT answers.
-   */
-  now: Date;
-  /**
-   * The deepLinkData given to the claim, in the same order, as jsonb stores and returns it (it
-   * reorders object keys: shorter first, then bytewise), so an answer written before the INSERT
-   * reads exactly as every later read of the link.
-   */
-  storedDeepLinkData: (Record<string, unknown> | null)[];
 }
 
-/** What an insertion round did: which aliases it inserted, and whether the outcome was stored. */
-export interface InsertedRound {
-  inserted: Set<string>;
-  recorded: boolean;
-}
-
-/** The job's outcome, stored by the statement that inserts its last links. */
+/** The job's outcome, stored once its last links are inserted. */
 export interface OutcomeRecord {
   requestId: string;
   appId: string;
@@ -117,14 +102,11 @@ export class CreationTransaction {
     requestId: string,
     appId: string,
     deadline: number,
-    deepLinkData: readonly (Record<string, unknown> | null)[] = [],
   ): Promise<LockedApp | undefined> {
     const { rows } = await sql<{
       subdomain_key: string;
       link_count: number;
       link_allowance: number | null;
-      now: Date;
-      stored_deep_link_data: (Record<string, unknown> | null)[];
     }>`
       WITH claimed AS (
         INSERT INTO creation_requests (id, app_id, status)
@@ -133,8 +115,7 @@ export class CreationTransaction {
         ON CONFLICT (id) DO NOTHING
         RETURNING id
       )
-      SELECT subdomain_key, link_count, link_allowance, now() AS now,
-             ${JSON.stringify(deepLinkData)}::jsonb AS stored_deep_link_data
+      SELECT subdomain_key, link_count, link_allowance
       FROM apps
       WHERE id = ${appId} AND EXISTS (SELECT FROM claimed)
       FOR NO KEY UPDATE OF apps`.execute(this.trx);
@@ -144,8 +125,6 @@ export class CreationTransaction {
           subdomainKey: row.subdomain_key,
           linkCount: row.link_count,
           linkAllowance: row.link_allowance,
-          now: row.now,
-          storedDeepLinkData: row.stored_deep_link_data,
         }
       : undefined;
   }
@@ -180,48 +159,35 @@ export class CreationTransaction {
   }
 
   /**
-   * One statement: a multi-row insert, the app's link count raised by the rows it inserted, and
-   * `outcome` stored when it inserted every row and the database clock is before
-   * `outcome.commitBy`. Rows whose alias is taken are skipped, not errors: the caller sees which by
-   * the aliases that come back, retries only generated aliases, and stores the outcome with the
-   * last round. (Data-modifying CTEs all run to completion whether or not the SELECT reads them.)
+   * Inserts the links and raises the app's link count by the rows inserted, in one statement, and
+   * returns the rows as stored (column defaults, jsonb's key order). A row whose alias is taken is
+   * skipped, not an error: the caller sees which by the rows that come back and retries only
+   * generated aliases. (A data-modifying CTE runs to completion whether or not the SELECT reads it.)
    */
-  async insertLinksRecording(links: NewLink[], outcome: OutcomeRecord): Promise<InsertedRound> {
-    if (links.length === 0) throw new Error('insertLinksRecording needs at least one link');
-    const rows = await this.trx
+  async insertLinks(appId: string, links: NewLink[]): Promise<StoredLink[]> {
+    if (links.length === 0) throw new Error('insertLinks needs at least one link');
+    return this.trx
       .with('inserted', (db) =>
         db
           .insertInto('links')
           .values(links)
           .onConflict((oc) => oc.columns(['app_id', 'environment', 'alias']).doNothing())
-          .returning('alias'),
+          .returning(STORED_LINK_COLUMNS),
       )
       .with('counted', (db) =>
         db
           .updateTable('apps')
           .set({ link_count: sql`link_count + (SELECT count(*) FROM inserted)` })
-          .where('id', '=', outcome.appId),
+          .where('id', '=', appId),
       )
-      // Built on the transaction: storeOutcome does not take the CTE's own query creator, whose
-      // table type also names the earlier CTEs. The SQL is the same.
-      .with('recorded', () =>
-        storeOutcome(this.trx, outcome).where(
-          sql<boolean>`(SELECT count(*) FROM inserted) = ${links.length}`,
-        ),
-      )
-      .selectNoFrom([
-        sql<string[]>`ARRAY(SELECT alias FROM inserted)`.as('inserted'),
-        sql<boolean>`EXISTS (SELECT FROM recorded)`.as('recorded'),
-      ])
+      .selectFrom('inserted')
+      .selectAll()
       .execute();
-    const row = rows.at(0);
-    if (!row) throw new Error('the insert statement returned no row');
-    return { inserted: new Set(row.inserted), recorded: row.recorded };
   }
 
   /**
-   * Stores the outcome of a job that inserts nothing, with the same clock check as
-   * insertLinksRecording; false once the database clock is past `commitBy`.
+   * Stores the job's outcome while the database clock is before `commitBy`; false once it is
+   * past, and then the transaction must roll back.
    */
   async recordOutcome(outcome: OutcomeRecord): Promise<boolean> {
     const stored = await storeOutcome(this.trx, outcome).execute();
@@ -247,10 +213,7 @@ export class CreationTransaction {
   }
 }
 
-/**
- * The UPDATE that stores a job's results while the database clock is before `commitBy`; on its
- * own (recordOutcome) or as a CTE of the insert (insertLinksRecording). Returns the row's id.
- */
+/** The UPDATE that stores a job's results while the database clock is before `commitBy`. */
 function storeOutcome(db: Kysely<Database>, outcome: OutcomeRecord) {
   return db
     .updateTable('creation_requests')
