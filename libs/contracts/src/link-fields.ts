@@ -34,7 +34,8 @@ const TEXT = {
  * - `editable`: sent on create and PATCH, checked by `rule`, stored in `column`.
  *
  * Adding a field: an entry here (its rule in link-input-fields.ts unless an existing one fits),
- * the column in libs/db's schema.ts and a migration.
+ * the column in libs/db's schema.ts, and a migration listed in libs/db's migrations/index.ts.
+ * The contract tests that spell out a whole Link or draft then fail until they name it too.
  */
 export const LINK_FIELDS = {
   id: shown((row) => row.id),
