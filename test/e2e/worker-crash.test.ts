@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LINK_DRAFT_DEFAULTS } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
@@ -69,17 +70,13 @@ function batchFor(app: Tenant, round: number, slot: number): Omit<CreateLinksPay
     entries: Array.from({ length: ENTRIES_PER_BATCH }, (_, index) => ({
       index,
       draft: {
+        ...LINK_DRAFT_DEFAULTS,
         // Half caller aliases (checkable by name), half generated.
         alias: index % 2 === 0 ? `r${round}-s${slot}-e${index}` : null,
         webFallbackUrl: `https://example.com/${round}/${slot}/${index}`,
-        iosFallbackUrl: null,
         deepLinkData: { round, slot, index },
         title: `round ${round} slot ${slot} entry ${index}`,
-        campaign: null,
-        channel: null,
-        feature: null,
         tags: ['crash-test'],
-        expiresAt: null,
       },
     })),
     creationBudget: ENTRIES_PER_BATCH,

@@ -1,6 +1,5 @@
 import { DateTime } from 'luxon';
 import { z } from 'zod';
-import type { LinkDraft } from './link-draft';
 import { formatExpiry } from './link';
 import { isReservedAlias } from './reserved-aliases';
 
@@ -255,36 +254,3 @@ export const expiresAtRule: FieldRule<string | null> = (value, now) => {
   if (instant.getTime() <= now.getTime()) return { ok: false, message: MESSAGES.expiresAtPast };
   return { ok: true, value: formatExpiry(instant) };
 };
-
-/** The fields PATCH may change; create takes these plus alias. */
-export type EditableField = Exclude<keyof LinkDraft, 'alias'>;
-
-/** What a PATCH changes: only the fields it sent, normalised. */
-export type LinkChanges = Partial<Pick<LinkDraft, EditableField>>;
-
-export const EDITABLE_FIELD_RULES: { readonly [K in EditableField]: FieldRule<LinkDraft[K]> } = {
-  webFallbackUrl: webFallbackUrlRule,
-  iosFallbackUrl: iosFallbackUrlRule,
-  deepLinkData: deepLinkDataRule,
-  title: textRule,
-  campaign: textRule,
-  channel: textRule,
-  feature: textRule,
-  tags: tagsRule,
-  expiresAt: expiresAtRule,
-};
-
-export const SERVER_SET_FIELDS: ReadonlySet<string> = new Set([
-  'id',
-  'url',
-  'environment',
-  'archivedAt',
-  'createdAt',
-  'updatedAt',
-  'clickCount',
-  'status',
-]);
-
-export function isEditableField(key: string): key is EditableField {
-  return Object.hasOwn(EDITABLE_FIELD_RULES, key);
-}

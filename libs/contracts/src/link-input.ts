@@ -1,12 +1,12 @@
-import type { LinkDraft } from './link-draft';
-import type { EditableField, LinkChanges } from './link-input-fields';
+import type { EditableField, LinkChanges, LinkDraft, RequiredField } from './link-fields';
 import {
-  aliasRule,
   EDITABLE_FIELD_RULES,
   isEditableField,
-  MESSAGES,
+  LINK_DRAFT_DEFAULTS,
+  REQUIRED_FIELDS,
   SERVER_SET_FIELDS,
-} from './link-input-fields';
+} from './link-fields';
+import { aliasRule, MESSAGES } from './link-input-fields';
 
 /** Field name to a message for people; every failing field is named, not just the first. */
 export type FieldErrors = Record<string, string>;
@@ -67,26 +67,19 @@ export function parseLinkCreate(
       rejectNonInput(field, errors);
     }
   }
-  if (!Object.hasOwn(body, 'webFallbackUrl')) errors.set('webFallbackUrl', MESSAGES.required);
+  for (const field of REQUIRED_FIELDS) {
+    if (!Object.hasOwn(body, field)) errors.set(field, MESSAGES.required);
+  }
 
-  if (errors.size > 0 || fields.webFallbackUrl === undefined) {
+  if (errors.size > 0 || !hasRequired(fields)) {
     return { ok: false, fieldErrors: toFieldErrors(errors) };
   }
-  return {
-    ok: true,
-    draft: {
-      alias,
-      webFallbackUrl: fields.webFallbackUrl,
-      iosFallbackUrl: fields.iosFallbackUrl ?? null,
-      deepLinkData: fields.deepLinkData ?? null,
-      title: fields.title ?? null,
-      campaign: fields.campaign ?? null,
-      channel: fields.channel ?? null,
-      feature: fields.feature ?? null,
-      tags: fields.tags ?? [],
-      expiresAt: fields.expiresAt ?? null,
-    },
-  };
+  return { ok: true, draft: { ...LINK_DRAFT_DEFAULTS, ...fields, alias } };
+}
+
+/** True once every required field has its value (they are then reported by no error). */
+function hasRequired(fields: LinkChanges): fields is LinkChanges & Pick<LinkDraft, RequiredField> {
+  return REQUIRED_FIELDS.every((field) => fields[field] !== undefined);
 }
 
 /**

@@ -1,20 +1,10 @@
+import { LINK_DRAFT_DEFAULTS } from '@linkservice/contracts';
 import { createLinksJobResultSchema, createLinksPayloadSchema } from './create-links.job';
 import { redisOptionsFromUrl } from './redis-options';
 
 const entry = {
   index: 0,
-  draft: {
-    alias: null,
-    webFallbackUrl: 'https://example.com/',
-    iosFallbackUrl: null,
-    deepLinkData: null,
-    title: null,
-    campaign: null,
-    channel: null,
-    feature: null,
-    tags: [],
-    expiresAt: null,
-  },
+  draft: { ...LINK_DRAFT_DEFAULTS, webFallbackUrl: 'https://example.com/' },
 };
 const payload = {
   requestId: 'crt_0b6f',

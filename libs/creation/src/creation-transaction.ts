@@ -13,17 +13,6 @@ export interface ClaimedApp {
    */
   linkCount: number;
   linkAllowance: number | null;
-  /**
-   * The transaction's now(): what created_at and updated_at of every link it inserts default
-   * to, so their Link objects can be written before the INSERT answers.
-   */
-  now: Date;
-  /**
-   * The deepLinkData given to the claim, in the same order, as jsonb stores and returns it (it
-   * reorders object keys: shorter first, then bytewise), so an answer written before the INSERT
-   * reads exactly as every later read of the link.
-   */
-  storedDeepLinkData: (Record<string, unknown> | null)[];
 }
 
 /**
@@ -34,7 +23,7 @@ export interface ClaimedApp {
 export type Claim =
   { kind: 'claimed'; app: ClaimedApp } | { kind: 'answered'; answer: CreateLinksJobResult };
 
-/** The job's outcome, stored by the statement that inserts its last links (or on its own). */
+/** The job's outcome, stored once its links are inserted, in the same transaction. */
 export interface OutcomeRecord {
   requestId: string;
   results: unknown;
@@ -107,18 +96,11 @@ export class CreationTransaction {
    * 'done', the gateway's 'abandoned', or no row when the deadline had passed); only
    * redeliveries and late jobs pay for it.
    */
-  async claim(
-    requestId: string,
-    appId: string,
-    deadline: number,
-    deepLinkData: readonly (Record<string, unknown> | null)[] = [],
-  ): Promise<Claim> {
+  async claim(requestId: string, appId: string, deadline: number): Promise<Claim> {
     const { rows } = await sql<{
       subdomain_key: string;
       link_count: number;
       link_allowance: number | null;
-      now: Date;
-      stored_deep_link_data: (Record<string, unknown> | null)[];
     }>`
       WITH claimed AS (
         INSERT INTO creation_requests (id, app_id, status)
@@ -127,8 +109,7 @@ export class CreationTransaction {
         ON CONFLICT (id) DO NOTHING
         RETURNING id
       )
-      SELECT subdomain_key, live_link_count + test_link_count AS link_count, link_allowance,
-             now() AS now, ${JSON.stringify(deepLinkData)}::jsonb AS stored_deep_link_data
+      SELECT subdomain_key, live_link_count + test_link_count AS link_count, link_allowance
       FROM apps
       WHERE id = ${appId} AND EXISTS (SELECT FROM claimed)
       FOR NO KEY UPDATE OF apps`.execute(this.db);
@@ -140,8 +121,6 @@ export class CreationTransaction {
           subdomainKey: row.subdomain_key,
           linkCount: row.link_count,
           linkAllowance: row.link_allowance,
-          now: row.now,
-          storedDeepLinkData: row.stored_deep_link_data,
         },
       };
     }
@@ -149,8 +128,9 @@ export class CreationTransaction {
   }
 
   /**
-   * Stores the outcome of a job that inserts nothing, with the clock check of storeOutcome;
-   * false once the database clock is past `commitBy`.
+   * Stores the job's outcome (after its links are inserted, in this transaction) while the
+   * database clock is before `commitBy`; false once it is past, and then the job must not commit:
+   * no creation becomes visible after that moment.
    */
   async recordOutcome(outcome: OutcomeRecord): Promise<boolean> {
     const stored = await storeOutcome(this.db, outcome).execute();
@@ -190,12 +170,10 @@ export class CreationTransaction {
 }
 
 /**
- * The UPDATE that stores a job's results while the database clock is before `commitBy`: on its
- * own (recordOutcome) or as a CTE of the worker's insert, so the links and their outcome need
- * one statement. Returns the row's id: no row means nothing was stored and the job must not
- * commit.
+ * The UPDATE that stores a job's results while the database clock is before `commitBy`. Returns
+ * the row's id: no row means nothing was stored and the job must not commit.
  */
-export function storeOutcome(db: Kysely<Database>, outcome: OutcomeRecord) {
+function storeOutcome(db: Kysely<Database>, outcome: OutcomeRecord) {
   return db
     .updateTable('creation_requests')
     .set({ results: JSON.stringify(outcome.results) })

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isReservedAlias, toLink } from '@linkservice/contracts';
+import { isReservedAlias, LINK_FIELD_EXAMPLES, toLink } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import { newId } from '@linkservice/db';
 import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/creation';
@@ -93,20 +93,7 @@ describe('creating links through the queue', () => {
 
   it('answers each link exactly as its stored row reads, every field set', async () => {
     const app = await createTestApp(postgres.db);
-    const payload = creation(app, [
-      draft({
-        alias: 'full',
-        iosFallbackUrl: 'https://example.com/ios',
-        deepLinkData: { screen: 'product', nested: { ids: [1, 2.5, null], ok: true } },
-        title: 'Title',
-        campaign: 'Campaign',
-        channel: 'Channel',
-        feature: 'Feature',
-        tags: ['x', 'y'],
-        expiresAt: '2031-02-03T04:05:06Z',
-      }),
-      draft(),
-    ]);
+    const payload = creation(app, [draft({ alias: 'full', ...LINK_FIELD_EXAMPLES }), draft()]);
     const result = completed(await harness.submit(payload));
     const stored = await linksOf(postgres.db, app.id);
     const context = { subdomainKey: app.subdomainKey, linkDomain: harness.linkDomain };
@@ -359,22 +346,20 @@ describe('exactly once', () => {
       expect(await tx.claim(requestId, app.id, Date.now() + 5_000)).toMatchObject({
         kind: 'claimed',
       });
-      const round = await new LinksRepository(postgres.db).insertLinksRecording(
-        tx,
-        [
-          {
-            id: newId('lnk'),
-            app_id: app.id,
-            environment: 'live',
-            alias: 'late',
-            web_fallback_url: 'https://example.com/late',
-          },
-        ],
-        { requestId, results: { results: [] }, commitBy: Date.now() - 1_000 },
-      );
-      expect(round).toEqual({ inserted: new Set(['late']), recorded: false });
+      const rows = await new LinksRepository(postgres.db).insertLinks(tx, [
+        {
+          id: newId('lnk'),
+          app_id: app.id,
+          environment: 'live',
+          alias: 'late',
+          web_fallback_url: 'https://example.com/late',
+        },
+      ]);
+      expect(rows.map((row) => row.alias)).toEqual(['late']);
+      const outcome = { requestId, results: { results: [] } };
+      expect(await tx.recordOutcome({ ...outcome, commitBy: Date.now() - 1_000 })).toBe(false);
     });
-    // Not committed: the transaction rolls back whatever the statement did.
+    // Not committed: the transaction rolls back whatever its statements did.
     expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
     expect(await requestRow(postgres.db, requestId)).toBeUndefined();
   });

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StoredLink } from '@linkservice/contracts';
-import { toLink } from '@linkservice/contracts';
-import type { NewLink } from '@linkservice/db';
+import { insertColumnsOf, toLink } from '@linkservice/contracts';
 import { newId } from '@linkservice/db';
 import type { LinkCache, LinkRef } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
@@ -13,7 +12,6 @@ import type {
   CreationTransaction,
   CreationTransactions,
   EntryResult,
-  OutcomeRecord,
 } from '@linkservice/creation';
 import { COMMIT_GRACE_MS } from '@linkservice/creation';
 import type { CreationPlan, PlannedLink } from './creation-plan';
@@ -54,11 +52,11 @@ const abandoned = (
 
 /**
  * Runs one creation job exactly once: claim the request, lock the app, decide every entry in
- * order, insert all new links and record the outcome in one statement, COMMIT, all in a single
- * transaction. A crash before COMMIT leaves nothing; a redelivery after COMMIT returns the stored
- * results. Expected refusals are values in the results; anything unexpected throws (and rolls
- * back) so BullMQ can retry while the deadline allows. The protocol's steps are
- * @linkservice/creation's (see its README); this service decides and writes the links.
+ * order, insert all new links, record the outcome, COMMIT, all in a single transaction. A crash
+ * before COMMIT leaves nothing; a redelivery after COMMIT returns the stored results. Expected
+ * refusals are values in the results; anything unexpected throws (and rolls back) so BullMQ can
+ * retry while the deadline allows. The protocol's steps are @linkservice/creation's (see its
+ * README); this service decides and writes the links.
  */
 export class LinkCreationService {
   constructor(
@@ -107,12 +105,7 @@ export class LinkCreationService {
   ): Promise<TransactionOutcome> {
     const { requestId, appId, environment, entries, creationBudget, deadline } = payload;
 
-    const claim = await tx.claim(
-      requestId,
-      appId,
-      deadline,
-      entries.map(({ draft }) => draft.deepLinkData),
-    );
+    const claim = await tx.claim(requestId, appId, deadline);
     // Decided before (an earlier delivery's results, or abandoned): answer that, create nothing.
     if (claim.kind === 'answered') return { commit: false, answer: claim.answer };
     const { app } = claim;
@@ -140,12 +133,12 @@ export class LinkCreationService {
   }
 
   /**
-   * Inserts every planned link and stores the job's results in one statement. The results are
-   * written before the insert answers (the rows' timestamps are the transaction's now(), read
-   * with the app lock), so one round trip does both. Caller aliases were checked under the app
-   * lock, so only generated aliases can collide (with links made earlier): then the statement
-   * inserts the others but stores nothing, and the colliding entries are redrawn and inserted
-   * with the corrected results, a bounded number of times. Undefined when the deadline passed.
+   * Inserts every planned link, then stores the job's results, whose links are toLink of the
+   * rows the INSERT returned: the answer is what the database stored, read as every later GET
+   * reads it. Caller aliases were checked under the app lock, so only generated aliases can
+   * collide (with links made earlier): the insert skips those rows, and their entries are redrawn
+   * and inserted again, a bounded number of times. Undefined when the deadline passed: the outcome
+   * was not stored, and the transaction must roll back.
    */
   private async createPlanned(
     tx: CreationTransaction,
@@ -155,71 +148,61 @@ export class LinkCreationService {
     callerAliases: ReadonlySet<string>,
     commitBy: number,
   ): Promise<{ result: CreateLinksResult; refs: LinkRef[] } | undefined> {
-    const outcome = (results: CreateLinksResult): OutcomeRecord => ({
-      requestId: payload.requestId,
-      results,
-      commitBy,
-    });
     const inserted = new Map<number, StoredLink>();
-    const refsOf = (): LinkRef[] =>
-      [...inserted.values()].map(({ environment, alias }) => ({
-        subdomainKey: app.subdomainKey,
-        environment,
-        alias,
-      }));
     // Ids drawn once, in entry order, so a redrawn alias does not reorder the batch's ids.
     const ids = new Map(plan.toCreate.map(({ index }) => [index, newId('lnk')]));
-    const storedData = new Map(
-      payload.entries.map(({ index }, i) => [index, app.storedDeepLinkData[i] ?? null]),
-    );
     const usedAliases = new Set(callerAliases);
     const drawAliases = this.options.drawAliases ?? generateAliases;
     let pending = withAliases(plan.toCreate, usedAliases, drawAliases);
 
-    // Both clocks must agree there is still time; the statements check the database's.
-    if (pending.length === 0) {
-      const result = this.resultOf(plan, inserted, app);
-      if (Date.now() >= commitBy || !(await tx.recordOutcome(outcome(result)))) return undefined;
-      return { result, refs: [] };
-    }
-    for (let round = 1; ; round++) {
+    for (let round = 1; pending.length > 0; round++) {
       if (round > MAX_ALIAS_ROUNDS) {
         throw new Error(`no free generated alias after ${MAX_ALIAS_ROUNDS} rounds`);
       }
-      const attempt = pending.map((link) => ({
-        link,
-        row: storedLink(payload, link, {
-          id: ids.get(link.index) ?? newId('lnk'),
-          deepLinkData: storedData.get(link.index) ?? null,
-          now: app.now,
-        }),
-      }));
-      // The answer if every row of this attempt goes in; stored only then.
-      const result = this.resultOf(
-        plan,
-        new Map([...inserted, ...attempt.map(({ link, row }) => [link.index, row] as const)]),
-        app,
-      );
+      // Both clocks must agree there is still time; storing the outcome checks the database's.
       if (Date.now() >= commitBy) return undefined;
-      const { inserted: aliases, recorded } = await this.links.insertLinksRecording(
+      const rows = await this.links.insertLinks(
         tx,
-        attempt.map(({ row }) => newLinkRow(row)),
-        outcome(result),
+        pending.map((link) => ({
+          ...insertColumnsOf(link.draft),
+          id: ids.get(link.index) ?? newId('lnk'),
+          app_id: payload.appId,
+          environment: payload.environment,
+          alias: link.alias,
+        })),
       );
-
+      const byAlias = new Map(rows.map((row) => [row.alias, row]));
       const collided: AliasedLink[] = [];
-      for (const { link, row } of attempt) {
-        if (aliases.has(link.alias)) inserted.set(link.index, row);
+      for (const link of pending) {
+        const row = byAlias.get(link.alias);
+        if (row) inserted.set(link.index, row);
         else if (link.generated) collided.push(link);
         else throw new Error(`caller alias of entry ${link.index} collided after the check`);
       }
-      if (collided.length === 0) return recorded ? { result, refs: refsOf() } : undefined;
-      pending = withAliases(
-        collided.map(({ index, draft }) => ({ index, draft })),
-        usedAliases,
-        drawAliases,
-      );
+      pending =
+        collided.length === 0
+          ? []
+          : withAliases(
+              collided.map(({ index, draft }) => ({ index, draft })),
+              usedAliases,
+              drawAliases,
+            );
     }
+
+    const result = this.resultOf(plan, inserted, app);
+    if (Date.now() >= commitBy) return undefined;
+    const recorded = await tx.recordOutcome({
+      requestId: payload.requestId,
+      results: result,
+      commitBy,
+    });
+    if (!recorded) return undefined;
+    const refs = [...inserted.values()].map(({ environment, alias }) => ({
+      subdomainKey: app.subdomainKey,
+      environment,
+      alias,
+    }));
+    return { result, refs };
   }
 
   /** The job's answer: the plan's refusals and the links created, in entry order. */
@@ -261,55 +244,4 @@ function withAliases(
     if (alias === undefined) throw new Error('fewer generated aliases than entries needing one');
     return { index, draft, alias, generated: true };
   });
-}
-
-/**
- * The row as the insert stores it: what the INSERT sends, the database's defaults, and the
- * deepLinkData as jsonb returns it (from the claim).
- */
-function storedLink(
-  payload: CreateLinksPayload,
-  link: AliasedLink,
-  stored: { id: string; deepLinkData: Record<string, unknown> | null; now: Date },
-): StoredLink {
-  const { draft } = link;
-  const { id, deepLinkData, now } = stored;
-  return {
-    id,
-    app_id: payload.appId,
-    environment: payload.environment,
-    alias: link.alias,
-    web_fallback_url: draft.webFallbackUrl,
-    ios_fallback_url: draft.iosFallbackUrl,
-    deep_link_data: deepLinkData,
-    title: draft.title,
-    campaign: draft.campaign,
-    channel: draft.channel,
-    feature: draft.feature,
-    tags: draft.tags,
-    expires_at: draft.expiresAt === null ? null : new Date(draft.expiresAt),
-    archived_at: null,
-    click_count: 0,
-    created_at: now,
-    updated_at: now,
-  };
-}
-
-/** What the INSERT sends of a stored link; the rest are the column defaults. */
-function newLinkRow(link: StoredLink): NewLink {
-  return {
-    id: link.id,
-    app_id: link.app_id,
-    environment: link.environment,
-    alias: link.alias,
-    web_fallback_url: link.web_fallback_url,
-    ios_fallback_url: link.ios_fallback_url,
-    deep_link_data: link.deep_link_data === null ? null : JSON.stringify(link.deep_link_data),
-    title: link.title,
-    campaign: link.campaign,
-    channel: link.channel,
-    feature: link.feature,
-    tags: link.tags,
-    expires_at: link.expires_at,
-  };
 }

@@ -1,14 +1,9 @@
-import type { CreationTransaction, OutcomeRecord } from '@linkservice/creation';
-import { storeOutcome } from '@linkservice/creation';
+import type { StoredLink } from '@linkservice/contracts';
+import { STORED_LINK_COLUMNS } from '@linkservice/contracts';
+import type { CreationTransaction } from '@linkservice/creation';
 import type { Database, Environment, NewLink } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-
-/** What an insertion round did: which aliases it inserted, and whether the outcome was stored. */
-export interface InsertedRound {
-  inserted: Set<string>;
-  recorded: boolean;
-}
 
 /**
  * The worker's statements about links. They run inside a creation transaction (its claim holds
@@ -41,41 +36,18 @@ export class LinksRepository {
   }
 
   /**
-   * One statement: a multi-row insert, and `outcome` stored when it inserted every row and the
-   * database clock is before `outcome.commitBy`. Rows whose alias is taken are skipped, not
-   * errors: the caller sees which by the aliases that come back, retries only generated aliases,
-   * and stores the outcome with the last round. The app's link counts follow by the trigger on
-   * links (see the app-link-counts migration). (Data-modifying CTEs all run to completion whether
-   * or not the SELECT reads them.)
+   * One multi-row insert that returns the rows as stored (column defaults, jsonb's key order).
+   * A row whose alias is taken is skipped, not an error: the caller sees which by the rows that
+   * come back and retries only generated aliases. The app's link counts follow by the trigger on
+   * links (see the app-link-counts migration).
    */
-  async insertLinksRecording(
-    tx: CreationTransaction,
-    links: NewLink[],
-    outcome: OutcomeRecord,
-  ): Promise<InsertedRound> {
-    if (links.length === 0) throw new Error('insertLinksRecording needs at least one link');
-    const rows = await tx.db
-      .with('inserted', (db) =>
-        db
-          .insertInto('links')
-          .values(links)
-          .onConflict((oc) => oc.columns(['app_id', 'environment', 'alias']).doNothing())
-          .returning('alias'),
-      )
-      // Built on the transaction: storeOutcome does not take the CTE's own query creator, whose
-      // table type also names the earlier CTEs. The SQL is the same.
-      .with('recorded', () =>
-        storeOutcome(tx.db, outcome).where(
-          sql<boolean>`(SELECT count(*) FROM inserted) = ${links.length}`,
-        ),
-      )
-      .selectNoFrom([
-        sql<string[]>`ARRAY(SELECT alias FROM inserted)`.as('inserted'),
-        sql<boolean>`EXISTS (SELECT FROM recorded)`.as('recorded'),
-      ])
+  async insertLinks(tx: CreationTransaction, links: NewLink[]): Promise<StoredLink[]> {
+    if (links.length === 0) throw new Error('insertLinks needs at least one link');
+    return tx.db
+      .insertInto('links')
+      .values(links)
+      .onConflict((oc) => oc.columns(['app_id', 'environment', 'alias']).doNothing())
+      .returning(STORED_LINK_COLUMNS)
       .execute();
-    const row = rows.at(0);
-    if (!row) throw new Error('the insert statement returned no row');
-    return { inserted: new Set(row.inserted), recorded: row.recorded };
   }
 }

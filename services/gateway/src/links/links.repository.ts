@@ -1,6 +1,7 @@
 import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
+import { columnChangesOf, LINK_COLUMNS } from '@linkservice/contracts';
 import type { Database, Environment, LinkRow } from '@linkservice/db';
 import { executePrepared, preparedStatement } from '@linkservice/db';
 import type { AuthContext } from '../auth/auth-context';
@@ -49,31 +50,8 @@ export type LinkState = 'missing' | 'archived' | 'active';
 
 type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
-/** Every column of a link (the compiler checks the list against LinkRow), read by name. */
-const LINK_COLUMNS: Record<keyof LinkRow, true> = {
-  id: true,
-  app_id: true,
-  environment: true,
-  alias: true,
-  web_fallback_url: true,
-  ios_fallback_url: true,
-  deep_link_data: true,
-  title: true,
-  campaign: true,
-  channel: true,
-  feature: true,
-  tags: true,
-  expires_at: true,
-  archived_at: true,
-  click_count: true,
-  created_at: true,
-  updated_at: true,
-  search_text: true,
-};
-
-const SELECT_LINK_COLUMNS = Object.keys(LINK_COLUMNS)
-  .map((column) => `links.${column}`)
-  .join(', ');
+/** Every column of a link, read by name. */
+const SELECT_LINK_COLUMNS = LINK_COLUMNS.map((column) => `links.${column}`).join(', ');
 
 /** A read by id: prepared, parsed once per connection. */
 const FIND_BY_ID = preparedStatement<LinkRow & { db_now: Date }>(
@@ -105,14 +83,6 @@ export interface KeyedLinkRead {
 /** Escapes LIKE's wildcards and its escape character, so the search text matches literally. */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (char) => `\\${char}`);
-}
-
-/**
- * jsonb and text[] parameters: pg would send a JS object as JSON text anyway, but an explicit
- * string keeps `{}` from being confused with an array literal.
- */
-function jsonbValue(value: Record<string, unknown> | null): string | null {
-  return value === null ? null : JSON.stringify(value);
 }
 
 /** Only the link repository knows SQL; every statement is scoped by app and environment. */
@@ -184,34 +154,10 @@ export class LinksRepository {
     changes: LinkChanges,
     alias?: string,
   ): Promise<LinkRow | undefined> {
-    const values = {
-      web_fallback_url: changes.webFallbackUrl,
-      ios_fallback_url: changes.iosFallbackUrl,
-      deep_link_data:
-        changes.deepLinkData === undefined ? undefined : jsonbValue(changes.deepLinkData),
-      title: changes.title,
-      campaign: changes.campaign,
-      channel: changes.channel,
-      feature: changes.feature,
-      tags: changes.tags,
-      expires_at: changes.expiresAt,
-    };
-    const casts = {
-      web_fallback_url: 'text',
-      ios_fallback_url: 'text',
-      deep_link_data: 'jsonb',
-      title: 'text',
-      campaign: 'text',
-      channel: 'text',
-      feature: 'text',
-      tags: 'text[]',
-      expires_at: 'timestamptz',
-    } as const;
     const set: Record<string, unknown> = {};
     const differences: Expression<SqlBool>[] = [];
-    for (const [column, value] of Object.entries(values) as [keyof typeof values, unknown][]) {
-      if (value === undefined) continue;
-      const typed = sql`cast(${value} as ${sql.raw(casts[column])})`;
+    for (const { column, value, sqlType } of columnChangesOf(changes)) {
+      const typed = sql`cast(${value} as ${sql.raw(sqlType)})`;
       set[column] = typed;
       differences.push(sql<SqlBool>`${sql.ref(`links.${column}`)} IS DISTINCT FROM ${typed}`);
     }

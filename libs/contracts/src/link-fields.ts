@@ -1,0 +1,315 @@
+import { z } from 'zod';
+import type { LinkRow, LinkUpdate, NewLink } from '@linkservice/db';
+import type { LinkContext, StoredLink } from './link';
+import { formatExpiry, formatTimestamp, linkHostFor, linkStatus } from './link';
+import type { FieldRule } from './link-input-fields';
+import {
+  deepLinkDataRule,
+  expiresAtRule,
+  iosFallbackUrlRule,
+  LIMITS,
+  tagsRule,
+  textRule,
+  webFallbackUrlRule,
+} from './link-input-fields';
+
+/** title, campaign, channel and feature: free text, null when left out. */
+const TEXT = {
+  sqlType: 'text',
+  rule: textRule,
+  draft: z.string().nullable(),
+  whenOmitted: { value: null },
+  toColumn: (value: string | null) => value,
+  fromColumn: (value: string | null) => value,
+} satisfies Omit<EditableSpec<'title', string | null, string | null>, 'column' | 'example'>;
+
+/**
+ * Every member of the Link resource, in the order responses print them, and where it comes
+ * from. This table is the one definition of a link's fields: the Link type, toLink, the creation
+ * job's draft (schema and defaults), the fields PATCH may change and their rules, and the column
+ * values the worker inserts and the gateway updates are all derived from it.
+ *
+ * - `shown`: set by the server; a caller sending it gets a 422 naming it.
+ * - `alias`: sent on create only (null or left out: the worker generates one).
+ * - `editable`: sent on create and PATCH, checked by `rule`, stored in `column`.
+ *
+ * Adding a field: an entry here (its rule in link-input-fields.ts unless an existing one fits),
+ * the column in libs/db's schema.ts, and a migration listed in libs/db's migrations/index.ts.
+ * The contract tests that spell out a whole Link or draft then fail until they name it too.
+ */
+export const LINK_FIELDS = {
+  id: shown((row) => row.id),
+  alias: {
+    kind: 'alias',
+    /** null: the worker generates one. */
+    draft: z.string().min(1).max(LIMITS.aliasLength).nullable(),
+    show: (row: StoredLink): string => row.alias,
+  },
+  url: shown(
+    (row, { subdomainKey, linkDomain }) =>
+      `https://${linkHostFor(subdomainKey, row.environment, linkDomain)}/${row.alias}`,
+  ),
+  environment: shown((row) => row.environment),
+  webFallbackUrl: editable({
+    column: 'web_fallback_url',
+    sqlType: 'text',
+    rule: webFallbackUrlRule,
+    draft: z.string(),
+    whenOmitted: 'required',
+    toColumn: (value) => value,
+    fromColumn: (value) => value,
+    example: 'https://example.com/web',
+  }),
+  iosFallbackUrl: editable({
+    column: 'ios_fallback_url',
+    sqlType: 'text',
+    rule: iosFallbackUrlRule,
+    draft: z.string().nullable(),
+    whenOmitted: { value: null },
+    toColumn: (value) => value,
+    fromColumn: (value) => value,
+    example: 'https://example.com/ios',
+  }),
+  deepLinkData: editable({
+    column: 'deep_link_data',
+    sqlType: 'jsonb',
+    rule: deepLinkDataRule,
+    draft: z.record(z.string(), z.unknown()).nullable(),
+    whenOmitted: { value: null },
+    // An explicit string: pg would send an object as JSON anyway, but would take an array for
+    // a Postgres array literal.
+    toColumn: (value) => (value === null ? null : JSON.stringify(value)),
+    fromColumn: (value) => value,
+    // Not in jsonb's key order (shorter keys first), so an answer that skipped the database
+    // would read differently from a later GET.
+    example: { screen: 'product', nested: { ids: [1, 2.5, null], ok: true } },
+  }),
+  title: editable({ column: 'title', ...TEXT, example: 'Title' }),
+  campaign: editable({ column: 'campaign', ...TEXT, example: 'Campaign' }),
+  channel: editable({ column: 'channel', ...TEXT, example: 'Channel' }),
+  feature: editable({ column: 'feature', ...TEXT, example: 'Feature' }),
+  tags: editable({
+    column: 'tags',
+    sqlType: 'text[]',
+    rule: tagsRule,
+    draft: z.array(z.string()),
+    whenOmitted: { value: [] },
+    toColumn: (value) => value,
+    fromColumn: (value) => value,
+    example: ['x', 'y'],
+  }),
+  expiresAt: editable({
+    column: 'expires_at',
+    sqlType: 'timestamptz',
+    rule: expiresAtRule,
+    /** ISO 8601 UTC at second precision, e.g. 2027-01-01T00:00:00Z. */
+    draft: z.string().nullable(),
+    whenOmitted: { value: null },
+    toColumn: (value) => value,
+    fromColumn: (value) => (value ? formatExpiry(value) : null),
+    example: '2031-02-03T04:05:06Z',
+  }),
+  archivedAt: shown((row) => (row.archived_at ? formatTimestamp(row.archived_at) : null)),
+  createdAt: shown((row) => formatTimestamp(row.created_at)),
+  updatedAt: shown((row) => formatTimestamp(row.updated_at)),
+  clickCount: shown((row) => row.click_count),
+  status: shown((row, { now }) => linkStatus(row, now)),
+} as const;
+
+/**
+ * Where each column no editable field stores gets its value. With the columns of the editable
+ * entries these are every column of a link: a new column that is in neither does not compile.
+ */
+const COLUMNS_NOT_INPUT = {
+  id: 'the worker draws it',
+  app_id: 'the job names the app',
+  environment: 'the job names it',
+  alias: 'the draft or the worker',
+  archived_at: 'set by archiving',
+  click_count: 'counted by the link host',
+  created_at: 'the database clock',
+  updated_at: 'the database clock',
+  search_text: 'generated by the database',
+} as const satisfies Record<Exclude<keyof LinkRow, EditableColumn>, string>;
+
+type LinkFields = typeof LINK_FIELDS;
+
+/** The Link resource exactly as every API response shows it. */
+export type Link = { -readonly [K in keyof LinkFields]: ReturnType<LinkFields[K]['show']> };
+
+/** The fields PATCH may change; create takes these plus alias. */
+export type EditableField = {
+  [K in keyof LinkFields]: LinkFields[K] extends { kind: 'editable' } ? K : never;
+}[keyof LinkFields];
+
+type EditableEntry<K extends EditableField> = LinkFields[K];
+type EditableValue<K extends EditableField> = z.infer<EditableEntry<K>['draft']>;
+type EditableColumn = EditableEntry<EditableField>['column'];
+
+/**
+ * A link to create, after the gateway validated and normalised the caller's input: tags deduped
+ * and capped, expiresAt truncated to the second, omitted fields as their `whenOmitted` value.
+ * This is what travels in creation jobs; the worker re-parses it with this same schema.
+ */
+export type LinkDraft = { alias: string | null } & { [K in EditableField]: EditableValue<K> };
+
+/** What a PATCH changes: only the fields it sent, normalised. */
+export type LinkChanges = Partial<Pick<LinkDraft, EditableField>>;
+
+export const EDITABLE_FIELDS: readonly EditableField[] = keysOfKind('editable');
+
+export const EDITABLE_FIELD_RULES = mapEditable<{
+  readonly [K in EditableField]: FieldRule<LinkDraft[K]>;
+}>((field) => LINK_FIELDS[field].rule);
+
+/** Link members the server sets; sending one is a 422 of its own. */
+export const SERVER_SET_FIELDS: ReadonlySet<string> = new Set(keysOfKind('shown'));
+
+const EDITABLE: ReadonlySet<string> = new Set(EDITABLE_FIELDS);
+
+export function isEditableField(key: string): key is EditableField {
+  return EDITABLE.has(key);
+}
+
+export const linkDraftSchema = z.object({
+  alias: LINK_FIELDS.alias.draft,
+  ...mapEditable<{ [K in EditableField]: EditableEntry<K>['draft'] }>(
+    (field) => LINK_FIELDS[field].draft,
+  ),
+});
+
+/** A required field has no value to stand in for it when create leaves it out. */
+export type RequiredField = {
+  [K in EditableField]: EditableEntry<K> extends { whenOmitted: 'required' } ? K : never;
+}[EditableField];
+
+/** What create stores for each optional field the caller leaves out. */
+export const LINK_DRAFT_DEFAULTS: Omit<LinkDraft, RequiredField> = {
+  alias: null,
+  ...(Object.fromEntries(
+    EDITABLE_FIELDS.flatMap((field): [EditableField, unknown][] => {
+      const omitted: Omission<unknown> = LINK_FIELDS[field].whenOmitted;
+      return omitted === 'required' ? [] : [[field, omitted.value]];
+    }),
+  ) as Omit<LinkDraft, RequiredField | 'alias'>),
+};
+
+export const REQUIRED_FIELDS: readonly RequiredField[] = EDITABLE_FIELDS.filter(
+  (field): field is RequiredField => LINK_FIELDS[field].whenOmitted === 'required',
+);
+
+/**
+ * A valid, normalised value of every editable field, none of them its default: tests walk the
+ * table with it (create with all, PATCH each alone) so that each derivation meets every field.
+ */
+export const LINK_FIELD_EXAMPLES = mapEditable<{ [K in EditableField]: LinkDraft[K] }>(
+  (field) => LINK_FIELDS[field].example,
+);
+
+/** Every column of links, for statements that name them (never from a request). */
+export const LINK_COLUMNS: readonly (keyof LinkRow)[] = [
+  ...(Object.keys(COLUMNS_NOT_INPUT) as (keyof typeof COLUMNS_NOT_INPUT)[]),
+  ...EDITABLE_FIELDS.map((field) => LINK_FIELDS[field].column),
+];
+
+/** The columns toLink reads: all but search_text, the database's own. */
+export const STORED_LINK_COLUMNS: readonly (keyof StoredLink)[] = LINK_COLUMNS.filter(
+  (column): column is keyof StoredLink => column !== 'search_text',
+);
+
+/** One link as every response shows it, from its stored row. */
+export function toLink(row: StoredLink, context: LinkContext): Link {
+  const link: Record<string, unknown> = {};
+  for (const [name, show] of SHOWN) link[name] = show(row, context);
+  // Each entry's show() yields its own member's type: the loop cannot say so, Link's mapped
+  // type does.
+  return link as Link;
+}
+
+const SHOWN: readonly (readonly [string, (row: StoredLink, context: LinkContext) => unknown])[] =
+  Object.entries(LINK_FIELDS).map(([name, entry]) => [name, entry.show] as const);
+
+/** Column values of the draft's editable fields, as the worker's INSERT sends them. */
+export function insertColumnsOf(draft: LinkDraft): Pick<NewLink, EditableColumn> {
+  const columns: Partial<Record<EditableColumn, unknown>> = {};
+  for (const field of EDITABLE_FIELDS) {
+    columns[LINK_FIELDS[field].column] = toColumn(field, draft[field]);
+  }
+  return columns as Pick<NewLink, EditableColumn>;
+}
+
+/** One column a PATCH sets: its value as a parameter, and the type to cast the parameter to. */
+export interface ColumnChange {
+  column: EditableColumn & keyof LinkUpdate;
+  value: unknown;
+  sqlType: EditableEntry<EditableField>['sqlType'];
+}
+
+/** Every column the changes set, in table order; none for `{}`. */
+export function columnChangesOf(changes: LinkChanges): ColumnChange[] {
+  return EDITABLE_FIELDS.flatMap((field) => {
+    const value = changes[field];
+    if (value === undefined) return [];
+    const { column, sqlType } = LINK_FIELDS[field];
+    return [{ column, sqlType, value: toColumn(field, value) }];
+  });
+}
+
+function toColumn<K extends EditableField>(field: K, value: LinkDraft[K]): unknown {
+  // The entry of `field` takes the value of `field`; TS cannot correlate the two through the
+  // union of entries, so the entry is read as taking that value.
+  const entry = LINK_FIELDS[field] as { toColumn: (value: LinkDraft[K]) => unknown };
+  return entry.toColumn(value);
+}
+
+type Column = keyof StoredLink;
+/** The value a column takes in INSERT and UPDATE (NewLink marks nullable columns optional). */
+type ColumnInput<C extends Column> = Exclude<NewLink[C & keyof NewLink], undefined>;
+
+/** What create stores when the caller leaves the field out, or 'required'. */
+type Omission<V> = { value: V } | 'required';
+
+interface EditableSpec<C extends Column, V, T, O extends Omission<V> = Omission<V>> {
+  column: C;
+  /** The Postgres type PATCH casts the parameter to (its columns are set in one statement). */
+  sqlType: 'text' | 'jsonb' | 'text[]' | 'timestamptz';
+  /** Checks what a caller sent and normalises it, on create and PATCH alike. */
+  rule: FieldRule<V>;
+  /** The normalised value as it travels in a creation job, re-checked by the worker. */
+  draft: z.ZodType<V>;
+  whenOmitted: O;
+  toColumn: (value: V) => ColumnInput<C>;
+  fromColumn: (value: StoredLink[C]) => T;
+  /**
+   * A valid value a caller may send, different from whenOmitted, and normalised already.
+   * Tests walk the table with it: create and PATCH each field and read it back.
+   */
+  example: V;
+}
+
+function editable<C extends Column, V, T, O extends Omission<V>>(spec: EditableSpec<C, V, T, O>) {
+  return {
+    kind: 'editable' as const,
+    ...spec,
+    show: (row: StoredLink): T => spec.fromColumn(row[spec.column]),
+  };
+}
+
+function shown<T>(show: (row: StoredLink, context: LinkContext) => T) {
+  return { kind: 'shown' as const, show };
+}
+
+function keysOfKind<Kind extends LinkFields[keyof LinkFields]['kind']>(kind: Kind) {
+  return (Object.keys(LINK_FIELDS) as (keyof LinkFields)[]).filter(
+    (key) => LINK_FIELDS[key].kind === kind,
+  ) as Extract<
+    { [K in keyof LinkFields]: LinkFields[K] extends { kind: Kind } ? K : never }[keyof LinkFields],
+    string
+  >[];
+}
+
+function mapEditable<R extends { [K in EditableField]: unknown }>(
+  value: (field: EditableField) => R[EditableField],
+): R {
+  return Object.fromEntries(EDITABLE_FIELDS.map((field) => [field, value(field)])) as R;
+}
