@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parse, parseAllDocuments } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { loadServiceConfigs } from './service-config';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap' with {
   'resolution-mode': 'import',
@@ -677,30 +677,5 @@ describe('values the chart refuses', () => {
   it('refuses Kubernetes older than 1.23 (policy/v1, autoscaling/v2)', async () => {
     const stderr = await helmFailure(['template', RELEASE, chartDir, '--kube-version', '1.22.0']);
     expect(stderr).toContain('kubeVersion');
-  });
-});
-
-describe('values documentation', () => {
-  /** Dotted paths of the values a user sets: scalars, lists and empty maps. */
-  function leafPaths(value: unknown, prefix = ''): string[] {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return [prefix];
-    const entries = Object.entries(value);
-    if (entries.length === 0) return [prefix];
-    return entries.flatMap(([key, child]) => leafPaths(child, prefix ? `${prefix}.${key}` : key));
-  }
-
-  it('documents every value in values.yaml with a ## @param line, and no other', async () => {
-    const text = await readFile(path.join(chartDir, 'values.yaml'), 'utf8');
-    const documented = [...text.matchAll(/^\s*## @param (\S+) \S/gm)].map((match) => match[1]);
-    expect(documented.sort()).toEqual(leafPaths(parse(text)).sort());
-  });
-
-  it('lists every value in the README parameter tables', async () => {
-    const [values, readme] = await Promise.all([
-      readFile(path.join(chartDir, 'values.yaml'), 'utf8'),
-      readFile(path.join(chartDir, 'README.md'), 'utf8'),
-    ]);
-    const missing = leafPaths(parse(values)).filter((key) => !readme.includes(`| \`${key}\``));
-    expect(missing).toEqual([]);
   });
 });

@@ -166,12 +166,6 @@ describe('ServiceProcess', () => {
     expect(large.resetPeakRss()).toBe(false);
   });
 
-  it('needs an entry point and port variable for anything but a service', () => {
-    expect(() => new ServiceProcess({ name: 'baseline', port: 1, env: {} })).toThrow(
-      /baseline is not a service/,
-    );
-  });
-
   it('refuses to start a service that was not built', async () => {
     const service = new ServiceProcess({
       name: 'worker',

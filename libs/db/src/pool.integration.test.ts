@@ -98,10 +98,4 @@ describe('preparedStatement', () => {
       await handle.close();
     }
   });
-
-  it('refuses a name or a text declared twice differently', () => {
-    expect(() => preparedStatement('pool_test_select', 'SELECT 1')).toThrow(/other text/);
-    expect(() => preparedStatement('pool_test_other', SELECT_ROW.text)).toThrow(/same text/);
-    expect(preparedStatement('pool_test_select', SELECT_ROW.text)).toEqual(SELECT_ROW);
-  });
 });
