@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { testEnvironment } from '@linkservice/testing';
-import { sendRequest } from '../support/http';
+import { sendRequest } from '@linkservice/testing';
 import { freePort } from '../support/ports';
 import { repositoryRoot } from '../support/service-process';
 
@@ -89,7 +89,7 @@ function processGroupAlive(groupId: number): boolean {
 
 async function answersReady(port: number): Promise<boolean> {
   try {
-    const res = await sendRequest({ url: `http://127.0.0.1:${port}/readyz`, timeoutMs: 1_000 });
+    const res = await sendRequest(`http://127.0.0.1:${port}/readyz`, { timeoutMs: 1_000 });
     return res.status === 200;
   } catch {
     return false;
@@ -98,7 +98,7 @@ async function answersReady(port: number): Promise<boolean> {
 
 async function answersAtAll(port: number): Promise<boolean> {
   try {
-    await sendRequest({ url: `http://127.0.0.1:${port}/healthz`, timeoutMs: 1_000 });
+    await sendRequest(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 1_000 });
     return true;
   } catch {
     return false;

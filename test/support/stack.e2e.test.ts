@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sendRequest } from './http';
+import { sendRequest } from '@linkservice/testing';
 import { freePort } from './ports';
 import { PORT_VARIABLE, ServiceProcess } from './service-process';
 
@@ -68,7 +68,7 @@ describe('ServiceProcess', () => {
     const service = await fixture('normal', 5_000, ['--max-old-space-size=96']);
     await service.start();
     expect(service.isRunning).toBe(true);
-    const res = await sendRequest({ url: `${service.url}/readyz` });
+    const res = await sendRequest(`${service.url}/readyz`);
     expect(res.status).toBe(200);
     expect(res.text).toBe(String(service.pid));
     expect(service.output()).toContain(
@@ -100,7 +100,7 @@ describe('ServiceProcess', () => {
     await service.restart();
     expect(service.port).toBe(port);
     expect(service.pid).not.toBe(pid);
-    expect((await sendRequest({ url: `${service.url}/readyz` })).text).toBe(String(service.pid));
+    expect((await sendRequest(`${service.url}/readyz`)).text).toBe(String(service.pid));
   });
 
   it('reports a process that exits before it is ready, with its output', async () => {

@@ -1,12 +1,6 @@
 import type { Answer, Harness } from './testing/harness';
-import {
-  LINK_DOMAIN,
-  clickCount,
-  createTestApp,
-  createTestLink,
-  eventually,
-  startRedirect,
-} from './testing/harness';
+import { eventually, insertLink } from '@linkservice/testing';
+import { LINK_DOMAIN, clickCount, createTestApp, startRedirect } from './testing/harness';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
@@ -28,28 +22,28 @@ afterAll(async () => {
 describe('resolving links', () => {
   it('redirects live and test hosts to the link of their own environment', async () => {
     const app = await createTestApp(h.db);
-    await createTestLink(h.db, app, { alias: 'promo', webFallbackUrl: 'https://example.com/live' });
-    await createTestLink(h.db, app, {
+    await insertLink(h.db, app, { alias: 'promo', web_fallback_url: 'https://example.com/live' });
+    await insertLink(h.db, app, {
       alias: 'promo',
       environment: 'test',
-      webFallbackUrl: 'https://example.com/test',
+      web_fallback_url: 'https://example.com/test',
     });
 
     const live = await h.get('/promo', { host: app.liveHost });
     expect(live.status).toBe(302);
-    expect(live.headers.location).toBe('https://example.com/live');
-    expect(live.headers['cache-control']).toBe('no-store');
-    expect(live.body).toBe('');
+    expect(live.headers.get('location')).toBe('https://example.com/live');
+    expect(live.headers.get('cache-control')).toBe('no-store');
+    expect(live.text).toBe('');
 
     const test = await h.get('/promo', { host: app.testHost });
     expect(test.status).toBe(302);
-    expect(test.headers.location).toBe('https://example.com/test');
+    expect(test.headers.get('location')).toBe('https://example.com/test');
   });
 
   it('does not resolve a link of one environment on the other host', async () => {
     const app = await createTestApp(h.db);
-    const onlyTest = await createTestLink(h.db, app, { environment: 'test' });
-    const onlyLive = await createTestLink(h.db, app, { environment: 'live' });
+    const onlyTest = await insertLink(h.db, app, { environment: 'test' });
+    const onlyLive = await insertLink(h.db, app, { environment: 'live' });
     expect((await h.get(`/${onlyTest.alias}`, { host: app.liveHost })).status).toBe(404);
     expect((await h.get(`/${onlyLive.alias}`, { host: app.testHost })).status).toBe(404);
   });
@@ -57,7 +51,7 @@ describe('resolving links', () => {
   it("does not resolve another app's link", async () => {
     const owner = await createTestApp(h.db);
     const other = await createTestApp(h.db);
-    const link = await createTestLink(h.db, owner);
+    const link = await insertLink(h.db, owner);
     expect((await h.get(`/${link.alias}`, { host: other.liveHost })).status).toBe(404);
   });
 
@@ -67,23 +61,23 @@ describe('resolving links', () => {
     ['iPod', IPOD],
   ])('sends an %s to the iOS fallback', async (_device, ua) => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, {
-      webFallbackUrl: 'https://example.com/web',
-      iosFallbackUrl: 'https://apps.apple.com/app/id42',
+    const link = await insertLink(h.db, app, {
+      web_fallback_url: 'https://example.com/web',
+      ios_fallback_url: 'https://apps.apple.com/app/id42',
     });
     const res = await h.get(`/${link.alias}`, {
       host: app.liveHost,
       headers: { 'user-agent': ua },
     });
     expect(res.status).toBe(302);
-    expect(res.headers.location).toBe('https://apps.apple.com/app/id42');
+    expect(res.headers.get('location')).toBe('https://apps.apple.com/app/id42');
   });
 
   it('sends Android, desktop and UA-less clients to the web fallback', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, {
-      webFallbackUrl: 'https://example.com/web',
-      iosFallbackUrl: 'https://apps.apple.com/app/id42',
+    const link = await insertLink(h.db, app, {
+      web_fallback_url: 'https://example.com/web',
+      ios_fallback_url: 'https://apps.apple.com/app/id42',
     });
     const clients: Record<string, string>[] = [
       { 'user-agent': ANDROID },
@@ -92,39 +86,39 @@ describe('resolving links', () => {
     ];
     for (const headers of clients) {
       const res = await h.get(`/${link.alias}`, { host: app.liveHost, headers });
-      expect(res.headers.location).toBe('https://example.com/web');
+      expect(res.headers.get('location')).toBe('https://example.com/web');
     }
   });
 
   it('sends iOS to the web fallback when the link has no iOS fallback', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { webFallbackUrl: 'https://example.com/web' });
+    const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/web' });
     const res = await h.get(`/${link.alias}`, {
       host: app.liveHost,
       headers: { 'user-agent': IPHONE },
     });
-    expect(res.headers.location).toBe('https://example.com/web');
+    expect(res.headers.get('location')).toBe('https://example.com/web');
   });
 
   it('keeps redirecting an archived link', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, {
-      webFallbackUrl: 'https://example.com/archived',
-      archivedAt: new Date(),
+    const link = await insertLink(h.db, app, {
+      web_fallback_url: 'https://example.com/archived',
+      archived_at: new Date(),
     });
     const res = await h.get(`/${link.alias}`, { host: app.liveHost });
     expect(res.status).toBe(302);
-    expect(res.headers.location).toBe('https://example.com/archived');
+    expect(res.headers.get('location')).toBe('https://example.com/archived');
   });
 
   it('answers an expired link with a 410 page', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { expiresAt: new Date(Date.now() - 1000) });
+    const link = await insertLink(h.db, app, { expires_at: new Date(Date.now() - 1000) });
     const res = await h.get(`/${link.alias}`, { host: app.liveHost });
     expect(res.status).toBe(410);
-    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.body).toContain('expired');
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.text).toContain('expired');
   });
 
   it('answers unknown aliases and unknown hosts with a 404 page', async () => {
@@ -138,20 +132,20 @@ describe('resolving links', () => {
     ] as const) {
       const res = await h.get(path, { host });
       expect(res.status).toBe(404);
-      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(res.headers['cache-control']).toBe('no-store');
-      expect(res.body).toContain('Link not found');
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.text).toContain('Link not found');
     }
   });
 
   it('treats aliases as case-sensitive', async () => {
     const app = await createTestApp(h.db);
-    await createTestLink(h.db, app, { alias: 'Promo', webFallbackUrl: 'https://example.com/P' });
-    await createTestLink(h.db, app, { alias: 'promo', webFallbackUrl: 'https://example.com/p' });
-    expect((await h.get('/Promo', { host: app.liveHost })).headers.location).toBe(
+    await insertLink(h.db, app, { alias: 'Promo', web_fallback_url: 'https://example.com/P' });
+    await insertLink(h.db, app, { alias: 'promo', web_fallback_url: 'https://example.com/p' });
+    expect((await h.get('/Promo', { host: app.liveHost })).headers.get('location')).toBe(
       'https://example.com/P',
     );
-    expect((await h.get('/promo', { host: app.liveHost })).headers.location).toBe(
+    expect((await h.get('/promo', { host: app.liveHost })).headers.get('location')).toBe(
       'https://example.com/p',
     );
     expect((await h.get('/PROMO', { host: app.liveHost })).status).toBe(404);
@@ -159,8 +153,8 @@ describe('resolving links', () => {
 
   it('decodes escaped alias characters and refuses anything that is not an alias', async () => {
     const app = await createTestApp(h.db);
-    await createTestLink(h.db, app, { alias: 'Promo-1', webFallbackUrl: 'https://example.com/x' });
-    expect((await h.get('/%50romo%2D1', { host: app.liveHost })).headers.location).toBe(
+    await insertLink(h.db, app, { alias: 'Promo-1', web_fallback_url: 'https://example.com/x' });
+    expect((await h.get('/%50romo%2D1', { host: app.liveHost })).headers.get('location')).toBe(
       'https://example.com/x',
     );
     for (const path of ['/Promo-1/', '/Promo%2F1', '/Promo-1%', '/%zz', '/Promo-1%00']) {
@@ -170,51 +164,51 @@ describe('resolving links', () => {
 
   it('ignores the query string, the host case and port', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { webFallbackUrl: 'https://example.com/q' });
+    const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/q' });
     const res = await h.get(`/${link.alias}?utm_source=mail`, {
       host: `${app.liveHost.toUpperCase()}:8081`,
     });
     expect(res.status).toBe(302);
-    expect(res.headers.location).toBe('https://example.com/q');
+    expect(res.headers.get('location')).toBe('https://example.com/q');
   });
 
   it('answers HEAD like GET, without a body', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { webFallbackUrl: 'https://example.com/h' });
+    const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/h' });
     const redirect = await h.get(`/${link.alias}`, { host: app.liveHost, method: 'HEAD' });
     expect(redirect.status).toBe(302);
-    expect(redirect.headers.location).toBe('https://example.com/h');
-    expect(redirect.headers['cache-control']).toBe('no-store');
+    expect(redirect.headers.get('location')).toBe('https://example.com/h');
+    expect(redirect.headers.get('cache-control')).toBe('no-store');
     const missing = await h.get('/missing', { host: app.liveHost, method: 'HEAD' });
     expect(missing.status).toBe(404);
-    expect(missing.body).toBe('');
-    expect(Number(missing.headers['content-length'])).toBeGreaterThan(0);
+    expect(missing.text).toBe('');
+    expect(Number(missing.headers.get('content-length'))).toBeGreaterThan(0);
   });
 
   it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('answers %s with 405', async (method) => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app);
+    const link = await insertLink(h.db, app);
     const res = await h.get(`/${link.alias}`, { host: app.liveHost, method });
     expect(res.status).toBe(405);
-    expect(res.headers.allow).toBe('GET, HEAD');
-    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+    expect(res.headers.get('cache-control')).toBe('no-store');
     await h.resources.flusher.flush();
     expect(await clickCount(h.db, link.id)).toBe(0);
   });
 
   it('sends a stored URL that a header cannot carry in escaped form', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { webFallbackUrl: 'https://example.com/café' });
+    const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/café' });
     const res = await h.get(`/${link.alias}`, { host: app.liveHost });
     expect(res.status).toBe(302);
-    expect(res.headers.location).toBe('https://example.com/caf%C3%A9');
+    expect(res.headers.get('location')).toBe('https://example.com/caf%C3%A9');
   });
 });
 
 describe('X-Forwarded-Host', () => {
   it('is ignored unless TRUST_FORWARDED_HOST is set', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app);
+    const link = await insertLink(h.db, app);
     const viaProxy = { host: '10.0.0.7:8081', headers: { 'x-forwarded-host': app.liveHost } };
     expect((await h.get(`/${link.alias}`, viaProxy)).status).toBe(404);
     // And a forged header cannot move a request to another app's host.
@@ -230,15 +224,15 @@ describe('X-Forwarded-Host', () => {
     });
     try {
       const app = await createTestApp(trusting.db);
-      const link = await createTestLink(trusting.db, app, {
-        webFallbackUrl: 'https://example.com/fwd',
+      const link = await insertLink(trusting.db, app, {
+        web_fallback_url: 'https://example.com/fwd',
       });
       const res = await trusting.get(`/${link.alias}`, {
         host: '10.0.0.7:8081',
         headers: { 'x-forwarded-host': `${app.liveHost}, 10.0.0.1` },
       });
       expect(res.status).toBe(302);
-      expect(res.headers.location).toBe('https://example.com/fwd');
+      expect(res.headers.get('location')).toBe('https://example.com/fwd');
       // Without the header, Host still decides.
       expect((await trusting.get(`/${link.alias}`, { host: app.liveHost })).status).toBe(302);
     } finally {
@@ -252,8 +246,8 @@ describe('X-Request-Id', () => {
 
   it('is on every answer: redirect, 404, 410, 405, association file and probe', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app);
-    const expired = await createTestLink(h.db, app, { expiresAt: new Date(Date.now() - 1_000) });
+    const link = await insertLink(h.db, app);
+    const expired = await insertLink(h.db, app, { expires_at: new Date(Date.now() - 1_000) });
     const answers = await Promise.all([
       h.get(`/${link.alias}`, { host: app.liveHost }),
       h.get('/nope', { host: app.liveHost }),
@@ -264,24 +258,24 @@ describe('X-Request-Id', () => {
       h.get('/readyz', { host: `127.0.0.1:${h.port}` }),
     ]);
     expect(answers.map((a) => a.status)).toEqual([302, 404, 410, 405, 404, 200, 200]);
-    for (const answer of answers) expect(answer.headers['x-request-id']).toMatch(UUID);
-    expect(new Set(answers.map((a) => a.headers['x-request-id'])).size).toBe(answers.length);
+    for (const answer of answers) expect(answer.headers.get('x-request-id')).toMatch(UUID);
+    expect(new Set(answers.map((a) => a.headers.get('x-request-id'))).size).toBe(answers.length);
   });
 
   it("echoes the caller's id when it is sane, and replaces it otherwise", async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app);
+    const link = await insertLink(h.db, app);
     const sane = await h.get(`/${link.alias}`, {
       host: app.liveHost,
       headers: { 'x-request-id': 'edge-7f3a.1:2' },
     });
-    expect(sane.headers['x-request-id']).toBe('edge-7f3a.1:2');
+    expect(sane.headers.get('x-request-id')).toBe('edge-7f3a.1:2');
     for (const offered of ['has spaces', 'x'.repeat(129), '<script>']) {
       const res = await h.get(`/${link.alias}`, {
         host: app.liveHost,
         headers: { 'x-request-id': offered },
       });
-      expect(res.headers['x-request-id']).toMatch(UUID);
+      expect(res.headers.get('x-request-id')).toMatch(UUID);
     }
   });
 });
@@ -290,10 +284,10 @@ describe('probes', () => {
   it('answers /healthz and /readyz on hosts that are not link hosts', async () => {
     const health = await h.get('/healthz', { host: `127.0.0.1:${h.port}` });
     expect(health.status).toBe(200);
-    expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
+    expect(JSON.parse(health.text)).toEqual({ status: 'ok' });
     const ready = await h.get('/readyz', { host: 'redirect.internal' });
     expect(ready.status).toBe(200);
-    expect(JSON.parse(ready.body)).toEqual({ status: 'ready' });
+    expect(JSON.parse(ready.text)).toEqual({ status: 'ready' });
   });
 
   it('does not answer probes on a link host (those paths are reserved aliases there)', async () => {
@@ -310,8 +304,8 @@ describe('probes', () => {
 describe('click counting', () => {
   it('counts each redirecting GET once, and neither HEAD, 404 nor 410', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app);
-    const expired = await createTestLink(h.db, app, { expiresAt: new Date(Date.now() - 1000) });
+    const link = await insertLink(h.db, app);
+    const expired = await insertLink(h.db, app, { expires_at: new Date(Date.now() - 1000) });
     await h.get(`/${link.alias}`, { host: app.liveHost });
     await h.get(`/${link.alias}`, { host: app.liveHost, headers: { 'user-agent': IPHONE } });
     await h.get(`/${link.alias}`, { host: app.liveHost, method: 'HEAD' });
@@ -323,7 +317,7 @@ describe('click counting', () => {
 
   it('counts 500 concurrent clicks exactly', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app);
+    const link = await insertLink(h.db, app);
     const answers = await Promise.all(
       Array.from({ length: 500 }, () => h.get(`/${link.alias}`, { host: app.liveHost })),
     );
@@ -334,7 +328,7 @@ describe('click counting', () => {
 
   it('counts archived links that still redirect', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { archivedAt: new Date() });
+    const link = await insertLink(h.db, app, { archived_at: new Date() });
     await h.get(`/${link.alias}`, { host: app.liveHost });
     await h.resources.flusher.flush();
     expect(await clickCount(h.db, link.id)).toBe(1);
@@ -343,10 +337,10 @@ describe('click counting', () => {
   it('counts clicks answered from the cache: each GET once, no HEAD, none once expired', async () => {
     const app = await createTestApp(h.db);
     const expiresAt = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000);
-    const link = await createTestLink(h.db, app, { expiresAt });
-    const archived = await createTestLink(h.db, app, {
-      expiresAt: new Date(Date.now() - 1000),
-      archivedAt: new Date(),
+    const link = await insertLink(h.db, app, { expires_at: expiresAt });
+    const archived = await insertLink(h.db, app, {
+      expires_at: new Date(Date.now() - 1000),
+      archived_at: new Date(),
     });
     const get = (alias: string, method = 'GET') =>
       h.get(`/${alias}`, { host: app.liveHost, method });
@@ -366,7 +360,13 @@ describe('click counting', () => {
     for (let i = 0; i < 3; i++) expect((await get(archived.alias)).status).toBe(302);
     expect((await get(archived.alias, 'HEAD')).status).toBe(302);
     // Until the cached link expires (evaluated against the clock), then 410s count nothing.
-    const after = await eventually(follow, (res) => res.status !== 302, 5_000);
+    const after = await eventually(
+      async () => {
+        const res = await follow();
+        return res.status !== 302 && res;
+      },
+      { timeoutMs: 5_000 },
+    );
     expect(after.status).toBe(410);
     expect((await follow()).status).toBe(410);
 
@@ -381,12 +381,11 @@ describe('click counting', () => {
     periodic.resources.flusher.start();
     try {
       const app = await createTestApp(periodic.db);
-      const link = await createTestLink(periodic.db, app);
+      const link = await insertLink(periodic.db, app);
       await periodic.get(`/${link.alias}`, { host: app.liveHost });
       const counted = await eventually(
-        () => clickCount(periodic.db, link.id),
-        (n) => n === 1,
-        5_000,
+        async () => (await clickCount(periodic.db, link.id)) === 1 && 1,
+        { timeoutMs: 5_000, what: 'the periodic flush' },
       );
       expect(counted).toBe(1);
     } finally {
@@ -398,8 +397,8 @@ describe('click counting', () => {
 describe('resolution cache', () => {
   it('serves a resolved link from the cache, without Postgres', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { webFallbackUrl: 'https://example.com/v1' });
-    expect((await h.get(`/${link.alias}`, { host: app.liveHost })).headers.location).toBe(
+    const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/v1' });
+    expect((await h.get(`/${link.alias}`, { host: app.liveHost })).headers.get('location')).toBe(
       'https://example.com/v1',
     );
     await h.cached(app, link.alias);
@@ -409,14 +408,14 @@ describe('resolution cache', () => {
       .set({ web_fallback_url: 'https://example.com/v2' })
       .where('id', '=', link.id)
       .execute();
-    expect((await h.get(`/${link.alias}`, { host: app.liveHost })).headers.location).toBe(
+    expect((await h.get(`/${link.alias}`, { host: app.liveHost })).headers.get('location')).toBe(
       'https://example.com/v1',
     );
   });
 
   it('shows a PATCH on the very next redirect once the writer invalidated', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { webFallbackUrl: 'https://example.com/v1' });
+    const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/v1' });
     await h.get(`/${link.alias}`, { host: app.liveHost });
     await h.db
       .updateTable('links')
@@ -426,19 +425,19 @@ describe('resolution cache', () => {
     await h.cache.invalidate([
       { subdomainKey: app.subdomainKey, environment: 'live', alias: link.alias },
     ]);
-    expect((await h.get(`/${link.alias}`, { host: app.liveHost })).headers.location).toBe(
+    expect((await h.get(`/${link.alias}`, { host: app.liveHost })).headers.get('location')).toBe(
       'https://example.com/v2',
     );
     const ios = await h.get(`/${link.alias}`, {
       host: app.liveHost,
       headers: { 'user-agent': IPHONE },
     });
-    expect(ios.headers.location).toBe('https://ios.example');
+    expect(ios.headers.get('location')).toBe('https://ios.example');
   });
 
   it('shows an expiry set by PATCH on the very next redirect', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app);
+    const link = await insertLink(h.db, app);
     await h.get(`/${link.alias}`, { host: app.liveHost });
     await h.db
       .updateTable('links')
@@ -454,13 +453,15 @@ describe('resolution cache', () => {
   it('expires a cached link on time, without any invalidation', async () => {
     const app = await createTestApp(h.db);
     const expiresAt = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000);
-    const link = await createTestLink(h.db, app, { expiresAt });
+    const link = await insertLink(h.db, app, { expires_at: expiresAt });
     expect((await h.get(`/${link.alias}`, { host: app.liveHost })).status).toBe(302);
     await h.cached(app, link.alias);
     const after = await eventually(
-      () => h.get(`/${link.alias}`, { host: app.liveHost }),
-      (res) => res.status !== 302,
-      5_000,
+      async () => {
+        const res = await h.get(`/${link.alias}`, { host: app.liveHost });
+        return res.status !== 302 && res;
+      },
+      { timeoutMs: 5_000 },
     );
     expect(after.status).toBe(410);
     expect(Date.now()).toBeGreaterThanOrEqual(expiresAt.getTime());
@@ -471,7 +472,7 @@ describe('resolution cache', () => {
     expect((await h.get('/later', { host: app.liveHost })).status).toBe(404);
     await h.cached(app, 'later');
     // Created without telling the cache: the negative entry still answers (Postgres is spared).
-    const link = await createTestLink(h.db, app, { alias: 'later' });
+    const link = await insertLink(h.db, app, { alias: 'later' });
     expect((await h.get('/later', { host: app.liveHost })).status).toBe(404);
     // The worker invalidates after it commits: the very next redirect resolves.
     await h.cache.invalidate([
@@ -485,7 +486,7 @@ describe('resolution cache', () => {
 
   it('shows an archive on the very next redirect (still redirecting, still counting)', async () => {
     const app = await createTestApp(h.db);
-    const link = await createTestLink(h.db, app, { expiresAt: new Date(Date.now() + 60_000) });
+    const link = await insertLink(h.db, app, { expires_at: new Date(Date.now() + 60_000) });
     await h.get(`/${link.alias}`, { host: app.liveHost });
     await h.db
       .updateTable('links')
@@ -513,7 +514,7 @@ describe('app association files', () => {
     for (const path of [AASA, ASSET_LINKS]) {
       const res = await h.get(path, { host: app.liveHost });
       expect(res.status).toBe(404);
-      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers.get('cache-control')).toBe('no-store');
     }
   });
 
@@ -523,7 +524,7 @@ describe('app association files', () => {
       .insertInto('app_associations')
       .values([
         {
-          app_id: app.id,
+          app_id: app.appId,
           environment: 'live',
           ios_team_id: 'ABCDE12345',
           ios_bundle_id: 'com.example.app',
@@ -531,7 +532,7 @@ describe('app association files', () => {
           android_sha256_fingerprints: [FINGERPRINT],
         },
         {
-          app_id: app.id,
+          app_id: app.appId,
           environment: 'test',
           ios_team_id: 'ABCDE12345',
           ios_bundle_id: 'com.example.app.beta',
@@ -541,8 +542,8 @@ describe('app association files', () => {
 
     const aasa = await h.get(AASA, { host: app.liveHost });
     expect(aasa.status).toBe(200);
-    expect(aasa.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(aasa.body)).toEqual({
+    expect(aasa.headers.get('content-type')).toBe('application/json');
+    expect(JSON.parse(aasa.text)).toEqual({
       applinks: {
         details: [{ appIDs: ['ABCDE12345.com.example.app'], components: [{ '/': '*' }] }],
       },
@@ -550,8 +551,8 @@ describe('app association files', () => {
 
     const assetLinks = await h.get(ASSET_LINKS, { host: app.liveHost });
     expect(assetLinks.status).toBe(200);
-    expect(assetLinks.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(assetLinks.body)).toEqual([
+    expect(assetLinks.headers.get('content-type')).toBe('application/json');
+    expect(JSON.parse(assetLinks.text)).toEqual([
       {
         relation: ['delegate_permission/common.handle_all_urls'],
         target: {
@@ -563,7 +564,7 @@ describe('app association files', () => {
     ]);
 
     const testAasa = await h.get(AASA, { host: app.testHost });
-    expect(JSON.parse(testAasa.body)).toMatchObject({
+    expect(JSON.parse(testAasa.text)).toMatchObject({
       applinks: { details: [{ appIDs: ['ABCDE12345.com.example.app.beta'] }] },
     });
     // iOS only on the test host: no Android file there.
@@ -573,7 +574,7 @@ describe('app association files', () => {
 
     const head = await h.get(AASA, { host: app.liveHost, method: 'HEAD' });
     expect(head.status).toBe(200);
-    expect(head.body).toBe('');
+    expect(head.text).toBe('');
   });
 
   it('answers a platform cleared by linkctl unset-* exactly as one never set', async () => {
@@ -585,19 +586,19 @@ describe('app association files', () => {
       .insertInto('app_associations')
       .values([
         {
-          app_id: app.id,
+          app_id: app.appId,
           environment: 'live',
           android_package_name: 'com.example.app',
           android_sha256_fingerprints: [FINGERPRINT],
         },
-        { app_id: app.id, environment: 'test' },
+        { app_id: app.appId, environment: 'test' },
       ])
       .execute();
-    const comparable = ({ status, headers, body }: Answer) => ({
+    const comparable = ({ status, headers, text }: Answer) => ({
       status,
-      contentType: headers['content-type'],
-      cacheControl: headers['cache-control'],
-      body,
+      contentType: headers.get('content-type'),
+      cacheControl: headers.get('cache-control'),
+      body: text,
     });
     const cases: [string, string, string][] = [
       [AASA, app.liveHost, neverSet.liveHost],
@@ -622,12 +623,12 @@ describe('without Redis', () => {
     });
     try {
       const app = await createTestApp(degraded.db);
-      const link = await createTestLink(degraded.db, app, {
-        webFallbackUrl: 'https://example.com/no-redis',
+      const link = await insertLink(degraded.db, app, {
+        web_fallback_url: 'https://example.com/no-redis',
       });
       const res = await degraded.get(`/${link.alias}`, { host: app.liveHost });
       expect(res.status).toBe(302);
-      expect(res.headers.location).toBe('https://example.com/no-redis');
+      expect(res.headers.get('location')).toBe('https://example.com/no-redis');
       expect((await degraded.get('/readyz', { host: 'probe' })).status).toBe(503);
       await degraded.resources.flusher.flush().catch(() => undefined);
       expect(await clickCount(degraded.db, link.id)).toBe(1);

@@ -5,15 +5,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDb } from '@linkservice/db';
 import type { DbHandle } from '@linkservice/db';
-import { testEnvironment } from '@linkservice/testing';
-import {
-  LINK_DOMAIN,
-  clickCount,
-  createTestApp,
-  createTestLink,
-  eventually,
-  send,
-} from './testing/harness';
+import { eventually, insertLink, sendRequest, testEnvironment } from '@linkservice/testing';
+import { LINK_DOMAIN, clickCount, createTestApp } from './testing/harness';
 
 /**
  * The compiled service as a real process (pnpm test compiles first; alone, run
@@ -81,9 +74,11 @@ async function startProcess(redisPrefix: string): Promise<Running> {
   });
   // Redis may still be connecting: wait until the service says it is ready.
   await eventually(
-    () => send(port, '/readyz').then((r) => r.status),
-    (status) => status === 200,
-    10_000,
+    async () => (await sendRequest(`http://127.0.0.1:${port}/readyz`)).status === 200,
+    {
+      timeoutMs: 10_000,
+      what: 'the redirect process ready',
+    },
   );
   return { child, port, exited };
 }
@@ -100,8 +95,9 @@ describe('redirect process', () => {
   it('loses no click across a clean restart and recovers the clicks of a crashed one', async () => {
     const redisPrefix = `${env.redisPrefix}:proc-${randomUUID().slice(0, 8)}`;
     const app = await createTestApp(postgres.db);
-    const link = await createTestLink(postgres.db, app);
-    const click = (port: number) => send(port, `/${link.alias}`, { host: app.liveHost });
+    const link = await insertLink(postgres.db, app);
+    const click = (port: number) =>
+      sendRequest(`http://127.0.0.1:${port}/${link.alias}`, { host: app.liveHost });
 
     // Clean stop: SIGTERM lets the final flush write every counted click.
     const first = await startProcess(redisPrefix);
@@ -122,8 +118,8 @@ describe('redirect process', () => {
     const third = await startProcess(redisPrefix);
     try {
       const counted = await eventually(
-        () => clickCount(postgres.db, link.id),
-        (n) => n === 65,
+        async () => (await clickCount(postgres.db, link.id)) === 65 && 65,
+        { timeoutMs: 5_000, what: 'all 65 clicks in Postgres' },
       );
       expect(counted).toBe(65);
     } finally {

@@ -2,16 +2,10 @@ import type { DbHandle } from '@linkservice/db';
 import type { LinkRef } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
 import type { CreationOutcome } from '@linkservice/queue';
-import { testEnvironment } from '@linkservice/testing';
+import { createTenant, linkDraft, testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
 import type { CreationHarness } from './testing/creation-harness';
-import {
-  createTestApp,
-  creation,
-  draft,
-  newHarness,
-  testDatabase,
-} from './testing/creation-harness';
+import { creation, newHarness, testDatabase } from './testing/creation-harness';
 
 // The link host caches "no such link" for aliases it was asked for. A link created under such an
 // alias must resolve at once: the worker drops those entries after its commit.
@@ -50,14 +44,14 @@ function completed(outcome: CreationOutcome) {
 
 describe('creation and the link host cache', () => {
   it('drops negative entries of the created aliases, in the environment created', async () => {
-    const app = await createTestApp(postgres.db);
+    const app = await createTenant(postgres.db);
     const live: LinkRef = { subdomainKey: app.subdomainKey, environment: 'live', alias: 'launch' };
     const test: LinkRef = { ...live, environment: 'test' };
     const other: LinkRef = { ...live, alias: 'not-created' };
     for (const ref of [live, test, other]) await rememberMissing(ref);
 
     const result = completed(
-      await harness.submit(creation(app, [draft({ alias: 'launch' }), draft()])),
+      await harness.submit(creation(app, [linkDraft({ alias: 'launch' }), linkDraft()])),
     );
     expect(result.results.every((entry) => entry.ok)).toBe(true);
 
@@ -68,12 +62,12 @@ describe('creation and the link host cache', () => {
   });
 
   it('leaves the cache alone when nothing was created', async () => {
-    const app = await createTestApp(postgres.db);
+    const app = await createTenant(postgres.db);
     const ref: LinkRef = { subdomainKey: app.subdomainKey, environment: 'live', alias: 'taken' };
-    completed(await harness.submit(creation(app, [draft({ alias: 'taken' })])));
+    completed(await harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
     await rememberMissing(ref);
 
-    const again = completed(await harness.submit(creation(app, [draft({ alias: 'taken' })])));
+    const again = completed(await harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
     expect(again.results[0]?.ok).toBe(false);
     expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution: null });
   });

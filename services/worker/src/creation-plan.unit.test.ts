@@ -6,10 +6,10 @@ import {
   RATE_LIMIT_MESSAGE,
   planCreations,
 } from './creation-plan';
-import { draft } from './testing/link-drafts';
+import { linkDraft } from '@linkservice/testing';
 
 const entries = (...aliases: (string | null)[]) =>
-  aliases.map((alias, index) => ({ index, draft: draft({ alias }) }));
+  aliases.map((alias, index) => ({ index, draft: linkDraft({ alias }) }));
 const unlimited = { linkCount: 0, linkAllowance: null };
 
 describe('planCreations', () => {
@@ -98,8 +98,8 @@ describe('planCreations', () => {
 
   it('keeps the index of each entry even when indexes have gaps', () => {
     const gapped = [
-      { index: 2, draft: draft({ alias: 'a' }) },
-      { index: 5, draft: draft({ alias: 'a' }) },
+      { index: 2, draft: linkDraft({ alias: 'a' }) },
+      { index: 5, draft: linkDraft({ alias: 'a' }) },
     ];
     const plan = planCreations(gapped, new Set(), unlimited, 5);
     expect(plan.toCreate.map((p) => p.index)).toEqual([2]);

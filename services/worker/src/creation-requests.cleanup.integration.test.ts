@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
-import { eventually } from '@linkservice/testing';
+import { createTenant, eventually } from '@linkservice/testing';
 import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
 import { LinksRepository } from './links.repository';
-import { createTestApp, requestRow, testDatabase } from './testing/creation-harness';
+import { requestRow, testDatabase } from './testing/creation-harness';
 import { createLogger } from '@linkservice/logger';
 
 let postgres: DbHandle;
@@ -31,9 +31,9 @@ async function insertRequest(appId: string, ageHours: number): Promise<string> {
 
 describe('creation_requests cleanup', () => {
   it('deletes rows past the retention and keeps newer ones', async () => {
-    const app = await createTestApp(postgres.db);
-    const old = await Promise.all([insertRequest(app.id, 30), insertRequest(app.id, 25)]);
-    const fresh = await insertRequest(app.id, 23);
+    const app = await createTenant(postgres.db);
+    const old = await Promise.all([insertRequest(app.appId, 30), insertRequest(app.appId, 25)]);
+    const fresh = await insertRequest(app.appId, 23);
 
     const cleanup = scheduleCreationRequestsCleanup(
       new LinksRepository(postgres.db),
@@ -52,8 +52,8 @@ describe('creation_requests cleanup', () => {
   });
 
   it('deletes in bounded slices', async () => {
-    const app = await createTestApp(postgres.db);
-    await Promise.all(Array.from({ length: 5 }, () => insertRequest(app.id, 48)));
+    const app = await createTenant(postgres.db);
+    await Promise.all(Array.from({ length: 5 }, () => insertRequest(app.appId, 48)));
     const repository = new LinksRepository(postgres.db);
     const first = await repository.deleteOldCreationRequests(24, 2);
     expect(first).toBe(2);

@@ -68,6 +68,6 @@ describe('GET /apps/:appId', () => {
   it('answers 404 for an undecodable id', async () => {
     const res = await gateway.api('/api/v1/apps/%E0%A4%A', { key: alpha.live.secret });
     expect(res.status).toBe(404);
-    expect(res.body.error).toBe('not_found');
+    expect(res.body?.error).toBe('not_found');
   });
 });

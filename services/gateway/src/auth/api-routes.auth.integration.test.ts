@@ -4,7 +4,7 @@ import { createKey, createTenant, revokeKey } from '@linkservice/testing';
 import { API_BASE_PATH, apiRoutes } from '../app';
 import type { HttpMethod } from '../http/routes';
 import type { TestGateway } from '../testing';
-import { rawRequest, startGateway } from '../testing';
+import { startGateway } from '../testing';
 
 /**
  * The one auth test for every /api/v1 route. It walks apiRoutes(), the same list app.ts mounts,
@@ -53,19 +53,18 @@ describe.each(badCredentials)('every /api/v1 route with %s', (_case, credentials
   it('answers the identical 401 without reading the body', async () => {
     for (const { method, path } of routes) {
       // A malformed body: reading it would have produced 400 instead of 401.
-      const res = await rawRequest(gateway.baseUrl, {
+      const res = await gateway.api(path, {
         method,
-        path,
         headers: { ...credentials(), 'content-type': 'application/json' },
-        body: '{not json',
+        rawBody: '{not json',
       });
       expect({ route: `${method} ${path}`, status: res.status, body: res.body }).toEqual({
         route: `${method} ${path}`,
         status: 401,
         body: { error: 'unauthorised', message: 'A valid secret API key is required.' },
       });
-      expect(res.headers['www-authenticate']).toBe('Bearer');
-      expect(res.headers['x-request-id']).toBeTruthy();
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      expect(res.headers.get('x-request-id')).toBeTruthy();
     }
   });
 });
@@ -76,14 +75,13 @@ describe('every /api/v1 route with a valid key', () => {
     async (environment) => {
       for (const { method, path } of routes) {
         // Nothing is created or changed: the malformed body stops the request after routing.
-        const res = await rawRequest(gateway.baseUrl, {
+        const res = await gateway.api(path, {
           method,
-          path,
           headers: {
             authorization: `Bearer ${tenant[environment].secret}`,
             'content-type': 'application/json',
           },
-          body: '{not json',
+          rawBody: '{not json',
         });
         expect({ route: `${method} ${path}`, status: res.status, error: res.body?.error }).toEqual({
           route: `${method} ${path}`,
@@ -101,15 +99,14 @@ describe('every /api/v1 route with a valid key', () => {
     }
     for (const [path, methods] of byPath) {
       const unused = ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].find((m) => !methods.has(m))!;
-      const res = await rawRequest(gateway.baseUrl, {
+      const res = await gateway.api(path, {
         method: unused,
-        path,
         headers: { authorization: `Bearer ${tenant.live.secret}` },
       });
       expect(res.status).toBe(405);
-      expect(res.body.error).toBe('method_not_allowed');
+      expect(res.body?.error).toBe('method_not_allowed');
       const allow = new Set([...methods, ...(methods.has('GET') ? ['HEAD'] : [])]);
-      expect(new Set(res.headers.allow?.split(', '))).toEqual(allow);
+      expect(new Set(res.headers.get('allow')?.split(', '))).toEqual(allow);
     }
   });
 });

@@ -30,10 +30,10 @@ describe('bearer authentication', () => {
   it('accepts a live key and a test key, each in its own environment', async () => {
     const live = await gateway.api('/api/v1/app', { key: tenant.live.secret });
     expect(live.status).toBe(200);
-    expect(live.body.environment).toBe('live');
+    expect(live.body?.environment).toBe('live');
     const test = await gateway.api('/api/v1/app', { key: tenant.test.secret });
     expect(test.status).toBe(200);
-    expect(test.body.environment).toBe('test');
+    expect(test.body?.environment).toBe('test');
   });
 
   it('treats the scheme case-insensitively', async () => {

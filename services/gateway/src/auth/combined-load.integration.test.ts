@@ -3,7 +3,7 @@ import { newId } from '@linkservice/db';
 import { generateSecretKey, hashSecretKey } from '@linkservice/keys';
 import type { Tenant } from '@linkservice/testing';
 import { createKey, createTenant, revokeKey } from '@linkservice/testing';
-import { insertLink } from '../links/testing/link-rows';
+import { insertLink } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
 

@@ -97,7 +97,7 @@ describe('with Redis unreachable', () => {
     const res = await gateway.api('/readyz');
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'unavailable', message: expect.stringContaining('redis') });
-    expect(res.body.message).not.toContain('postgres');
+    expect(res.body?.message).not.toContain('postgres');
     expect(res.headers.get('retry-after')).toBe('5');
   });
 

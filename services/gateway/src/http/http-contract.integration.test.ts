@@ -1,7 +1,7 @@
 import type { Tenant } from '@linkservice/testing';
 import { createTenant } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
-import { rawRequest, startGateway } from '../testing';
+import { startGateway } from '../testing';
 import { ApiError } from './errors';
 import { MAX_BODY_BYTES, bodyOf } from './json-body';
 
@@ -117,7 +117,7 @@ describe('JSON bodies', () => {
       headers,
     });
     expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_body');
+    expect(res.body?.error).toBe('invalid_body');
   });
 
   it('refuses POST and PATCH without a body', async () => {
@@ -128,7 +128,7 @@ describe('JSON bodies', () => {
         headers: { 'content-type': 'application/json' },
       });
       expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_body');
+      expect(res.body?.error).toBe('invalid_body');
     }
   });
 
@@ -156,14 +156,13 @@ describe('JSON bodies', () => {
     expect(declared.headers.get('x-request-id')).toBe('big-1');
 
     const chunks = Array.from({ length: 5 }, () => Buffer.alloc(512 * 1024, 0x20));
-    const streamed = await rawRequest(gateway.baseUrl, {
+    const streamed = await gateway.api('/api/v1/echo', {
       method: 'POST',
-      path: '/api/v1/echo',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       chunks,
     });
     expect(streamed.status).toBe(413);
-    expect(streamed.body.error).toBe('payload_too_large');
+    expect(streamed.body?.error).toBe('payload_too_large');
   });
 });
 

@@ -1,9 +1,8 @@
 import { ALIAS_REPEATED } from '@linkservice/queue';
 import type { Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
-import { rawRequest } from '../testing';
+import { batchBody, createTenant } from '@linkservice/testing';
 import type { CreationStack } from './create.testing';
-import { batchBody, startCreationStack } from './create.testing';
+import { startCreationStack } from './create.testing';
 
 let stack: CreationStack;
 
@@ -65,10 +64,10 @@ describe('POST /links/batch', () => {
         { index: 2, ok: true, link: expect.objectContaining({ deepLinkData: { a: 1 } }) },
       ],
     });
-    for (const { link } of res.body.results) {
+    for (const { link } of batchBody(res).results) {
       expect(link).toMatchObject({
         id: expect.stringMatching(/^lnk_/),
-        url: `https://${tenant.subdomainKey}-test.go.example.test/${link.alias}`,
+        url: `https://${tenant.subdomainKey}-test.go.example.test/${link?.alias}`,
         clickCount: 0,
         status: 'active',
         archivedAt: null,
@@ -84,7 +83,7 @@ describe('POST /links/batch', () => {
       Array.from({ length: 100 }, () => valid()),
     );
     expect(res.status).toBe(201);
-    expect(res.body.created).toBe(100);
+    expect(batchBody(res).created).toBe(100);
     expect(batchBody(res).results.map((r) => r.index)).toEqual(
       Array.from({ length: 100 }, (_, i) => i),
     );
@@ -154,7 +153,7 @@ describe('POST /links/batch', () => {
       r.ok ? 'created' : Object.keys(r.fieldErrors ?? {}).join(','),
     );
     expect(outcome).toEqual(['created', 'alias', 'alias', 'alias', 'created']);
-    expect(res.body.results[1].error).toBe('validation_failed');
+    expect(batchBody(res).results[1].error).toBe('validation_failed');
     expect(res.headers.get('ratelimit-remaining')).toBe('296');
     expect(await aliasesOf(tenant.appId)).toEqual(['Twin', 'gone', 'taken', 'twin']);
   });
@@ -204,12 +203,14 @@ describe('POST /links/batch', () => {
     const again = await createBatch(tenant.live.secret, batch);
     expect(again.status).toBe(207);
     expect(again.body).toMatchObject({ created: 1, failed: 2, notAttempted: 0 });
-    expect(again.body.results[0]).toMatchObject({ ok: false, error: 'validation_failed' });
-    expect(again.body.results[0].fieldErrors).toHaveProperty('alias');
-    expect(again.body.results[1].fieldErrors).toHaveProperty('alias');
+    expect(batchBody(again).results[0]).toMatchObject({ ok: false, error: 'validation_failed' });
+    expect(batchBody(again).results[0].fieldErrors).toHaveProperty('alias');
+    expect(batchBody(again).results[1].fieldErrors).toHaveProperty('alias');
     // The entry without an alias got a fresh generated alias: a second link.
-    expect(again.body.results[2].ok).toBe(true);
-    expect(again.body.results[2].link.alias).not.toBe(first.body.results[2].link.alias);
+    expect(batchBody(again).results[2].ok).toBe(true);
+    expect(batchBody(again).results[2].link?.alias).not.toBe(
+      batchBody(first).results[2].link?.alias,
+    );
 
     const aliases = await aliasesOf(tenant.appId);
     expect(aliases).toHaveLength(4);
@@ -298,32 +299,30 @@ describe('POST /links/batch', () => {
   });
 
   it('answers 400 invalid_body when the body is not a JSON object', async () => {
-    const res = await rawRequest(stack.gateway.baseUrl, {
+    const res = await stack.gateway.api('/api/v1/links/batch', {
       method: 'POST',
-      path: '/api/v1/links/batch',
       headers: {
         authorization: `Bearer ${tenant.live.secret}`,
         'content-type': 'application/json',
       },
-      body: JSON.stringify([valid()]),
+      rawBody: JSON.stringify([valid()]),
     });
     expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_body');
+    expect(res.body?.error).toBe('invalid_body');
   });
 
   it('answers 405 with Allow: POST for other methods, and is not mistaken for a link id', async () => {
     for (const method of ['GET', 'PATCH', 'DELETE']) {
-      const res = await rawRequest(stack.gateway.baseUrl, {
+      const res = await stack.gateway.api('/api/v1/links/batch', {
         method,
-        path: '/api/v1/links/batch',
         headers: { authorization: `Bearer ${tenant.live.secret}` },
       });
-      expect({ method, status: res.status, allow: res.headers.allow }).toEqual({
+      expect({ method, status: res.status, allow: res.headers.get('allow') }).toEqual({
         method,
         status: 405,
         allow: 'POST',
       });
-      expect(res.body.error).toBe('method_not_allowed');
+      expect(res.body?.error).toBe('method_not_allowed');
     }
   });
 });

@@ -1,8 +1,8 @@
 import type { Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
-import type { ApiResponse } from '../testing';
+import { batchBody, createTenant } from '@linkservice/testing';
+import type { ApiResponse } from '@linkservice/testing';
 import type { CreationStack } from './create.testing';
-import { batchBody, startCreationStack } from './create.testing';
+import { startCreationStack } from './create.testing';
 
 const LIMIT = 5;
 let stack: CreationStack;
@@ -151,7 +151,7 @@ describe('the hourly creation limit', () => {
         continue;
       }
       expect(res.status).toBe(207);
-      expect(res.body.stoppedEarly).toEqual({
+      expect(batchBody(res).stoppedEarly).toEqual({
         reason: 'rate_limited',
         atIndex: c,
         message: expect.any(String),
@@ -170,23 +170,23 @@ describe('the hourly creation limit', () => {
       createBatch(capped.live.secret, entries(2)),
       createBatch(capped.test.secret, entries(2)),
     ]);
-    expect(responses.map((r) => r.body.created as number).sort()).toEqual([1, 2]);
-    const stopped = responses.find((r) => r.body.created === 1)!;
+    expect(responses.map((r) => batchBody(r).created).sort()).toEqual([1, 2]);
+    const stopped = responses.find((r) => batchBody(r).created === 1)!;
     expect(stopped.status).toBe(207);
     expect(stopped.body).toMatchObject({ created: 1, failed: 1, notAttempted: 0 });
-    expect(stopped.body.stoppedEarly).toEqual({
+    expect(batchBody(stopped).stoppedEarly).toEqual({
       reason: 'plan_limit_reached',
       atIndex: 1,
       message: expect.any(String),
     });
-    expect(stopped.body.results[1]).toEqual({
+    expect(batchBody(stopped).results[1]).toEqual({
       index: 1,
       ok: false,
       error: 'plan_limit_reached',
       message: expect.any(String),
     });
     expect(stopped.headers.get('retry-after')).toBeNull();
-    expect(responses.find((r) => r.body.created === 2)!.status).toBe(201);
+    expect(responses.find((r) => batchBody(r).created === 2)!.status).toBe(201);
     // The refused entry gave its unit back: 3 used of 5 once both answered.
     expect((await stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(2);
     expect(await linkCount(capped.appId)).toBe(3);
@@ -208,13 +208,13 @@ describe('the hourly creation limit', () => {
       [2, true],
       [3, false],
     ]);
-    expect(res.body.results[3]).toEqual({
+    expect(batchBody(res).results[3]).toEqual({
       index: 3,
       ok: false,
       error: 'rate_limited',
       message: expect.any(String),
     });
-    expect(res.body.stoppedEarly).toEqual({
+    expect(batchBody(res).stoppedEarly).toEqual({
       reason: 'rate_limited',
       atIndex: 3,
       message: expect.any(String),
@@ -237,7 +237,7 @@ describe('the hourly creation limit', () => {
     ]);
     expect(res.status).toBe(207);
     expect(res.body).toMatchObject({ created: 0, failed: 3, notAttempted: 1 });
-    expect(res.body.results).toEqual([
+    expect(batchBody(res).results).toEqual([
       {
         index: 0,
         ok: false,
@@ -254,7 +254,7 @@ describe('the hourly creation limit', () => {
       },
       { index: 2, ok: false, error: 'rate_limited', message: expect.any(String) },
     ]);
-    expect(res.body.stoppedEarly).toMatchObject({ reason: 'rate_limited', atIndex: 2 });
+    expect(batchBody(res).stoppedEarly).toMatchObject({ reason: 'rate_limited', atIndex: 2 });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 

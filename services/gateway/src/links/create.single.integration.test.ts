@@ -1,6 +1,5 @@
 import type { Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
-import { rawRequest } from '../testing';
+import { createTenant, linkOf } from '@linkservice/testing';
 import type { CreationStack } from './create.testing';
 import { startCreationStack } from './create.testing';
 
@@ -59,7 +58,7 @@ describe('POST /links', () => {
     });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body as object)).toEqual(['link']);
-    const { link } = res.body;
+    const link = linkOf(res);
     expect(link).toEqual({
       id: expect.stringMatching(/^lnk_/),
       alias: 'Spring-Sale_1',
@@ -92,13 +91,11 @@ describe('POST /links', () => {
       webFallbackUrl: 'https://example.com',
     });
     expect([first.status, second.status]).toEqual([201, 201]);
-    for (const { body } of [first, second]) {
-      expect(body.link.alias).toMatch(/^[A-Za-z0-9]{7,}$/);
-      expect(body.link.environment).toBe('test');
-      expect(body.link.url).toBe(
-        `https://${tenant.subdomainKey}-test.go.example.test/${body.link.alias}`,
-      );
-      expect(body.link).toMatchObject({
+    for (const link of [linkOf(first), linkOf(second)]) {
+      expect(link.alias).toMatch(/^[A-Za-z0-9]{7,}$/);
+      expect(link.environment).toBe('test');
+      expect(link.url).toBe(`https://${tenant.subdomainKey}-test.go.example.test/${link.alias}`);
+      expect(link).toMatchObject({
         iosFallbackUrl: null,
         deepLinkData: null,
         title: null,
@@ -106,7 +103,7 @@ describe('POST /links', () => {
         expiresAt: null,
       });
     }
-    expect(first.body.link.alias).not.toBe(second.body.link.alias);
+    expect(linkOf(first).alias).not.toBe(linkOf(second).alias);
   });
 
   it('answers 422 naming every failing field, and creates nothing', async () => {
@@ -136,7 +133,7 @@ describe('POST /links', () => {
   it('requires webFallbackUrl', async () => {
     const res = await create(tenant.live.secret, { title: 'no fallback' });
     expect(res.status).toBe(422);
-    expect(res.body.fields).toEqual({ webFallbackUrl: expect.any(String) });
+    expect(res.body?.fields).toEqual({ webFallbackUrl: expect.any(String) });
   });
 
   it('refuses a reserved alias with fields.alias', async () => {
@@ -145,7 +142,7 @@ describe('POST /links', () => {
       webFallbackUrl: 'https://example.com',
     });
     expect(res.status).toBe(422);
-    expect(res.body.fields).toEqual({ alias: expect.any(String) });
+    expect(res.body?.fields).toEqual({ alias: expect.any(String) });
   });
 
   it('refuses an alias already in use in the same environment, but not in the other one', async () => {
@@ -177,7 +174,7 @@ describe('POST /links', () => {
       .execute();
     const res = await create(tenant.live.secret, body);
     expect(res.status).toBe(422);
-    expect(res.body.fields).toEqual({ alias: expect.any(String) });
+    expect(res.body?.fields).toEqual({ alias: expect.any(String) });
   });
 
   it('answers 422 without fields, about the plan, when the link allowance is reached', async () => {
@@ -231,14 +228,13 @@ describe('POST /links', () => {
 
   it('answers 400 invalid_body for a body that is not a JSON object', async () => {
     for (const rawBody of ['[]', '"text"', '{"a":', 'null']) {
-      const res = await rawRequest(stack.gateway.baseUrl, {
+      const res = await stack.gateway.api('/api/v1/links', {
         method: 'POST',
-        path: '/api/v1/links',
         headers: {
           authorization: `Bearer ${tenant.live.secret}`,
           'content-type': 'application/json',
         },
-        body: rawBody,
+        rawBody: rawBody,
       });
       expect({ rawBody, status: res.status, error: res.body?.error }).toEqual({
         rawBody,
@@ -256,7 +252,7 @@ describe('POST /links', () => {
       environment: 'live',
     });
     expect(res.status).toBe(422);
-    expect(Object.keys(res.body.fields as object).sort()).toEqual(['appId', 'environment']);
+    expect(Object.keys(res.body?.fields as object).sort()).toEqual(['appId', 'environment']);
     expect(await linksOf(other.appId)).toEqual([]);
   });
 });

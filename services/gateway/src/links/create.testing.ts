@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Worker } from 'bullmq';
 import { createDb } from '@linkservice/db';
-import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import { testEnvironment } from '@linkservice/testing';
-import { startCreationWorker } from '@linkservice/worker';
-import type { Link } from '@linkservice/contracts';
-import type { StoppedEarly } from '@linkservice/queue';
-import type { ApiResponse, StartGatewayOptions, TestGateway } from '../testing';
+import { InProcessWorkers } from '@linkservice/worker';
+import type { StartGatewayOptions, TestGateway } from '../testing';
 import { startGateway } from '../testing';
 
 /** An in-process creation worker that a test can stop and start again. */
@@ -43,40 +39,25 @@ export async function startCreationStack(
   // The worker's own pool, as in its own process. createDb listens for the 'error' a checked-out
   // client emits when Postgres ends a creation transaction left idle past its deadline.
   const postgres = createDb({ connectionString: config.DATABASE_URL, max: 5 });
-  const logger = createLogger('worker', config.LOG_LEVEL);
-  // BullMQ's blocking commands need a connection that waits out reconnects.
-  const connection = createRedisClient(config.REDIS_URL, {
-    connectionName: `${config.REDIS_PREFIX}:test-worker`,
-    logger,
-    maxRetriesPerRequest: null,
+  const workers = new InProcessWorkers({
+    db: postgres.db,
+    redisUrl: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    logger: createLogger('worker', config.LOG_LEVEL),
+    linkDomain: config.LINK_DOMAIN,
   });
-  let running: Worker | undefined;
 
   const worker: TestCreationWorker = {
     start: async ({ testDelayMs } = {}) => {
-      if (running) throw new Error('the worker is already running');
-      const started = startCreationWorker({
-        db: postgres.db,
-        connection,
-        prefix: config.REDIS_PREFIX,
-        logger,
-        linkDomain: config.LINK_DOMAIN,
-        concurrency: options.workerConcurrency ?? 4,
-        testDelayMs,
-      });
-      running = started;
+      if (workers.size > 0) throw new Error('the worker is already running');
+      const started = workers.start({ testDelayMs, concurrency: options.workerConcurrency ?? 4 });
       // Closing a BullMQ Worker while its blocking connection is still connecting makes that
       // connection emit an 'error' nobody listens to any more: wait until it is up.
       await started.waitUntilReady();
     },
-    stop: async () => {
-      const stopping = running;
-      running = undefined;
-      await stopping?.close();
-    },
+    stop: () => workers.stop(),
     close: async () => {
-      await worker.stop();
-      await closeRedis(connection);
+      await workers.stop();
       await postgres.close();
     },
   };
@@ -89,24 +70,4 @@ export async function startCreationStack(
       await gateway.stop();
     },
   };
-}
-
-/** A batch response body, typed for assertions. */
-export interface BatchBody {
-  created: number;
-  failed: number;
-  notAttempted: number;
-  results: {
-    index: number;
-    ok: boolean;
-    link?: Link;
-    error?: string;
-    message?: string;
-    fieldErrors?: Record<string, string>;
-  }[];
-  stoppedEarly?: StoppedEarly;
-}
-
-export function batchBody(res: ApiResponse): BatchBody {
-  return res.body as BatchBody;
 }

@@ -1,7 +1,7 @@
 import { SETTLE_LOCK_TIMEOUT_MS } from '@linkservice/queue';
 import type { Tenant } from '@linkservice/testing';
 import { createTenant } from '@linkservice/testing';
-import type { ApiResponse } from '../testing';
+import type { ApiResponse } from '@linkservice/testing';
 import { closedPort, startGateway } from '../testing';
 import type { CreationStack } from './create.testing';
 import { startCreationStack } from './create.testing';
@@ -132,7 +132,7 @@ describe('when Redis is unreachable', () => {
         body: { alias: 'no-redis', webFallbackUrl: 'https://example.com' },
       });
       expect(single.status).toBe(503);
-      expect(single.body.error).toBe('unavailable');
+      expect(single.body?.error).toBe('unavailable');
       expect(Number(single.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
       const batch = await gateway.api('/api/v1/links/batch', {

@@ -11,7 +11,7 @@ import type { Tenant } from '@linkservice/testing';
 import { createTenant, eventually } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
-import { insertLink } from './testing/link-rows';
+import { insertLink } from '@linkservice/testing';
 
 // PATCH and DELETE against the link host's cache: the gateway and the redirect service run
 // in-process on the run's Postgres and Redis, and the redirect after a change must show it.

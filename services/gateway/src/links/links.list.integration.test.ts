@@ -3,8 +3,8 @@ import type { Tenant } from '@linkservice/testing';
 import { createTenant, eventually } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
-import type { LinkSeed } from './testing/link-rows';
-import { insertLinks } from './testing/link-rows';
+import type { LinkSeed } from '@linkservice/testing';
+import { insertLinks } from '@linkservice/testing';
 
 let gateway: TestGateway;
 

@@ -3,8 +3,8 @@ import { createDb } from '@linkservice/db';
 import { createTenant, testEnvironment } from '@linkservice/testing';
 import type { LinkListQuery, LinkScope, LinkSort, LinkStatusFilter } from './links.repository';
 import { escapeLike, LinksRepository } from './links.repository';
-import type { LinkSeed } from './testing/link-rows';
-import { insertLinks } from './testing/link-rows';
+import type { LinkSeed } from '@linkservice/testing';
+import { insertLinks } from '@linkservice/testing';
 
 let handle: DbHandle;
 let scope: LinkScope;

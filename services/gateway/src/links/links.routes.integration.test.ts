@@ -1,11 +1,11 @@
 import type { Environment, LinkRow } from '@linkservice/db';
 import type { Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
+import { createTenant, linkOf } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
 import { ARCHIVE_NOTE } from './links.service';
-import type { LinkSeed } from './testing/link-rows';
-import { insertLink } from './testing/link-rows';
+import type { LinkSeed } from '@linkservice/testing';
+import { insertLink } from '@linkservice/testing';
 
 const DOMAIN = 'go.example.test';
 const NOT_FOUND = { error: 'not_found', message: 'No such link.' };
@@ -101,7 +101,7 @@ describe('GET /links/{id}', () => {
     const res = await getLink(row.id);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(res.text));
-    expect(res.body.link.title).toBe('Frühling ✓');
+    expect(linkOf(res).title).toBe('Frühling ✓');
     expect(res.headers.get('x-request-id')).toBeTruthy();
     expect(res.headers.get('etag')).toBeNull();
 
@@ -117,7 +117,7 @@ describe('GET /links/{id}', () => {
 
   it('shows nulls and an empty tag list for unset fields', async () => {
     const row = await seed(alpha);
-    const { link } = (await getLink(row.id)).body;
+    const link = linkOf(await getLink(row.id));
     expect(link).toMatchObject({
       iosFallbackUrl: null,
       deepLinkData: null,
@@ -135,19 +135,19 @@ describe('GET /links/{id}', () => {
 
   it('uses the -test host for a test-environment link', async () => {
     const row = await seed(alpha, 'test');
-    const { link } = (await getLink(row.id, keyOf(alpha, 'test'))).body;
+    const link = linkOf(await getLink(row.id, keyOf(alpha, 'test')));
     expect(link.url).toBe(`https://${alpha.subdomainKey}-test.${DOMAIN}/${row.alias}`);
     expect(link.environment).toBe('test');
   });
 
   it('reports expired and archived links by status', async () => {
     const expired = await seed(alpha, 'live', { expires_at: '2020-01-01T00:00:00Z' });
-    expect((await getLink(expired.id)).body.link.status).toBe('expired');
+    expect(linkOf(await getLink(expired.id)).status).toBe('expired');
     const archived = await seed(alpha, 'live', {
       expires_at: '2020-01-01T00:00:00Z',
       archived_at: '2024-05-06T07:08:09.010Z',
     });
-    const { link } = (await getLink(archived.id)).body;
+    const link = linkOf(await getLink(archived.id));
     expect(link.status).toBe('archived');
     expect(link.archivedAt).toBe('2024-05-06T07:08:09.010Z');
   });
@@ -209,7 +209,7 @@ describe('PATCH /links/{id}', () => {
       iosFallbackUrl: null,
     });
     expect(res.status).toBe(200);
-    expect(res.body.link).toMatchObject({
+    expect(linkOf(res)).toMatchObject({
       id: row.id,
       alias: row.alias,
       title: 'Summer sale',
@@ -225,7 +225,7 @@ describe('PATCH /links/{id}', () => {
       status: 'active',
       createdAt: '2030-01-01T10:00:00.123Z',
     });
-    expect(res.body.link.updatedAt).not.toBe('2030-01-01T10:00:00.123Z');
+    expect(linkOf(res).updatedAt).not.toBe('2030-01-01T10:00:00.123Z');
     // What GET shows afterwards is exactly what PATCH answered.
     expect((await getLink(row.id)).body).toEqual(res.body);
   });
@@ -248,7 +248,7 @@ describe('PATCH /links/{id}', () => {
     ];
     for (const body of unchangedBodies) {
       const res = await patchLink(row.id, body);
-      expect({ body, status: res.status, updatedAt: res.body.link.updatedAt }).toEqual({
+      expect({ body, status: res.status, updatedAt: linkOf(res).updatedAt }).toEqual({
         body,
         status: 200,
         updatedAt: '2030-01-01T10:00:00.123Z',
@@ -258,18 +258,18 @@ describe('PATCH /links/{id}', () => {
 
     // Reordered tags are a change.
     const reordered = await patchLink(row.id, { tags: ['spring', 'vip'] });
-    expect(reordered.body.link.tags).toEqual(['spring', 'vip']);
-    expect(reordered.body.link.updatedAt).not.toBe('2030-01-01T10:00:00.123Z');
+    expect(linkOf(reordered).tags).toEqual(['spring', 'vip']);
+    expect(linkOf(reordered).updatedAt).not.toBe('2030-01-01T10:00:00.123Z');
   });
 
   it('treats clearing an empty field as no change, but setting and clearing a value as changes', async () => {
     const OLD = '2031-01-01T00:00:00.000Z';
     const row = await seed(alpha, 'live', { updated_at: OLD });
     const noop = await patchLink(row.id, { title: null, tags: [], deepLinkData: null });
-    expect(noop.body.link.updatedAt).toBe(OLD);
+    expect(linkOf(noop).updatedAt).toBe(OLD);
 
     const set = await patchLink(row.id, { title: 'now set' });
-    expect(set.body.link.updatedAt).not.toBe(OLD);
+    expect(linkOf(set).updatedAt).not.toBe(OLD);
 
     await gateway.deps.db
       .updateTable('links')
@@ -277,15 +277,15 @@ describe('PATCH /links/{id}', () => {
       .where('id', '=', row.id)
       .execute();
     const unset = await patchLink(row.id, { title: null });
-    expect(unset.body.link.title).toBeNull();
-    expect(unset.body.link.updatedAt).not.toBe(OLD);
+    expect(linkOf(unset).title).toBeNull();
+    expect(linkOf(unset).updatedAt).not.toBe(OLD);
   });
 
   it('can change an expired link and clear its expiry', async () => {
     const row = await seed(alpha, 'live', { expires_at: '2020-01-01T00:00:00Z' });
     const res = await patchLink(row.id, { expiresAt: null });
     expect(res.status).toBe(200);
-    expect(res.body.link).toMatchObject({ expiresAt: null, status: 'active' });
+    expect(linkOf(res)).toMatchObject({ expiresAt: null, status: 'active' });
   });
 
   it('answers 422 with every failing field and changes nothing', async () => {
@@ -299,9 +299,9 @@ describe('PATCH /links/{id}', () => {
       colour: 'red',
     });
     expect(res.status).toBe(422);
-    expect(res.body.error).toBe('invalid_request');
-    expect(typeof res.body.message).toBe('string');
-    expect(Object.keys(res.body.fields as object).sort()).toEqual(
+    expect(res.body?.error).toBe('invalid_request');
+    expect(typeof res.body?.message).toBe('string');
+    expect(Object.keys(res.body?.fields as object).sort()).toEqual(
       ['webFallbackUrl', 'expiresAt', 'tags', 'clickCount', 'colour'].sort(),
     );
     const after = await rowOf(row.id);
@@ -318,7 +318,7 @@ describe('PATCH /links/{id}', () => {
       { alias: 7, title: 'changed?' },
     ]) {
       const res = await patchLink(row.id, body);
-      expect({ body, status: res.status, fields: res.body.fields }).toEqual({
+      expect({ body, status: res.status, fields: res.body?.fields }).toEqual({
         body,
         status: 422,
         fields: { alias: 'cannot be changed after creation' },
@@ -359,12 +359,12 @@ describe('PATCH /links/{id}', () => {
     });
     for (const body of [{ title: 'changed' }, {}, { title: 5, nope: 1 }, { alias: 'different' }]) {
       const res = await patchLink(row.id, body);
-      expect({ body, status: res.status, error: res.body.error }).toEqual({
+      expect({ body, status: res.status, error: res.body?.error }).toEqual({
         body,
         status: 409,
         error: 'conflict',
       });
-      expect(res.body.fields).toBeUndefined();
+      expect(res.body?.fields).toBeUndefined();
     }
     expect((await rowOf(row.id)).title).toBe('archived');
   });
@@ -374,7 +374,7 @@ describe('PATCH /links/{id}', () => {
     for (const body of [[1], 'text', 3, null]) {
       const res = await patchLink(row.id, body);
       expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_body');
+      expect(res.body?.error).toBe('invalid_body');
     }
   });
 });
@@ -385,25 +385,25 @@ describe('DELETE /links/{id}', () => {
     const before = Date.now();
     const res = await archiveLink(row.id);
     expect(res.status).toBe(200);
-    expect(res.body.note).toBe(ARCHIVE_NOTE);
-    expect(res.body.note).toMatch(/archived/);
-    expect(res.body.note).toMatch(/keeps resolving/);
-    expect(res.body.note).toMatch(/alias stays taken/);
-    expect(res.body.link).toMatchObject({
+    expect(res.body?.note).toBe(ARCHIVE_NOTE);
+    expect(res.body?.note).toMatch(/archived/);
+    expect(res.body?.note).toMatch(/keeps resolving/);
+    expect(res.body?.note).toMatch(/alias stays taken/);
+    expect(linkOf(res)).toMatchObject({
       id: row.id,
       alias: row.alias,
       status: 'archived',
       title: 'Spring sale',
       clickCount: 42,
     });
-    const archivedAt = new Date(res.body.link.archivedAt as string).getTime();
-    expect(res.body.link.archivedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const archivedAt = new Date(linkOf(res).archivedAt as string).getTime();
+    expect(linkOf(res).archivedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(archivedAt).toBeGreaterThanOrEqual(before - 5_000);
-    expect(res.body.link.updatedAt).toBe(res.body.link.archivedAt);
+    expect(linkOf(res).updatedAt).toBe(linkOf(res).archivedAt);
     expect(Object.keys(res.body as object).sort()).toEqual(['link', 'note']);
 
     const read = await getLink(row.id);
-    expect(read.body.link).toEqual(res.body.link);
+    expect(linkOf(read)).toEqual(linkOf(res));
   });
 
   it('answers 409 when already archived and keeps the first archivedAt', async () => {
@@ -413,7 +413,7 @@ describe('DELETE /links/{id}', () => {
     const second = await archiveLink(row.id);
     expect(second.status).toBe(409);
     expect(second.body).toEqual({ error: 'conflict', message: 'The link is already archived.' });
-    expect((await getLink(row.id)).body.link.archivedAt).toBe(first.body.link.archivedAt);
+    expect(linkOf(await getLink(row.id)).archivedAt).toBe(linkOf(first).archivedAt);
   });
 
   it('archives exactly once under concurrent requests', async () => {

@@ -1,3 +1,2 @@
 export * from './gateway-harness';
 export * from './ports';
-export * from './raw-request';

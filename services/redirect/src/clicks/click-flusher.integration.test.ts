@@ -3,8 +3,8 @@ import { Redis } from 'ioredis';
 import { createDb } from '@linkservice/db';
 import type { DbHandle } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
-import { testEnvironment } from '@linkservice/testing';
-import { clickCount, createTestApp, createTestLink } from '../testing/harness';
+import { createTenant, eventually, insertLink, testEnvironment } from '@linkservice/testing';
+import { clickCount } from '../testing/harness';
 import { ClickCounter } from './click-counter';
 import { ClickFlusher } from './click-flusher';
 import type { ClickKeys } from './click-keys';
@@ -45,8 +45,8 @@ function flusherFor(keys: ClickKeys, counter = new ClickCounter(redis, keys, log
 }
 
 async function twoLinks() {
-  const app = await createTestApp(postgres.db);
-  return [await createTestLink(postgres.db, app), await createTestLink(postgres.db, app)] as const;
+  const app = await createTenant(postgres.db);
+  return [await insertLink(postgres.db, app), await insertLink(postgres.db, app)] as const;
 }
 
 describe('ClickFlusher', () => {
@@ -96,7 +96,10 @@ describe('ClickFlusher', () => {
     const { flusher } = flusherFor(keys);
     flusher.start();
     try {
-      await waitFor(async () => (await redis.scard(keys.batches)) === 0);
+      await eventually(async () => (await redis.scard(keys.batches)) === 0, {
+        timeoutMs: 5_000,
+        what: 'no batch left in Redis',
+      });
     } finally {
       await flusher.stop();
     }
@@ -169,11 +172,3 @@ describe('ClickFlusher', () => {
     expect(await clickCount(postgres.db, a.id)).toBe(1);
   });
 });
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { LinkDraft } from '@linkservice/contracts';
 import type { Database, DbHandle, Environment } from '@linkservice/db';
-import { createDb, newId } from '@linkservice/db';
-import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
+import { createDb } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/queue';
@@ -10,11 +9,8 @@ import { BullCreationClient, CREATE_LINKS_QUEUE, redisOptionsFromUrl } from '@li
 import { testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { startCreationWorker } from '../worker';
-
-export { draft } from './link-drafts';
+import { InProcessWorkers } from './in-process-workers';
 
 /**
  * A real CreationClient and in-process workers on the run's Postgres and Redis, under a Redis
@@ -24,7 +20,7 @@ export class CreationHarness {
   readonly prefix: string;
   readonly client: BullCreationClient;
   readonly logger: Logger;
-  private readonly workers = new Set<{ worker: Worker; connection: Redis }>();
+  private readonly workers: InProcessWorkers;
   private readonly extras: { close(): Promise<unknown> }[] = [];
 
   constructor(
@@ -41,36 +37,21 @@ export class CreationHarness {
       db,
       logger: this.logger,
     });
+    this.workers = new InProcessWorkers({
+      db,
+      redisUrl,
+      prefix: this.prefix,
+      logger: this.logger,
+      linkDomain,
+    });
   }
 
   startWorker(options: { testDelayMs?: number; concurrency?: number } = {}): Worker {
-    const connection = createRedisClient(this.redisUrl, {
-      connectionName: `${this.prefix}:test-worker`,
-      logger: this.logger,
-      maxRetriesPerRequest: null,
-    });
-    const worker = startCreationWorker({
-      db: this.db,
-      connection,
-      prefix: this.prefix,
-      logger: this.logger,
-      linkDomain: this.linkDomain,
-      concurrency: options.concurrency ?? 8,
-      testDelayMs: options.testDelayMs,
-    });
-    this.workers.add({ worker, connection });
-    return worker;
+    return this.workers.start(options);
   }
 
-  async stopWorkers(): Promise<void> {
-    const running = [...this.workers];
-    this.workers.clear();
-    await Promise.all(
-      running.map(async ({ worker, connection }) => {
-        await worker.close();
-        await closeRedis(connection);
-      }),
-    );
+  stopWorkers(): Promise<void> {
+    return this.workers.stop();
   }
 
   /** A producer-side Queue and QueueEvents for adding jobs by hand (redeliveries). */
@@ -121,38 +102,15 @@ export function newHarness(db: Kysely<Database>): CreationHarness {
   return new CreationHarness(db, env.redisUrl, env.redisPrefix);
 }
 
-export interface TestApp {
-  id: string;
-  subdomainKey: string;
-}
-
-/** A fresh app (tenant) per test, as linkctl would create it. */
-export async function createTestApp(
-  db: Kysely<Database>,
-  linkAllowance: number | null = null,
-): Promise<TestApp> {
-  const id = newId('app');
-  const subdomainKey = `w${randomBytes(6).toString('hex')}`;
-  await db
-    .insertInto('apps')
-    .values({
-      id,
-      name: `Worker test ${subdomainKey}`,
-      subdomain_key: subdomainKey,
-      link_allowance: linkAllowance,
-    })
-    .execute();
-  return { id, subdomainKey };
-}
-
+/** A job payload (without its deadline) creating `drafts` for a tenant (see createTenant). */
 export function creation(
-  app: TestApp,
+  app: { appId: string },
   drafts: LinkDraft[],
   options: { environment?: Environment; creationBudget?: number } = {},
 ): Omit<CreateLinksPayload, 'deadline'> {
   return {
     requestId: `crt_${randomUUID()}`,
-    appId: app.id,
+    appId: app.appId,
     environment: options.environment ?? 'live',
     entries: drafts.map((d, index) => ({ index, draft: d })),
     creationBudget: options.creationBudget ?? drafts.length,

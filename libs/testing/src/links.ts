@@ -1,27 +1,52 @@
 import type { Kysely } from 'kysely';
+import type { LinkDraft } from '@linkservice/contracts';
 import type { Database, Environment, LinkRow, NewLink } from '@linkservice/db';
 import { newId } from '@linkservice/db';
+
+/** A valid draft, as the gateway hands it to the worker, with only `overrides` set. */
+export function linkDraft(overrides: Partial<LinkDraft> = {}): LinkDraft {
+  return {
+    alias: null,
+    webFallbackUrl: 'https://example.com/fallback',
+    iosFallbackUrl: null,
+    deepLinkData: null,
+    title: null,
+    campaign: null,
+    channel: null,
+    feature: null,
+    tags: [],
+    expiresAt: null,
+    ...overrides,
+  };
+}
 
 export type LinkSeed = Partial<Omit<NewLink, 'deep_link_data'>> & {
   deep_link_data?: Record<string, unknown> | null;
 };
 
+/** Whose links: a Tenant will do (its live links unless `environment` says otherwise). */
+export interface LinkOwner {
+  appId: string;
+  environment?: Environment;
+}
+
 let aliasCounter = 0;
 
 /**
- * Inserts links straight into Postgres for read/list tests (creation through the API is tested
- * with the creation endpoints). Fields not given get plain defaults and a unique alias.
+ * Inserts links straight into Postgres, as the worker would store them, for tests of what reads
+ * them (lists, the link host, the cache); creation itself is tested through the creation path.
+ * Fields not given get plain defaults and a unique alias.
  */
 export async function insertLinks(
   db: Kysely<Database>,
-  owner: { appId: string; environment: Environment },
+  owner: LinkOwner,
   seeds: readonly LinkSeed[],
 ): Promise<LinkRow[]> {
   if (seeds.length === 0) return [];
   const values = seeds.map(({ deep_link_data, ...seed }) => ({
     id: newId('lnk'),
     app_id: owner.appId,
-    environment: owner.environment,
+    environment: owner.environment ?? 'live',
     alias: `seed${(++aliasCounter).toString(36)}x${Date.now().toString(36)}`,
     web_fallback_url: 'https://example.com/fallback',
     ...seed,
@@ -38,7 +63,7 @@ export async function insertLinks(
 
 export async function insertLink(
   db: Kysely<Database>,
-  owner: { appId: string; environment: Environment },
+  owner: LinkOwner,
   seed: LinkSeed = {},
 ): Promise<LinkRow> {
   const row = (await insertLinks(db, owner, [seed])).at(0);
