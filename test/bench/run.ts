@@ -8,8 +8,7 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { createMigratedDatabase } from '../support/database';
 import type { ScratchDatabase } from '../support/database';
-import { sendRequest } from '@linkservice/testing';
-import { freePort } from '../support/ports';
+import { freePort, sendRequest } from '@linkservice/testing';
 import {
   ALL_SERVICES,
   ServiceProcess,

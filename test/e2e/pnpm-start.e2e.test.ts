@@ -1,10 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
-import { testEnvironment } from '@linkservice/testing';
-import { sendRequest } from '@linkservice/testing';
-import { freePort } from '../support/ports';
+import { eventually, freePort, sendRequest, testEnvironment } from '@linkservice/testing';
 import { repositoryRoot } from '../support/service-process';
 
 /**
@@ -111,12 +108,11 @@ async function waitUntil(
   what: string,
   output: () => string,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await delay(200);
+  try {
+    await eventually(condition, { timeoutMs, intervalMs: 200, what });
+  } catch {
+    throw new Error(`${what} within ${timeoutMs} ms\n--- pnpm start output ---\n${output()}`);
   }
-  throw new Error(`${what} within ${timeoutMs} ms\n--- pnpm start output ---\n${output()}`);
 }
 
 describe.each(['SIGINT', 'SIGTERM'] as const)('pnpm start, then %s to pnpm', (signal) => {

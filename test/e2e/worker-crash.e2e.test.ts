@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbHandle } from '@linkservice/db';
-import { createDb } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/queue';
 import { BullCreationClient } from '@linkservice/queue';
-import { testEnvironment } from '@linkservice/testing';
+import { testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Stack } from '../support/stack';
 import { startStack } from '../support/stack';
 import type { Tenant } from '../support/tenants';
@@ -33,7 +32,7 @@ let apps: Tenant[];
 
 beforeAll(async () => {
   const env = testEnvironment();
-  postgres = createDb({ connectionString: env.databaseUrl, max: 4 });
+  postgres = testDatabase(4);
   stack = await startStack({
     databaseUrl: env.databaseUrl,
     redisUrl: env.redisUrl,

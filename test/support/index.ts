@@ -1,4 +1,3 @@
 export * from './database';
-export * from './ports';
 export * from './stack';
 export * from './tenants';

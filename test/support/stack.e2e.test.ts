@@ -3,8 +3,7 @@ import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sendRequest } from '@linkservice/testing';
-import { freePort } from './ports';
+import { freePort, sendRequest } from '@linkservice/testing';
 import { PORT_VARIABLE, ServiceProcess } from './service-process';
 
 /**

@@ -1,20 +1,7 @@
-import { once } from 'node:events';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { createLogger } from '@linkservice/logger';
-import { eventually, testEnvironment } from '@linkservice/testing';
+import { eventually, freePort, testEnvironment } from '@linkservice/testing';
 import type { Redis } from 'ioredis';
 import { closeRedis, createRedisClient } from './redis';
-
-/** A local port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function capturingLogger() {
   const lines: { level: string; msg: string; redis?: string }[] = [];
@@ -35,7 +22,7 @@ describe('a client of an unreachable Redis', () => {
   const clients: Redis[] = [];
   async function unreachable(retryDelayMs: number) {
     const capture = capturingLogger();
-    const redis = createRedisClient(`redis://127.0.0.1:${await closedPort()}`, {
+    const redis = createRedisClient(`redis://127.0.0.1:${await freePort()}`, {
       connectionName: 'unreachable',
       logger: capture.logger,
       retryStrategy: () => retryDelayMs,

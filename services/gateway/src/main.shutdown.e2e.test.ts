@@ -10,11 +10,10 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import { createDb } from '@linkservice/db';
 import type { DbHandle } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Tenant } from '@linkservice/testing';
-import { createTenant, testEnvironment } from '@linkservice/testing';
+import { createTenant, testDatabase, testEnvironment } from '@linkservice/testing';
 
 /**
  * main.ts as a real process (the compiled dist/main.js: run `pnpm exec tsc -b services/gateway`
@@ -135,7 +134,7 @@ let tenant: Tenant;
 let running: Running | undefined;
 
 beforeAll(async () => {
-  postgres = createDb({ connectionString: testEnvironment().databaseUrl, max: 2 });
+  postgres = testDatabase(2);
   tenant = await createTenant(postgres.db);
 });
 afterEach(() => {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
-import { createDb } from '@linkservice/db';
-import { testEnvironment } from '@linkservice/testing';
+import { testDatabase } from '@linkservice/testing';
 import type { LinkctlRun } from './testing/run-linkctl';
 import { assertLinkctlBuilt, jsonOf, runLinkctl } from './testing/run-linkctl';
 
@@ -16,7 +15,7 @@ let handle: DbHandle;
 
 beforeAll(() => {
   assertLinkctlBuilt();
-  handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 2 });
+  handle = testDatabase(2);
 });
 afterAll(async () => {
   await handle.close();

@@ -1,9 +1,8 @@
-import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
 import { hashSecretKey } from '@linkservice/keys';
-import { testEnvironment } from '@linkservice/testing';
+import { freePort, testDatabase, testEnvironment } from '@linkservice/testing';
 import { sql } from 'kysely';
 import type { LinkctlRun } from './testing/run-linkctl';
 import {
@@ -23,7 +22,7 @@ let handle: DbHandle;
 
 beforeAll(() => {
   assertLinkctlBuilt();
-  handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 2 });
+  handle = testDatabase(2);
 });
 
 afterAll(async () => {
@@ -450,7 +449,7 @@ describe('linkctl usage and environment errors', () => {
   });
 
   it('names an unreachable database without leaking its password', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const run = await runLinkctl(['key', 'list', '--app', 'app_x', '--json'], {
       DATABASE_URL: `postgres://ops:s3cr3t-pw@127.0.0.1:${port}/linkservice`,
     });
@@ -533,18 +532,3 @@ describe('linkctl migrate', () => {
     });
   });
 });
-
-/** A local port nothing listens on: bound on port 0, then released. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}

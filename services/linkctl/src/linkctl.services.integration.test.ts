@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
-import { createDb } from '@linkservice/db';
-import { testEnvironment } from '@linkservice/testing';
+import { testDatabase } from '@linkservice/testing';
 import { AppsRepository } from './apps/apps.repository';
 import { AppsService } from './apps/apps.service';
 import { unwrap } from './result';
@@ -14,7 +13,7 @@ const LINK_DOMAIN = 'links.localhost';
 let handle: DbHandle;
 
 beforeAll(() => {
-  handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 8 });
+  handle = testDatabase(8);
 });
 
 afterAll(async () => {

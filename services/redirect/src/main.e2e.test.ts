@@ -3,9 +3,14 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDb } from '@linkservice/db';
 import type { DbHandle } from '@linkservice/db';
-import { eventually, insertLink, sendRequest, testEnvironment } from '@linkservice/testing';
+import {
+  eventually,
+  insertLink,
+  sendRequest,
+  testDatabase,
+  testEnvironment,
+} from '@linkservice/testing';
 import { LINK_DOMAIN, clickCount, createTestApp } from './testing/harness';
 
 /**
@@ -19,7 +24,7 @@ let postgres: DbHandle;
 beforeAll(() => {
   if (!existsSync(ENTRY))
     throw new Error(`${ENTRY} is missing: pnpm exec tsc -b services/redirect`);
-  postgres = createDb({ connectionString: env.databaseUrl, max: 2 });
+  postgres = testDatabase(2);
 });
 afterAll(async () => {
   await postgres.close();

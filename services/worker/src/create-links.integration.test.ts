@@ -4,7 +4,7 @@ import type { DbHandle } from '@linkservice/db';
 import { newId } from '@linkservice/db';
 import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/queue';
 import { COMMIT_GRACE_MS, CREATE_LINKS_JOB, CreationRequestsRepository } from '@linkservice/queue';
-import { createTenant, eventually, linkDraft } from '@linkservice/testing';
+import { createTenant, eventually, linkDraft, testDatabase } from '@linkservice/testing';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
 import {
@@ -13,14 +13,13 @@ import {
   linksOf,
   newHarness,
   requestRow,
-  testDatabase,
 } from './testing/creation-harness';
 
 let postgres: DbHandle;
 let harness: CreationHarness;
 
 beforeAll(() => {
-  postgres = testDatabase();
+  postgres = testDatabase(20);
   harness = newHarness(postgres.db);
   harness.startWorker();
 });

@@ -2,10 +2,10 @@ import type { DbHandle } from '@linkservice/db';
 import type { LinkRef } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
 import type { CreationOutcome } from '@linkservice/queue';
-import { createTenant, linkDraft, testEnvironment } from '@linkservice/testing';
+import { createTenant, linkDraft, testDatabase, testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
 import type { CreationHarness } from './testing/creation-harness';
-import { creation, newHarness, testDatabase } from './testing/creation-harness';
+import { creation, newHarness } from './testing/creation-harness';
 
 // The link host caches "no such link" for aliases it was asked for. A link created under such an
 // alias must resolve at once: the worker drops those entries after its commit.
@@ -16,7 +16,7 @@ let redis: Redis;
 let cache: LinkCache;
 
 beforeAll(() => {
-  postgres = testDatabase();
+  postgres = testDatabase(20);
   harness = newHarness(postgres.db);
   harness.startWorker();
   redis = new Redis(testEnvironment().redisUrl);

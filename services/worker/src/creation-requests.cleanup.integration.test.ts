@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
-import { createTenant, eventually } from '@linkservice/testing';
+import { createTenant, eventually, testDatabase } from '@linkservice/testing';
 import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
 import { LinksRepository } from './links.repository';
-import { requestRow, testDatabase } from './testing/creation-harness';
+import { requestRow } from './testing/creation-harness';
 import { createLogger } from '@linkservice/logger';
 
 let postgres: DbHandle;
 beforeAll(() => {
-  postgres = testDatabase();
+  postgres = testDatabase(20);
 });
 afterAll(async () => {
   await postgres.close();

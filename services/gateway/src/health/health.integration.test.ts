@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { generateSecretKey } from '@linkservice/keys';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
-import { createTenant } from '@linkservice/testing';
+import { createTenant, freePort } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
-import { closedPort, startGateway } from '../testing';
+import { startGateway } from '../testing';
 
 describe('with Postgres and Redis up', () => {
   let gateway: TestGateway;
@@ -31,7 +31,7 @@ describe('with Postgres and Redis up', () => {
 describe('with Postgres unreachable', () => {
   let gateway: TestGateway;
   beforeAll(async () => {
-    const port = await closedPort();
+    const port = await freePort();
     gateway = await startGateway({
       env: { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/linkservice` },
     });
@@ -76,7 +76,7 @@ describe('with Redis unreachable', () => {
   let gateway: TestGateway;
   let deadRedis: Redis;
   beforeAll(async () => {
-    const port = await closedPort();
+    const port = await freePort();
     // Only the commands client /readyz probes: the creation client's Redis is another test's.
     // REDIS_CONNECTION_DEFAULTS: ioredis' own 2 s disconnectTimeout would leave a timer behind
     // that keeps the jest worker from exiting.

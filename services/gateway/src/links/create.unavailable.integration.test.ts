@@ -1,8 +1,8 @@
 import { SETTLE_LOCK_TIMEOUT_MS } from '@linkservice/queue';
 import type { Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
+import { createTenant, freePort } from '@linkservice/testing';
 import type { ApiResponse } from '@linkservice/testing';
-import { closedPort, startGateway } from '../testing';
+import { startGateway } from '../testing';
 import type { CreationStack } from './create.testing';
 import { startCreationStack } from './create.testing';
 
@@ -123,7 +123,7 @@ describe('when the worker does not answer in time', () => {
 describe('when Redis is unreachable', () => {
   it('answers 503 unavailable with Retry-After and creates nothing', async () => {
     const gateway = await startGateway({
-      env: { REDIS_URL: `redis://127.0.0.1:${await closedPort()}` },
+      env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` },
     });
     try {
       const single = await gateway.api('/api/v1/links', {

@@ -1,6 +1,5 @@
 import type { DbHandle, LinkRow } from '@linkservice/db';
-import { createDb } from '@linkservice/db';
-import { createTenant, testEnvironment } from '@linkservice/testing';
+import { createTenant, testDatabase } from '@linkservice/testing';
 import type { LinkListQuery, LinkScope, LinkSort, LinkStatusFilter } from './links.repository';
 import { escapeLike, LinksRepository } from './links.repository';
 import type { LinkSeed } from '@linkservice/testing';
@@ -18,7 +17,7 @@ const SORTS: LinkSort[] = ['newest', 'oldest', 'alias', 'clicks'];
 const STATUSES: (LinkStatusFilter | undefined)[] = [undefined, 'active', 'expired', 'archived'];
 
 beforeAll(async () => {
-  handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 2 });
+  handle = testDatabase(2);
   const tenant = await createTenant(handle.db);
   scope = { appId: tenant.appId, environment: 'live' };
   collecting = new LinksRepository(handle.db, { fewMatches: Number.MAX_SAFE_INTEGER });

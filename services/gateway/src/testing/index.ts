@@ -1,2 +1,1 @@
 export * from './gateway-harness';
-export * from './ports';

@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createDb } from '@linkservice/db';
 import type { DbHandle } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
-import { createTenant, eventually, insertLink, testEnvironment } from '@linkservice/testing';
+import {
+  createTenant,
+  eventually,
+  insertLink,
+  testDatabase,
+  testEnvironment,
+} from '@linkservice/testing';
 import { clickCount } from '../testing/harness';
 import { ClickCounter } from './click-counter';
 import { ClickFlusher } from './click-flusher';
@@ -16,7 +21,7 @@ let postgres: DbHandle;
 let redis: Redis;
 
 beforeAll(() => {
-  postgres = createDb({ connectionString: env.databaseUrl, max: 4 });
+  postgres = testDatabase(4);
   redis = new Redis(env.redisUrl);
 });
 afterAll(async () => {

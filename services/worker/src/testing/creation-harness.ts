@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { LinkDraft } from '@linkservice/contracts';
-import type { Database, DbHandle, Environment } from '@linkservice/db';
-import { createDb } from '@linkservice/db';
+import type { Database, Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/queue';
@@ -83,18 +82,6 @@ export class CreationHarness {
     await Promise.all(this.extras.map((extra) => extra.close()));
     await this.client.close();
   }
-}
-
-/** One pool per test file; close it in afterAll. */
-export function testDatabase(): DbHandle {
-  const logger = createLogger('worker-test', process.env.LOG_LEVEL ?? 'silent');
-  return createDb({
-    connectionString: testEnvironment().databaseUrl,
-    max: 20,
-    onConnectionError: (error) => {
-      logger.warn({ err: error }, 'postgres connection lost');
-    },
-  });
 }
 
 export function newHarness(db: Kysely<Database>): CreationHarness {
