@@ -1,10 +1,9 @@
-import { createDb } from '@linkservice/db';
 import { hashSecretKey } from '@linkservice/keys';
-import { testEnvironment } from './environment';
+import { testDatabase } from './database';
 import { createKey, createTenant, revokeKey } from './tenants';
 
 describe('createTenant', () => {
-  const handle = createDb({ connectionString: testEnvironment().databaseUrl, max: 2 });
+  const handle = testDatabase(2);
   afterAll(() => handle.close());
 
   it('stores an app with a live and a test key, as hashes only', async () => {
