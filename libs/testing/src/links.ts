@@ -70,3 +70,24 @@ export async function insertLink(
   if (!row) throw new Error('insertLinks returned no row');
   return row;
 }
+
+/** An app's links as stored, oldest id first. */
+export function linksOf(db: Kysely<Database>, appId: string): Promise<LinkRow[]> {
+  return db.selectFrom('links').selectAll().where('app_id', '=', appId).orderBy('id').execute();
+}
+
+/** The aliases of an app's links, sorted. */
+export async function aliasesOf(db: Kysely<Database>, appId: string): Promise<string[]> {
+  const rows = await db.selectFrom('links').select('alias').where('app_id', '=', appId).execute();
+  return rows.map((row) => row.alias).sort();
+}
+
+/** How many creation requests of an app are stored (each handed-over creation leaves one). */
+export async function creationRequestCount(db: Kysely<Database>, appId: string): Promise<number> {
+  const rows = await db
+    .selectFrom('creation_requests')
+    .select('id')
+    .where('app_id', '=', appId)
+    .execute();
+  return rows.length;
+}

@@ -4,16 +4,10 @@ import type { DbHandle } from '@linkservice/db';
 import { newId } from '@linkservice/db';
 import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/queue';
 import { COMMIT_GRACE_MS, CREATE_LINKS_JOB, CreationRequestsRepository } from '@linkservice/queue';
-import { createTenant, eventually, linkDraft, testDatabase } from '@linkservice/testing';
+import { createTenant, eventually, linkDraft, linksOf, testDatabase } from '@linkservice/testing';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
-import {
-  CreationHarness,
-  creation,
-  linksOf,
-  newHarness,
-  requestRow,
-} from './testing/creation-harness';
+import { CreationHarness, creation, newHarness, requestRow } from './testing/creation-harness';
 
 let postgres: DbHandle;
 let harness: CreationHarness;

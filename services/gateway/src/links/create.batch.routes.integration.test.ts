@@ -1,6 +1,6 @@
 import { ALIAS_REPEATED } from '@linkservice/queue';
 import type { Tenant } from '@linkservice/testing';
-import { batchBody, createTenant } from '@linkservice/testing';
+import { aliasesOf, batchBody, createTenant, creationRequestCount } from '@linkservice/testing';
 import type { CreationStack } from './create.testing';
 import { startCreationStack } from './create.testing';
 
@@ -22,24 +22,6 @@ const valid = (extra: Record<string, unknown> = {}) => ({
   webFallbackUrl: 'https://example.com',
   ...extra,
 });
-
-async function aliasesOf(appId: string): Promise<string[]> {
-  const rows = await stack.gateway.deps.db
-    .selectFrom('links')
-    .select('alias')
-    .where('app_id', '=', appId)
-    .execute();
-  return rows.map((row) => row.alias).sort();
-}
-
-async function creationRequestsOf(appId: string): Promise<number> {
-  const rows = await stack.gateway.deps.db
-    .selectFrom('creation_requests')
-    .select('id')
-    .where('app_id', '=', appId)
-    .execute();
-  return rows.length;
-}
 
 describe('POST /links/batch', () => {
   let tenant: Tenant;
@@ -87,7 +69,7 @@ describe('POST /links/batch', () => {
     expect(batchBody(res).results.map((r) => r.index)).toEqual(
       Array.from({ length: 100 }, (_, i) => i),
     );
-    expect(new Set(await aliasesOf(tenant.appId)).size).toBe(100);
+    expect(new Set(await aliasesOf(stack.gateway.deps.db, tenant.appId)).size).toBe(100);
   });
 
   it('creates the valid entries and reports each invalid one by index (207)', async () => {
@@ -128,7 +110,7 @@ describe('POST /links/batch', () => {
       ],
     });
     expect(res.headers.get('ratelimit-remaining')).toBe('297');
-    expect(await aliasesOf(tenant.appId)).toEqual(['ok-0', 'ok-2', 'ok-4']);
+    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual(['ok-0', 'ok-2', 'ok-4']);
   });
 
   it('refuses the later of two entries with the same alias, and an alias already taken or archived', async () => {
@@ -155,7 +137,12 @@ describe('POST /links/batch', () => {
     expect(outcome).toEqual(['created', 'alias', 'alias', 'alias', 'created']);
     expect(batchBody(res).results[1].error).toBe('validation_failed');
     expect(res.headers.get('ratelimit-remaining')).toBe('296');
-    expect(await aliasesOf(tenant.appId)).toEqual(['Twin', 'gone', 'taken', 'twin']);
+    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([
+      'Twin',
+      'gone',
+      'taken',
+      'twin',
+    ]);
   });
 
   it('refuses an alias repeated from an earlier entry that failed on another field', async () => {
@@ -180,7 +167,7 @@ describe('POST /links/batch', () => {
     expect(results[3].fieldErrors).toEqual({ title: expect.any(String), alias: ALIAS_REPEATED });
     expect(results[4]).toMatchObject({ ok: true, link: { alias: 'other' } });
     expect(res.headers.get('ratelimit-remaining')).toBe('299');
-    expect(await aliasesOf(tenant.appId)).toEqual(['other']);
+    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual(['other']);
   });
 
   it('creates nothing and sends no job when the only valid entry repeats an invalid one', async () => {
@@ -191,8 +178,8 @@ describe('POST /links/batch', () => {
     expect(res.status).toBe(207);
     expect(res.body).toMatchObject({ created: 0, failed: 2, notAttempted: 0 });
     expect(batchBody(res).results[1].fieldErrors).toEqual({ alias: ALIAS_REPEATED });
-    expect(await aliasesOf(tenant.appId)).toEqual([]);
-    expect(await creationRequestsOf(tenant.appId)).toBe(0);
+    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([]);
+    expect(await creationRequestCount(stack.gateway.deps.db, tenant.appId)).toBe(0);
   });
 
   it('is safe to resend for entries with caller aliases only', async () => {
@@ -212,7 +199,7 @@ describe('POST /links/batch', () => {
       batchBody(first).results[2].link?.alias,
     );
 
-    const aliases = await aliasesOf(tenant.appId);
+    const aliases = await aliasesOf(stack.gateway.deps.db, tenant.appId);
     expect(aliases).toHaveLength(4);
     expect(aliases.filter((a) => a === 'r-1' || a === 'r-2')).toEqual(['r-1', 'r-2']);
   });
@@ -255,7 +242,7 @@ describe('POST /links/batch', () => {
       }
     }
     expect(created).toBe(10);
-    expect(await aliasesOf(capped.appId)).toHaveLength(10);
+    expect(await aliasesOf(stack.gateway.deps.db, capped.appId)).toHaveLength(10);
     expect((await stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(290);
   });
 
@@ -293,8 +280,8 @@ describe('POST /links/batch', () => {
       expect(res.body).toEqual({ error: 'invalid_request', message: expect.any(String), fields });
       expect(res.headers.get('ratelimit-limit')).toBe('300');
       expect(res.headers.get('ratelimit-remaining')).toBe('300');
-      expect(await creationRequestsOf(tenant.appId)).toBe(0);
-      expect(await aliasesOf(tenant.appId)).toEqual([]);
+      expect(await creationRequestCount(stack.gateway.deps.db, tenant.appId)).toBe(0);
+      expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([]);
     });
   });
 

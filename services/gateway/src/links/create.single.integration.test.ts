@@ -1,5 +1,5 @@
 import type { Tenant } from '@linkservice/testing';
-import { createTenant, linkOf } from '@linkservice/testing';
+import { createTenant, creationRequestCount, linkOf } from '@linkservice/testing';
 import type { CreationStack } from './create.testing';
 import { startCreationStack } from './create.testing';
 
@@ -24,15 +24,6 @@ async function linksOf(appId: string) {
     .where('app_id', '=', appId)
     .orderBy('alias')
     .execute();
-}
-
-async function creationRequestsOf(appId: string): Promise<number> {
-  const rows = await stack.gateway.deps.db
-    .selectFrom('creation_requests')
-    .select('id')
-    .where('app_id', '=', appId)
-    .execute();
-  return rows.length;
 }
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -126,7 +117,7 @@ describe('POST /links', () => {
         colour: expect.any(String),
       },
     });
-    expect(await creationRequestsOf(tenant.appId)).toBe(0);
+    expect(await creationRequestCount(stack.gateway.deps.db, tenant.appId)).toBe(0);
     expect(await linksOf(tenant.appId)).toEqual([]);
   });
 

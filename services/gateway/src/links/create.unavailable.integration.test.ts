@@ -1,6 +1,6 @@
 import { SETTLE_LOCK_TIMEOUT_MS } from '@linkservice/queue';
 import type { Tenant } from '@linkservice/testing';
-import { createTenant, freePort } from '@linkservice/testing';
+import { aliasesOf, createTenant, freePort } from '@linkservice/testing';
 import type { ApiResponse } from '@linkservice/testing';
 import { startGateway } from '../testing';
 import type { CreationStack } from './create.testing';
@@ -37,15 +37,6 @@ const createBatch = (links: unknown[]) =>
     body: { links },
   });
 
-async function aliasesOf(appId: string): Promise<string[]> {
-  const rows = await stack.gateway.deps.db
-    .selectFrom('links')
-    .select('alias')
-    .where('app_id', '=', appId)
-    .execute();
-  return rows.map((row) => row.alias).sort();
-}
-
 async function timed(request: () => Promise<ApiResponse>) {
   const started = Date.now();
   const res = await request();
@@ -76,7 +67,7 @@ describe('when the worker does not answer in time', () => {
     const later = await create({ alias: 'while-down', webFallbackUrl: 'https://example.com' });
     expect(later.status).toBe(201);
     expect(later.headers.get('ratelimit-remaining')).toBe('299');
-    expect(await aliasesOf(tenant.appId)).toEqual(['while-down']);
+    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual(['while-down']);
   });
 
   it('answers a batch with 503 and creates none of it', async () => {
@@ -97,7 +88,7 @@ describe('when the worker does not answer in time', () => {
       { alias: 'b-2', webFallbackUrl: 'https://example.com' },
     ]);
     expect(later.status).toBe(201);
-    expect(await aliasesOf(tenant.appId)).toEqual(['b-1', 'b-2']);
+    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual(['b-1', 'b-2']);
   });
 
   it('answers 503 when the worker is too slow, and its late work is thrown away', async () => {
@@ -112,7 +103,7 @@ describe('when the worker does not answer in time', () => {
 
     // stop() waits for the slow job to finish: whatever it did is final now.
     await stack.worker.stop();
-    expect(await aliasesOf(tenant.appId)).toEqual([]);
+    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([]);
     await stack.worker.start();
     expect(
       (await create({ alias: 'too-slow', webFallbackUrl: 'https://example.com' })).status,
@@ -141,7 +132,7 @@ describe('when Redis is unreachable', () => {
         body: { links: [{ webFallbackUrl: 'https://example.com' }] },
       });
       expect(batch.status).toBe(503);
-      expect(await aliasesOf(tenant.appId)).toEqual([]);
+      expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([]);
     } finally {
       await gateway.stop();
     }

@@ -104,11 +104,6 @@ export function creation(
   };
 }
 
-/** Links of an app as stored, oldest id first. */
-export function linksOf(db: Kysely<Database>, appId: string) {
-  return db.selectFrom('links').selectAll().where('app_id', '=', appId).orderBy('id').execute();
-}
-
 export async function requestRow(db: Kysely<Database>, requestId: string) {
   return db
     .selectFrom('creation_requests')
