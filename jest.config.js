@@ -1,21 +1,88 @@
-/** @type {import('jest').Config} */
-const swc = [
-  '@swc/jest',
-  { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
-];
+const { readdirSync } = require('node:fs');
+const path = require('node:path');
 
-module.exports = {
+/**
+ * Three tiers, one jest project each, told apart by the file name:
+ * - unit: `*.unit.test.ts`, no I/O at all (no Postgres, Redis, Docker, child process or socket);
+ *   passes with both databases unreachable, so it gets no global setup.
+ * - integration: `*.integration.test.ts`, real Postgres and Redis, services in this process
+ *   (and the chart tests, which run helm).
+ * - e2e: `*.e2e.test.ts`, spawned processes: the compiled services, linkctl, the started stack.
+ * `pnpm test` runs all three; `pnpm test:unit` and friends run one (`--selectProjects`).
+ */
+const TIERS = ['unit', 'integration', 'e2e'];
+const ROOTS = ['libs', 'services', 'test'];
+
+/** @type {import('jest').Config['transform']} */
+const transform = {
+  '^.+\\.ts$': [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+  ],
+};
+
+/** @type {import('jest').Config} */
+const shared = {
+  rootDir: __dirname,
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': swc },
+  transform,
   moduleNameMapper: {
     // Services' in-process harnesses (e.g. a gateway test running the worker), then libs.
     '^@linkservice/(gateway|worker|redirect)$': '<rootDir>/services/$1/src',
     '^@linkservice/([a-z-]+)$': '<rootDir>/libs/$1/src',
   },
-  testMatch: ['<rootDir>/{libs,services,test}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testTimeout: 30000,
+};
+
+/** Both tiers that talk to Postgres and Redis share one per-run database and Redis prefix. */
+const runEnvironment = {
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
+};
+
+function project(tier, extra = {}) {
+  return {
+    ...shared,
+    displayName: tier,
+    testMatch: [`<rootDir>/{${ROOTS.join(',')}}/**/*.${tier}.test.ts`],
+    ...extra,
+  };
+}
+
+/** A test file without a tier in its name would silently never run: refuse it instead. */
+function refuseUntieredTests() {
+  const untiered = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (
+        entry.name.endsWith('.test.ts') &&
+        !TIERS.some((tier) => entry.name.endsWith(`.${tier}.test.ts`))
+      ) {
+        untiered.push(path.relative(__dirname, full));
+      }
+    }
+  };
+  for (const root of ROOTS) walk(path.join(__dirname, root));
+  if (untiered.length > 0) {
+    throw new Error(
+      `name the tier of these tests (*.unit, *.integration or *.e2e .test.ts): ${untiered.join(', ')}`,
+    );
+  }
+}
+
+refuseUntieredTests();
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    project('unit', { setupFiles: ['<rootDir>/libs/testing/src/unit-setup.ts'] }),
+    project('integration', runEnvironment),
+    project('e2e', runEnvironment),
+  ],
   testTimeout: 30000,
   maxWorkers: 2,
 };

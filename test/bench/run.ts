@@ -8,8 +8,7 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { createMigratedDatabase } from '../support/database';
 import type { ScratchDatabase } from '../support/database';
-import { sendRequest } from '../support/http';
-import { freePort } from '../support/ports';
+import { freePort, sendRequest } from '@linkservice/testing';
 import {
   ALL_SERVICES,
   ServiceProcess,
@@ -176,11 +175,10 @@ function runLoad(job: LoadJob): Promise<LoadResult> {
 async function probe(job: LoadJob): Promise<string | undefined> {
   if (job.kind !== 'http') return undefined;
   try {
-    const res = await sendRequest({
-      url: `${job.origin}${job.paths[0] ?? '/'}`,
+    const res = await sendRequest(`${job.origin}${job.paths[0] ?? '/'}`, {
       method: job.method,
       headers: job.headers,
-      body: job.body,
+      rawBody: job.body,
       timeoutMs: 15_000,
     });
     if (res.status === job.expectStatus) return undefined;

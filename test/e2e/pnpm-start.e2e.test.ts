@@ -1,10 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
-import { testEnvironment } from '@linkservice/testing';
-import { sendRequest } from '../support/http';
-import { freePort } from '../support/ports';
+import { eventually, freePort, sendRequest, testEnvironment } from '@linkservice/testing';
 import { repositoryRoot } from '../support/service-process';
 
 /**
@@ -89,7 +86,7 @@ function processGroupAlive(groupId: number): boolean {
 
 async function answersReady(port: number): Promise<boolean> {
   try {
-    const res = await sendRequest({ url: `http://127.0.0.1:${port}/readyz`, timeoutMs: 1_000 });
+    const res = await sendRequest(`http://127.0.0.1:${port}/readyz`, { timeoutMs: 1_000 });
     return res.status === 200;
   } catch {
     return false;
@@ -98,7 +95,7 @@ async function answersReady(port: number): Promise<boolean> {
 
 async function answersAtAll(port: number): Promise<boolean> {
   try {
-    await sendRequest({ url: `http://127.0.0.1:${port}/healthz`, timeoutMs: 1_000 });
+    await sendRequest(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 1_000 });
     return true;
   } catch {
     return false;
@@ -111,12 +108,11 @@ async function waitUntil(
   what: string,
   output: () => string,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await delay(200);
+  try {
+    await eventually(condition, { timeoutMs, intervalMs: 200, what });
+  } catch {
+    throw new Error(`${what} within ${timeoutMs} ms\n--- pnpm start output ---\n${output()}`);
   }
-  throw new Error(`${what} within ${timeoutMs} ms\n--- pnpm start output ---\n${output()}`);
 }
 
 describe.each(['SIGINT', 'SIGTERM'] as const)('pnpm start, then %s to pnpm', (signal) => {

@@ -1,5 +1,3 @@
 export * from './database';
-export * from './http';
-export * from './ports';
 export * from './stack';
 export * from './tenants';

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { sendRequest } from './http';
+import { sendRequest } from '@linkservice/testing';
 
 export type ServiceName = 'gateway' | 'worker' | 'redirect';
 
@@ -172,7 +172,7 @@ export class ServiceProcess {
         throw this.failure(`exited before it was ready (${describeExit(this.lastExit)})`);
       }
       try {
-        const res = await sendRequest({ url: `${this.url}/readyz`, timeoutMs: 1_000 });
+        const res = await sendRequest(`${this.url}/readyz`, { timeoutMs: 1_000 });
         if (res.status === 200) return;
         lastAnswer = `HTTP ${res.status} ${res.text.slice(0, 200)}`;
       } catch (error) {

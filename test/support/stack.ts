@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { freePort } from './ports';
 import { ServiceProcess } from './service-process';
 import type { ServiceName } from './service-process';
 
@@ -9,6 +8,7 @@ export {
   repositoryRoot,
   serviceEntryPoint,
 } from './service-process';
+import { freePort } from '@linkservice/testing';
 export type { ExitInfo, ServiceName } from './service-process';
 
 export const ALL_SERVICES: readonly ServiceName[] = ['gateway', 'worker', 'redirect'];

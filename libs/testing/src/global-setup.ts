@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { migrateToLatest } from '@linkservice/db';
 import { startContainersIfWanted } from './containers';
+import { RUN_MARKER } from './environment';
 
 const LOCAL_DATABASE = 'postgres://postgres@127.0.0.1:5432/postgres';
 const LOCAL_REDIS = 'redis://127.0.0.1:6379';
@@ -8,9 +9,11 @@ const LOCAL_REDIS = 'redis://127.0.0.1:6379';
 /**
  * Gives this test run its own database and Redis key prefix so runs never collide. Uses
  * DATABASE_URL / REDIS_URL when set; otherwise testcontainers when Docker is available;
- * otherwise the local defaults.
+ * otherwise the local defaults. Every jest project that needs them names this setup, and jest
+ * runs each one's in the same process: only the first prepares anything.
  */
 export async function globalSetupForRun(): Promise<void> {
+  if (process.env[RUN_MARKER]) return;
   const runId = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const containers =
     process.env.DATABASE_URL || process.env.REDIS_URL ? null : await startContainersIfWanted();
@@ -25,6 +28,7 @@ export async function globalSetupForRun(): Promise<void> {
   process.env.REDIS_PREFIX = `lstest-${runId}`;
   process.env.NODE_ENV = 'test';
   process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
+  process.env[RUN_MARKER] = runId;
 }
 
 module.exports = globalSetupForRun;

@@ -1,9 +1,12 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { stopContainers } from './containers';
+import { RUN_MARKER } from './environment';
 
-/** Drops the run's database and deletes the run's Redis keys. */
+/** Drops the run's database and deletes the run's Redis keys, once per run (see global-setup). */
 export async function globalTeardownForRun(): Promise<void> {
+  if (!process.env[RUN_MARKER]) return;
+  Reflect.deleteProperty(process.env, RUN_MARKER);
   const { DATABASE_URL, REDIS_URL, REDIS_PREFIX } = process.env;
   if (DATABASE_URL && process.env.KEEP_TEST_DATABASE !== 'true') {
     const url = new URL(DATABASE_URL);

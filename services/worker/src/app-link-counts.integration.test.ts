@@ -2,15 +2,8 @@ import type { DbHandle } from '@linkservice/db';
 import { newId } from '@linkservice/db';
 import type { CreationOutcome } from '@linkservice/creation';
 import type { CreationHarness } from './testing/creation-harness';
-import {
-  createTestApp,
-  creation,
-  draft,
-  linkCounts,
-  linksOf,
-  newHarness,
-  testDatabase,
-} from './testing/creation-harness';
+import { createTenant, linkDraft, linksOf, testDatabase } from '@linkservice/testing';
+import { creation, linkCounts, newHarness } from './testing/creation-harness';
 
 /**
  * The app's link counts (apps.live_link_count / test_link_count) are kept by a trigger on links
@@ -21,7 +14,7 @@ let postgres: DbHandle;
 let harness: CreationHarness;
 
 beforeAll(() => {
-  postgres = testDatabase();
+  postgres = testDatabase(20);
   harness = newHarness(postgres.db);
   // Every job sleeps while it holds the app's lock, so the jobs of one app queue on that lock:
   // each claim waits, and must still read the links the previous holder committed.
@@ -50,11 +43,11 @@ function bulkRows(appId: string, environment: 'live' | 'test', count: number) {
 
 describe("an app's link counts", () => {
   it('hold the allowance exact when every claim waits for the app lock', async () => {
-    const app = await createTestApp(postgres.db, 10);
+    const app = await createTenant(postgres.db, { linkAllowance: 10 });
     const payloads = Array.from({ length: 6 }, (_, i) =>
       creation(
         app,
-        Array.from({ length: 3 }, () => draft()),
+        Array.from({ length: 3 }, () => linkDraft()),
         { environment: i % 2 === 0 ? 'live' : 'test' },
       ),
     );
@@ -64,43 +57,43 @@ describe("an app's link counts", () => {
 
     const created = results.flatMap((result) => result.results.filter((entry) => entry.ok));
     expect(created).toHaveLength(10);
-    const stored = await linksOf(postgres.db, app.id);
+    const stored = await linksOf(postgres.db, app.appId);
     expect(stored).toHaveLength(10);
-    expect(await linkCounts(postgres.db, app.id)).toEqual({
+    expect(await linkCounts(postgres.db, app.appId)).toEqual({
       live: stored.filter((row) => row.environment === 'live').length,
       test: stored.filter((row) => row.environment === 'test').length,
     });
   });
 
   it('count links inserted without the worker, and the allowance sees them', async () => {
-    const app = await createTestApp(postgres.db, 5);
+    const app = await createTenant(postgres.db, { linkAllowance: 5 });
     // One statement, as a bulk load (the bench seeder) inserts.
     await postgres.db
       .insertInto('links')
-      .values([...bulkRows(app.id, 'live', 3), ...bulkRows(app.id, 'test', 1)])
+      .values([...bulkRows(app.appId, 'live', 3), ...bulkRows(app.appId, 'test', 1)])
       .execute();
-    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 3, test: 1 });
+    expect(await linkCounts(postgres.db, app.appId)).toEqual({ live: 3, test: 1 });
 
     const result = completed(
-      await harness.submit(creation(app, [draft(), draft()], { environment: 'test' })),
+      await harness.submit(creation(app, [linkDraft(), linkDraft()], { environment: 'test' })),
     );
     expect(result.results.map((entry) => (entry.ok ? 'ok' : entry.error))).toEqual([
       'ok',
       'plan_limit_reached',
     ]);
-    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 3, test: 2 });
+    expect(await linkCounts(postgres.db, app.appId)).toEqual({ live: 3, test: 2 });
   });
 
   it('count each app of a statement that inserts links of several apps', async () => {
     const [first, second] = await Promise.all([
-      createTestApp(postgres.db),
-      createTestApp(postgres.db),
+      createTenant(postgres.db),
+      createTenant(postgres.db),
     ]);
     await postgres.db
       .insertInto('links')
-      .values([...bulkRows(first.id, 'live', 2), ...bulkRows(second.id, 'test', 3)])
+      .values([...bulkRows(first.appId, 'live', 2), ...bulkRows(second.appId, 'test', 3)])
       .execute();
-    expect(await linkCounts(postgres.db, first.id)).toEqual({ live: 2, test: 0 });
-    expect(await linkCounts(postgres.db, second.id)).toEqual({ live: 0, test: 3 });
+    expect(await linkCounts(postgres.db, first.appId)).toEqual({ live: 2, test: 0 });
+    expect(await linkCounts(postgres.db, second.appId)).toEqual({ live: 0, test: 3 });
   });
 });

@@ -9,26 +9,22 @@ import {
   CreationRequestsRepository,
   CreationTransactions,
 } from '@linkservice/creation';
-import { eventually } from '@linkservice/testing';
+import { createTenant, eventually, linkDraft, linksOf, testDatabase } from '@linkservice/testing';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
 import {
   CreationHarness,
-  createTestApp,
   creation,
-  draft,
   linkCounts,
-  linksOf,
   newHarness,
   requestRow,
-  testDatabase,
 } from './testing/creation-harness';
 
 let postgres: DbHandle;
 let harness: CreationHarness;
 
 beforeAll(() => {
-  postgres = testDatabase();
+  postgres = testDatabase(20);
   harness = newHarness(postgres.db);
   harness.startWorker();
 });
@@ -63,8 +59,8 @@ function service(
 
 describe('creating links through the queue', () => {
   it('creates one link with a generated alias and records the request', async () => {
-    const app = await createTestApp(postgres.db);
-    const payload = creation(app, [draft({ title: 'Hello', tags: ['a', 'b'] })]);
+    const app = await createTenant(postgres.db);
+    const payload = creation(app, [linkDraft({ title: 'Hello', tags: ['a', 'b'] })]);
     const result = completed(await harness.submit(payload));
 
     expect(result.stoppedEarly).toBeUndefined();
@@ -83,19 +79,22 @@ describe('creating links through the queue', () => {
       archivedAt: null,
     });
 
-    const stored = await linksOf(postgres.db, app.id);
+    const stored = await linksOf(postgres.db, app.appId);
     expect(stored.map((row) => [row.id, row.alias])).toEqual([[entry.link.id, entry.link.alias]]);
-    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 1, test: 0 });
+    expect(await linkCounts(postgres.db, app.appId)).toEqual({ live: 1, test: 0 });
     const request = await requestRow(postgres.db, payload.requestId);
     expect(request?.status).toBe('done');
     expect(request?.results).toEqual(result);
   });
 
   it('answers each link exactly as its stored row reads, every field set', async () => {
-    const app = await createTestApp(postgres.db);
-    const payload = creation(app, [draft({ alias: 'full', ...LINK_FIELD_EXAMPLES }), draft()]);
+    const app = await createTenant(postgres.db);
+    const payload = creation(app, [
+      linkDraft({ alias: 'full', ...LINK_FIELD_EXAMPLES }),
+      linkDraft(),
+    ]);
     const result = completed(await harness.submit(payload));
-    const stored = await linksOf(postgres.db, app.id);
+    const stored = await linksOf(postgres.db, app.appId);
     const context = { subdomainKey: app.subdomainKey, linkDomain: harness.linkDomain };
     // As text: key order too (the data above is not in jsonb's order: shorter keys first).
     const answered = createdLinks(result.results).map((link) => JSON.stringify(link));
@@ -108,8 +107,8 @@ describe('creating links through the queue', () => {
   });
 
   it('redraws a generated alias that collides with an existing link, and stores what it answers', async () => {
-    const app = await createTestApp(postgres.db);
-    completed(await harness.submit(creation(app, [draft({ alias: 'Taken007' })])));
+    const app = await createTenant(postgres.db);
+    completed(await harness.submit(creation(app, [linkDraft({ alias: 'Taken007' })])));
     const draws: string[][] = [];
     const drawAliases = (count: number): string[] => {
       const drawn = draws.length === 0 ? ['Taken007', 'Fresh001'] : ['Fresh002'];
@@ -117,7 +116,7 @@ describe('creating links through the queue', () => {
       return drawn.slice(0, count);
     };
     const payload = {
-      ...creation(app, [draft({ title: 'one' }), draft({ title: 'two' })]),
+      ...creation(app, [linkDraft({ title: 'one' }), linkDraft({ title: 'two' })]),
       deadline: Date.now() + 10_000,
     };
     const answer = await service(drawAliases).createLinks(payload);
@@ -128,8 +127,8 @@ describe('creating links through the queue', () => {
       ['two', 'Fresh001'],
     ]);
     expect((await requestRow(postgres.db, payload.requestId))?.results).toEqual(answer.result);
-    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 3, test: 0 });
-    expect((await linksOf(postgres.db, app.id)).map((row) => row.alias).sort()).toEqual([
+    expect(await linkCounts(postgres.db, app.appId)).toEqual({ live: 3, test: 0 });
+    expect((await linksOf(postgres.db, app.appId)).map((row) => row.alias).sort()).toEqual([
       'Fresh001',
       'Fresh002',
       'Taken007',
@@ -137,12 +136,12 @@ describe('creating links through the queue', () => {
   });
 
   it('creates many in one job, in order, with caller and generated aliases, on the test host', async () => {
-    const app = await createTestApp(postgres.db);
+    const app = await createTenant(postgres.db);
     const drafts = [
-      draft({ alias: 'spring-sale', deepLinkData: { screen: 'sale', id: 7 } }),
-      draft(),
-      draft({ alias: 'Promo_1', expiresAt: '2099-01-01T00:00:00Z' }),
-      draft({ iosFallbackUrl: 'https://example.com/ios' }),
+      linkDraft({ alias: 'spring-sale', deepLinkData: { screen: 'sale', id: 7 } }),
+      linkDraft(),
+      linkDraft({ alias: 'Promo_1', expiresAt: '2099-01-01T00:00:00Z' }),
+      linkDraft({ iosFallbackUrl: 'https://example.com/ios' }),
     ];
     const result = completed(await harness.submit(creation(app, drafts, { environment: 'test' })));
     const links = createdLinks(result.results);
@@ -163,30 +162,32 @@ describe('creating links through the queue', () => {
     }
     // Ids follow entry order, so "newest first" lists a batch in reverse entry order.
     expect([...links.map((l) => l.id)].sort()).toEqual(links.map((l) => l.id));
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(4);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(4);
   });
 
   it('refuses aliases in use (archived included) or repeated in the batch, and creates the rest', async () => {
-    const app = await createTestApp(postgres.db);
+    const app = await createTenant(postgres.db);
     completed(
-      await harness.submit(creation(app, [draft({ alias: 'existing' }), draft({ alias: 'old' })])),
+      await harness.submit(
+        creation(app, [linkDraft({ alias: 'existing' }), linkDraft({ alias: 'old' })]),
+      ),
     );
     await postgres.db
       .updateTable('links')
       .set({ archived_at: new Date() })
-      .where('app_id', '=', app.id)
+      .where('app_id', '=', app.appId)
       .where('alias', '=', 'old')
       .execute();
 
     const result = completed(
       await harness.submit(
         creation(app, [
-          draft({ alias: 'existing' }),
-          draft({ alias: 'old' }),
-          draft({ alias: 'twice' }),
-          draft({ alias: 'twice' }),
-          draft({ alias: 'EXISTING' }),
-          draft(),
+          linkDraft({ alias: 'existing' }),
+          linkDraft({ alias: 'old' }),
+          linkDraft({ alias: 'twice' }),
+          linkDraft({ alias: 'twice' }),
+          linkDraft({ alias: 'EXISTING' }),
+          linkDraft(),
         ]),
       ),
     );
@@ -202,18 +203,20 @@ describe('creating links through the queue', () => {
       [5, expect.stringMatching(/^[A-Za-z0-9]{8}$/)],
     ]);
     expect(result.stoppedEarly).toBeUndefined();
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(5);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(5);
 
     // The same alias in the other environment is another link.
     const other = completed(
-      await harness.submit(creation(app, [draft({ alias: 'existing' })], { environment: 'test' })),
+      await harness.submit(
+        creation(app, [linkDraft({ alias: 'existing' })], { environment: 'test' }),
+      ),
     );
     expect(other.results[0]?.ok).toBe(true);
   });
 
   it('generates 500 distinct, valid, unreserved aliases in one batch', async () => {
-    const app = await createTestApp(postgres.db);
-    const drafts = Array.from({ length: 500 }, () => draft());
+    const app = await createTenant(postgres.db);
+    const drafts = Array.from({ length: 500 }, () => linkDraft());
     const started = Date.now();
     const result = completed(await harness.submit(creation(app, drafts), 20_000));
     const elapsed = Date.now() - started;
@@ -224,23 +227,23 @@ describe('creating links through the queue', () => {
       expect(alias).toMatch(/^[A-Za-z0-9]{8}$/);
       expect(isReservedAlias(alias)).toBe(false);
     }
-    const stored = await linksOf(postgres.db, app.id);
+    const stored = await linksOf(postgres.db, app.appId);
     expect(stored.map((row) => row.alias).sort()).toEqual([...aliases].sort());
     // One multi-row insert: far below what 500 round trips would take on a shared machine.
     expect(elapsed).toBeLessThan(10_000);
   });
 
   it('keeps the plan allowance exact under concurrent jobs', async () => {
-    const app = await createTestApp(postgres.db, 10);
+    const app = await createTenant(postgres.db, { linkAllowance: 10 });
     const payloads = Array.from({ length: 5 }, () =>
       creation(
         app,
-        Array.from({ length: 4 }, () => draft()),
+        Array.from({ length: 4 }, () => linkDraft()),
       ),
     );
     const results = (await Promise.all(payloads.map((p) => harness.submit(p)))).map(completed);
 
-    const stored = await linksOf(postgres.db, app.id);
+    const stored = await linksOf(postgres.db, app.appId);
     expect(stored).toHaveLength(10);
     const reported = results.flatMap((r) => createdLinks(r.results).map((l) => l.id));
     expect(reported.sort()).toEqual(stored.map((row) => row.id).sort());
@@ -262,26 +265,32 @@ describe('creating links through the queue', () => {
       );
       expect(result.results[created]).toMatchObject({ ok: false, error: 'plan_limit_reached' });
     }
-    expect(await linkCounts(postgres.db, app.id)).toEqual({ live: 10, test: 0 });
+    expect(await linkCounts(postgres.db, app.appId)).toEqual({ live: 10, test: 0 });
 
     // The allowance counts both environments and archived links.
     await postgres.db
       .updateTable('links')
       .set({ archived_at: new Date() })
-      .where('app_id', '=', app.id)
+      .where('app_id', '=', app.appId)
       .execute();
-    const more = completed(await harness.submit(creation(app, [draft()], { environment: 'test' })));
+    const more = completed(
+      await harness.submit(creation(app, [linkDraft()], { environment: 'test' })),
+    );
     expect(more.stoppedEarly?.reason).toBe('plan_limit_reached');
   });
 
   it('stops with rate_limited when the creation budget is used up', async () => {
-    const app = await createTestApp(postgres.db);
-    completed(await harness.submit(creation(app, [draft({ alias: 'taken' })])));
+    const app = await createTenant(postgres.db);
+    completed(await harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
     const result = completed(
       await harness.submit(
-        creation(app, [draft({ alias: 'taken' }), draft(), draft(), draft(), draft()], {
-          creationBudget: 2,
-        }),
+        creation(
+          app,
+          [linkDraft({ alias: 'taken' }), linkDraft(), linkDraft(), linkDraft(), linkDraft()],
+          {
+            creationBudget: 2,
+          },
+        ),
       ),
     );
     expect(result.results.map((r) => (r.ok ? 'ok' : r.error))).toEqual([
@@ -295,14 +304,14 @@ describe('creating links through the queue', () => {
       atIndex: 3,
       message: expect.any(String),
     });
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(3);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(3);
   });
 });
 
 describe('exactly once', () => {
   it('answers a redelivered job with the stored results and creates nothing more', async () => {
-    const app = await createTestApp(postgres.db);
-    const payload = creation(app, [draft(), draft({ alias: 'once' })]);
+    const app = await createTenant(postgres.db);
+    const payload = creation(app, [linkDraft(), linkDraft({ alias: 'once' })]);
     const first = completed(await harness.submit(payload));
 
     // The same job again, as BullMQ would redeliver it after a crash past COMMIT.
@@ -314,24 +323,24 @@ describe('exactly once', () => {
     );
     const answer = (await again.waitUntilFinished(events, 10_000)) as CreateLinksJobResult;
     expect(answer).toEqual({ status: 'done', result: first });
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(2);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(2);
   });
 
   it('creates nothing for a job past its deadline', async () => {
-    const app = await createTestApp(postgres.db);
-    const payload = { ...creation(app, [draft()]), deadline: Date.now() - 1 };
+    const app = await createTenant(postgres.db);
+    const payload = { ...creation(app, [linkDraft()]), deadline: Date.now() - 1 };
     expect(await service().createLinks(payload)).toEqual({
       status: 'abandoned',
       reason: 'deadline_passed',
     });
     expect(await requestRow(postgres.db, payload.requestId)).toBeUndefined();
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
   });
 
   it('claims nothing once the database clock is past the deadline', async () => {
-    const app = await createTestApp(postgres.db);
+    const app = await createTenant(postgres.db);
     await new CreationTransactions(postgres.db).run(5_000, async (tx) => {
-      expect(await tx.claim('crt_db_clock', app.id, Date.now() - 50)).toEqual({
+      expect(await tx.claim('crt_db_clock', app.appId, Date.now() - 50)).toEqual({
         kind: 'answered',
         answer: { status: 'abandoned', reason: 'deadline_passed' },
       });
@@ -340,16 +349,16 @@ describe('exactly once', () => {
   });
 
   it('stores no outcome once the database clock is past commitBy, even with every row inserted', async () => {
-    const app = await createTestApp(postgres.db);
+    const app = await createTenant(postgres.db);
     const requestId = `crt_${randomUUID()}`;
     await new CreationTransactions(postgres.db).run(5_000, async (tx) => {
-      expect(await tx.claim(requestId, app.id, Date.now() + 5_000)).toMatchObject({
+      expect(await tx.claim(requestId, app.appId, Date.now() + 5_000)).toMatchObject({
         kind: 'claimed',
       });
       const rows = await new LinksRepository(postgres.db).insertLinks(tx, [
         {
           id: newId('lnk'),
-          app_id: app.id,
+          app_id: app.appId,
           environment: 'live',
           alias: 'late',
           web_fallback_url: 'https://example.com/late',
@@ -360,23 +369,23 @@ describe('exactly once', () => {
       expect(await tx.recordOutcome({ ...outcome, commitBy: Date.now() - 1_000 })).toBe(false);
     });
     // Not committed: the transaction rolls back whatever its statements did.
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
     expect(await requestRow(postgres.db, requestId)).toBeUndefined();
   });
 
   it('creates nothing for a request the gateway already abandoned', async () => {
-    const app = await createTestApp(postgres.db);
-    const payload = { ...creation(app, [draft()]), deadline: Date.now() + 10_000 };
+    const app = await createTenant(postgres.db);
+    const payload = { ...creation(app, [linkDraft()]), deadline: Date.now() + 10_000 };
     const settled = await new CreationRequestsRepository(postgres.db).abandonOrRead(
       payload.requestId,
-      app.id,
+      app.appId,
     );
     expect(settled).toEqual({ kind: 'abandoned' });
     expect(await service().createLinks(payload)).toEqual({
       status: 'abandoned',
       reason: 'abandoned_by_gateway',
     });
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
   });
 });
 
@@ -389,8 +398,8 @@ describe('settling when the answer does not come in time', () => {
 
   it('answers unavailable within the timeout when no worker runs, and a later worker creates nothing', async () => {
     own = newHarness(postgres.db);
-    const app = await createTestApp(postgres.db);
-    const payload = creation(app, [draft(), draft({ alias: 'never' })]);
+    const app = await createTenant(postgres.db);
+    const payload = creation(app, [linkDraft(), linkDraft({ alias: 'never' })]);
 
     const started = Date.now();
     const outcome = await own.submit(payload, 400);
@@ -412,19 +421,19 @@ describe('settling when the answer does not come in time', () => {
       status: 'abandoned',
       reason: 'abandoned_by_gateway',
     });
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
   });
 
   it('reads the committed result back when the worker commits after the timeout', async () => {
     own = newHarness(postgres.db);
     own.startWorker({ testDelayMs: 700 });
-    const app = await createTestApp(postgres.db);
-    const payload = creation(app, [draft(), draft({ alias: 'late' })]);
+    const app = await createTenant(postgres.db);
+    const payload = creation(app, [linkDraft(), linkDraft({ alias: 'late' })]);
 
     const started = Date.now();
     const result = completed(await own.submit(payload, 300));
     expect(Date.now() - started).toBeGreaterThanOrEqual(650);
-    const stored = await linksOf(postgres.db, app.id);
+    const stored = await linksOf(postgres.db, app.appId);
     expect(
       createdLinks(result.results)
         .map((l) => l.id)
@@ -442,8 +451,8 @@ describe('settling when the answer does not come in time', () => {
     worker.on('completed', (_job, answer: CreateLinksJobResult) => {
       attemptsEnded.push(answer.status);
     });
-    const app = await createTestApp(postgres.db);
-    const payload = creation(app, [draft()]);
+    const app = await createTenant(postgres.db);
+    const payload = creation(app, [linkDraft()]);
 
     const started = Date.now();
     const outcome = await own.submit(payload, 300);
@@ -460,13 +469,13 @@ describe('settling when the answer does not come in time', () => {
       what: 'the end of the attempt',
     });
     expect(attemptsEnded[0]).toBe('abandoned');
-    expect(await linksOf(postgres.db, app.id)).toHaveLength(0);
+    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
   });
 
   it('answers unavailable quickly when Redis cannot be reached, and settles the request', async () => {
     own = new CreationHarness(postgres.db, 'redis://127.0.0.1:1', 'unreachable');
-    const app = await createTestApp(postgres.db);
-    const payload = creation(app, [draft()]);
+    const app = await createTenant(postgres.db);
+    const payload = creation(app, [linkDraft()]);
     const started = Date.now();
     const outcome = await own.submit(payload, 500);
     expect(outcome.kind).toBe('unavailable');

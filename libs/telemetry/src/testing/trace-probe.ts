@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 
 /**
- * Run by telemetry.test.ts as a compiled process with OTEL_TRACES_EXPORTER=console: sends
+ * Run by telemetry.e2e.test.ts as a compiled process with OTEL_TRACES_EXPORTER=console: sends
  * TRACE_PROBE_SECRET through everything the services trace (an HTTP request's Authorization
  * header, a Postgres parameter, Redis command arguments) inside one traced operation, then
  * flushes the spans to stdout for the test to search. It also calls the two probe paths, whose

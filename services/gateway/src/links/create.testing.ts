@@ -1,16 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Worker } from 'bullmq';
+import { createDb } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
 import { testEnvironment } from '@linkservice/testing';
-import type { WorkerResources } from '@linkservice/worker';
-import {
-  buildDeps as buildWorkerDeps,
-  loadConfig as loadWorkerConfig,
-  startCreationWorker,
-} from '@linkservice/worker';
-import type { Link } from '@linkservice/contracts';
-import type { StoppedEarly } from '@linkservice/creation';
-import type { ApiResponse, StartGatewayOptions, TestGateway } from '../testing';
+import { InProcessWorkers } from '@linkservice/worker';
+import type { StartGatewayOptions, TestGateway } from '../testing';
 import { startGateway } from '../testing';
 
 /** An in-process creation worker that a test can stop and start again. */
@@ -43,38 +36,29 @@ export async function startCreationStack(
     env: { REDIS_PREFIX: redisPrefix, ...options.env },
   });
   const { config } = gateway.deps;
-  const logger = createLogger('worker', config.LOG_LEVEL);
-  let running: { worker: Worker; resources: WorkerResources } | undefined;
+  // The worker's own pool, as in its own process. createDb listens for the 'error' a checked-out
+  // client emits when Postgres ends a creation transaction left idle past its deadline.
+  const postgres = createDb({ connectionString: config.DATABASE_URL, max: 5 });
+  const workers = new InProcessWorkers({
+    db: postgres.db,
+    redisUrl: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    logger: createLogger('worker', config.LOG_LEVEL),
+    linkDomain: config.LINK_DOMAIN,
+  });
 
   const worker: TestCreationWorker = {
     start: async ({ testDelayMs } = {}) => {
-      if (running) throw new Error('the worker is already running');
-      // The worker's own composition root and pool, as in its own process.
-      const workerConfig = loadWorkerConfig({
-        NODE_ENV: 'test',
-        LOG_LEVEL: config.LOG_LEVEL,
-        DATABASE_URL: config.DATABASE_URL,
-        DATABASE_POOL_SIZE: '5',
-        REDIS_URL: config.REDIS_URL,
-        REDIS_PREFIX: config.REDIS_PREFIX,
-        LINK_DOMAIN: config.LINK_DOMAIN,
-        WORKER_CONCURRENCY: String(options.workerConcurrency ?? 4),
-        WORKER_TEST_DELAY_MS: String(testDelayMs ?? 0),
-      });
-      const resources = buildWorkerDeps(workerConfig, logger);
-      running = { worker: startCreationWorker(resources.deps), resources };
+      if (workers.size > 0) throw new Error('the worker is already running');
+      const started = workers.start({ testDelayMs, concurrency: options.workerConcurrency ?? 4 });
       // Closing a BullMQ Worker while its blocking connection is still connecting makes that
       // connection emit an 'error' nobody listens to any more: wait until it is up.
-      await running.worker.waitUntilReady();
+      await started.waitUntilReady();
     },
-    stop: async () => {
-      const stopping = running;
-      running = undefined;
-      await stopping?.worker.close();
-      await stopping?.resources.close();
-    },
+    stop: () => workers.stop(),
     close: async () => {
-      await worker.stop();
+      await workers.stop();
+      await postgres.close();
     },
   };
   await worker.start();
@@ -86,24 +70,4 @@ export async function startCreationStack(
       await gateway.stop();
     },
   };
-}
-
-/** A batch response body, typed for assertions. */
-export interface BatchBody {
-  created: number;
-  failed: number;
-  notAttempted: number;
-  results: {
-    index: number;
-    ok: boolean;
-    link?: Link;
-    error?: string;
-    message?: string;
-    fieldErrors?: Record<string, string>;
-  }[];
-  stoppedEarly?: StoppedEarly;
-}
-
-export function batchBody(res: ApiResponse): BatchBody {
-  return res.body as BatchBody;
 }

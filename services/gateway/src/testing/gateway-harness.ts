@@ -3,6 +3,8 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@linkservice/logger';
+import type { ApiBody, ApiResponse, HttpRequest } from '@linkservice/testing';
+import { sendRequest } from '@linkservice/testing';
 import { apiRoutes, createApp } from '../app';
 import type { GatewayConfig } from '../config';
 import { loadConfig } from '../config';
@@ -26,26 +28,6 @@ export interface StartGatewayOptions {
   routes?: (deps: GatewayDeps, defaults: ApiRoute[]) => ApiRoute[];
 }
 
-export interface ApiRequest {
-  /** Sent as `Authorization: Bearer <key>`. */
-  key?: string;
-  method?: string;
-  /** JSON-serialised, with `Content-Type: application/json`. */
-  body?: unknown;
-  /** Sent as is: no Content-Type is added for a Buffer (a string gets text/plain from fetch). */
-  rawBody?: string | Buffer;
-  headers?: Record<string, string>;
-}
-
-export interface ApiResponse {
-  status: number;
-  headers: Headers;
-  /** The parsed JSON body, or undefined when the response was not JSON. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read fields freely
-  body: any;
-  text: string;
-}
-
 export interface TestGateway {
   /** e.g. http://127.0.0.1:40123 */
   baseUrl: string;
@@ -53,7 +35,7 @@ export interface TestGateway {
   /** Every log line the gateway wrote (JSON text), at `logLevel`. */
   logs: string[];
   /** `path` is absolute: `/api/v1/app`, `/readyz`. */
-  api(path: string, request?: ApiRequest): Promise<ApiResponse>;
+  api(path: string, request?: HttpRequest): Promise<ApiResponse>;
   stop(): Promise<void>;
 }
 
@@ -82,7 +64,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     baseUrl,
     deps,
     logs,
-    api: (path, request) => callApi(baseUrl, path, request),
+    api: (path, request) => sendRequest<ApiBody>(`${baseUrl}${path}`, request),
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve, reject) => {
@@ -93,32 +75,5 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       });
       await resources.close();
     },
-  };
-}
-
-export async function callApi(
-  baseUrl: string,
-  path: string,
-  { key, method, body, rawBody, headers = {} }: ApiRequest = {},
-): Promise<ApiResponse> {
-  const payload = body !== undefined ? JSON.stringify(body) : rawBody;
-  // Explicit `headers` win over the ones derived from `key` and `body`.
-  const sent: Record<string, string> = {
-    ...(key !== undefined && { authorization: `Bearer ${key}` }),
-    ...(body !== undefined && { 'content-type': 'application/json' }),
-    ...headers,
-  };
-  const response = await fetch(`${baseUrl}${path}`, {
-    method: method ?? (payload === undefined ? 'GET' : 'POST'),
-    headers: sent,
-    body: payload,
-  });
-  const text = await response.text();
-  const isJson = response.headers.get('content-type')?.includes('application/json') ?? false;
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: isJson && text ? JSON.parse(text) : undefined,
-    text,
   };
 }

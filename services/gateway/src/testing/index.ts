@@ -1,3 +1,1 @@
 export * from './gateway-harness';
-export * from './ports';
-export * from './raw-request';

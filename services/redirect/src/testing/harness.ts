@@ -1,13 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import type { IncomingHttpHeaders, Server } from 'node:http';
-import { createServer, request } from 'node:http';
+import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Database, Environment } from '@linkservice/db';
-import { newId } from '@linkservice/db';
+import { linkHostFor } from '@linkservice/contracts';
 import { LinkCache } from '@linkservice/link-cache';
 import { createLogger } from '@linkservice/logger';
-import { testEnvironment } from '@linkservice/testing';
+import type { HttpResponse, Tenant } from '@linkservice/testing';
+import { createTenant, eventually, sendRequest, testEnvironment } from '@linkservice/testing';
 import type { Kysely } from 'kysely';
 import { createApp } from '../app';
 import type { RedirectConfig } from '../config';
@@ -39,11 +39,7 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
+export type Answer = HttpResponse;
 
 /** The redirect service in this process on 127.0.0.1:0, wired exactly as main.ts wires it. */
 export async function startRedirect(env: Record<string, string> = {}): Promise<Harness> {
@@ -73,14 +69,13 @@ export async function startRedirect(env: Record<string, string> = {}): Promise<H
     db: resources.deps.db,
     cache,
     port,
-    get: (path, options) => send(port, path, options),
+    get: (path, options) => sendRequest(`http://127.0.0.1:${port}${path}`, options),
     cached: async (app, alias, environment = 'live') => {
       const ref = { subdomainKey: app.subdomainKey, environment, alias };
-      const lookup = await eventually(
-        () => cache.lookup(ref),
-        (found) => found.kind === 'hit',
-      );
-      if (lookup.kind !== 'hit') throw new Error(`${alias} was never cached`);
+      await eventually(async () => (await cache.lookup(ref)).kind === 'hit' || undefined, {
+        timeoutMs: 5_000,
+        what: `a cache entry for ${alias}`,
+      });
     },
     close: async () => {
       await new Promise<void>((resolve) =>
@@ -93,97 +88,20 @@ export async function startRedirect(env: Record<string, string> = {}): Promise<H
   };
 }
 
-export function send(port: number, path: string, options: RequestOptions = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: options.method ?? 'GET',
-        headers: { ...(options.host ? { host: options.host } : {}), ...options.headers },
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-export interface TestApp {
-  id: string;
-  subdomainKey: string;
+/** A tenant (see createTenant) with the two hosts its links answer on here. */
+export interface TestApp extends Tenant {
   /** `<key>.links.test` and `<key>-test.links.test`. */
   liveHost: string;
   testHost: string;
 }
 
-/** A fresh app (tenant) for one test, inserted as the operator CLI would. */
 export async function createTestApp(db: Kysely<Database>): Promise<TestApp> {
-  const id = newId('app');
-  const subdomainKey = `r${randomBytes(5).toString('hex')}`;
-  await db
-    .insertInto('apps')
-    .values({ id, name: `App ${subdomainKey}`, subdomain_key: subdomainKey })
-    .execute();
+  const tenant = await createTenant(db);
   return {
-    id,
-    subdomainKey,
-    liveHost: `${subdomainKey}.${LINK_DOMAIN}`,
-    testHost: `${subdomainKey}-test.${LINK_DOMAIN}`,
+    ...tenant,
+    liveHost: linkHostFor(tenant.subdomainKey, 'live', LINK_DOMAIN),
+    testHost: linkHostFor(tenant.subdomainKey, 'test', LINK_DOMAIN),
   };
-}
-
-export interface TestLinkInput {
-  alias?: string;
-  environment?: Environment;
-  webFallbackUrl?: string;
-  iosFallbackUrl?: string | null;
-  expiresAt?: Date | null;
-  archivedAt?: Date | null;
-}
-
-export interface TestLink {
-  id: string;
-  alias: string;
-  environment: Environment;
-}
-
-/** A link row as the worker writes it (callers invalidate the cache where the worker would). */
-export async function createTestLink(
-  db: Kysely<Database>,
-  app: TestApp,
-  input: TestLinkInput = {},
-): Promise<TestLink> {
-  const id = newId('lnk');
-  const alias = input.alias ?? `a${randomBytes(5).toString('hex')}`;
-  const environment = input.environment ?? 'live';
-  await db
-    .insertInto('links')
-    .values({
-      id,
-      app_id: app.id,
-      environment,
-      alias,
-      web_fallback_url: input.webFallbackUrl ?? 'https://example.com/web',
-      ios_fallback_url: input.iosFallbackUrl ?? null,
-      expires_at: input.expiresAt ?? null,
-      archived_at: input.archivedAt ?? null,
-    })
-    .execute();
-  return { id, alias, environment };
 }
 
 export async function clickCount(db: Kysely<Database>, linkId: string): Promise<number> {
@@ -193,19 +111,4 @@ export async function clickCount(db: Kysely<Database>, linkId: string): Promise<
     .where('id', '=', linkId)
     .executeTakeFirstOrThrow();
   return row.click_count;
-}
-
-/** Polls `read` until `accept` holds or the deadline passes; returns the last value read. */
-export async function eventually<T>(
-  read: () => Promise<T>,
-  accept: (value: T) => boolean,
-  timeoutMs = 5_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (!accept(value) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    value = await read();
-  }
-  return value;
 }

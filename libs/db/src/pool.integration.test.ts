@@ -1,0 +1,101 @@
+import { createDb, executePrepared, preparedStatement } from './pool';
+
+// libs/testing depends on this package, so read the per-run database its global setup exported.
+const databaseUrl = process.env.DATABASE_URL!;
+
+describe('createDb', () => {
+  it('reports a connection lost while checked out instead of crashing the process', async () => {
+    const lost: Error[] = [];
+    const handle = createDb({
+      connectionString: databaseUrl,
+      max: 2,
+      onConnectionError: (error) => lost.push(error),
+    });
+    try {
+      const client = await handle.pool.connect();
+      const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await handle.pool.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+      const deadline = Date.now() + 5_000;
+      while (lost.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(lost.length).toBeGreaterThan(0);
+      await expect(client.query('SELECT 1')).rejects.toThrow();
+      client.release(true);
+      // The pool replaces the connection.
+      await expect(handle.pool.query('SELECT 1 AS one')).resolves.toMatchObject({
+        rows: [{ one: 1 }],
+      });
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('parses int8 as a number', async () => {
+    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+    try {
+      const { rows } = await handle.pool.query<{ n: unknown }>(
+        'SELECT 9007199254740991::int8 AS n',
+      );
+      expect(rows[0].n).toBe(9007199254740991);
+    } finally {
+      await handle.close();
+    }
+  });
+});
+
+describe('DbHandle.close', () => {
+  it('ends the pool even when Kysely never ran a query on it', async () => {
+    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+    await handle.pool.query('SELECT 1');
+    expect(handle.pool.totalCount).toBe(1);
+    await handle.close();
+    expect(handle.pool.ended).toBe(true);
+    expect(handle.pool.totalCount).toBe(0);
+    await expect(handle.close()).resolves.toBeUndefined();
+  });
+
+  it('ends the pool Kysely used, once', async () => {
+    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+    await handle.db.selectFrom('apps').select('id').limit(1).execute();
+    await Promise.all([handle.close(), handle.close()]);
+    expect(handle.pool.ended).toBe(true);
+  });
+});
+
+describe('preparedStatement', () => {
+  interface Row {
+    a: number;
+    b: string;
+  }
+  const SELECT_ROW = preparedStatement<Row>(
+    'pool_test_select',
+    'SELECT a, b FROM pool_test_rows WHERE a = $1',
+  );
+
+  it('is parsed once per connection, then run by name, and survives an added column', async () => {
+    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+    try {
+      // One connection: the temporary table and the prepared statement live in its session.
+      await handle.pool.query('CREATE TEMPORARY TABLE pool_test_rows (a int, b text)');
+      await handle.pool.query("INSERT INTO pool_test_rows VALUES (1, 'one'), (2, 'two')");
+
+      expect(await executePrepared(handle.db, SELECT_ROW, [1])).toEqual([{ a: 1, b: 'one' }]);
+      expect(await executePrepared(handle.db, SELECT_ROW, [2])).toEqual([{ a: 2, b: 'two' }]);
+      const prepared = await handle.pool.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements',
+      );
+      expect(prepared.rows).toEqual([{ name: 'pool_test_select', statement: SELECT_ROW.text }]);
+
+      // What a migration adding a column does under a running service.
+      await handle.pool.query('ALTER TABLE pool_test_rows ADD COLUMN c int');
+      expect(await executePrepared(handle.db, SELECT_ROW, [2])).toEqual([{ a: 2, b: 'two' }]);
+      // Other statements stay unnamed.
+      await handle.db.selectFrom('apps').select('id').limit(1).execute();
+      const after = await handle.pool.query('SELECT name FROM pg_prepared_statements');
+      expect(after.rows).toEqual([{ name: 'pool_test_select' }]);
+    } finally {
+      await handle.close();
+    }
+  });
+});

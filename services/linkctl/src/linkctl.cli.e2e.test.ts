@@ -1,0 +1,535 @@
+import { randomBytes } from 'node:crypto';
+import type { DbHandle } from '@linkservice/db';
+import { createDb } from '@linkservice/db';
+import { hashSecretKey } from '@linkservice/keys';
+import { freePort, testDatabase, testEnvironment } from '@linkservice/testing';
+import { sql } from 'kysely';
+import type { LinkctlRun } from './testing/run-linkctl';
+import {
+  REPO_ROOT,
+  assertLinkctlBuilt,
+  jsonOf,
+  runLinkctl,
+  runProcess,
+} from './testing/run-linkctl';
+
+// Black-box tests of the compiled CLI against the run's database (global-setup migrated it).
+
+const LINK_DOMAIN = 'links.example.test';
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+let handle: DbHandle;
+
+beforeAll(() => {
+  assertLinkctlBuilt();
+  handle = testDatabase(2);
+});
+
+afterAll(async () => {
+  await handle.close();
+});
+
+const linkctl = (...args: string[]) => runLinkctl(args, { LINK_DOMAIN });
+
+/** A refused command: non-zero exit, nothing on stdout, exactly one `linkctl: ` line on stderr. */
+function expectOneLineFailure(run: LinkctlRun, exitCode: number, reason: RegExp): void {
+  expect({ code: run.code, stdout: run.stdout }).toEqual({ code: exitCode, stdout: '' });
+  expect(run.stderr).toMatch(/^linkctl: [^\n]+\n$/);
+  expect(run.stderr).toMatch(reason);
+  expect(run.stderr).not.toMatch(/\bat .+:\d+:\d+/); // no stack frame
+}
+
+type FailureCase = [args: string[], exitCode: number, reason: RegExp];
+
+/** Runs the cases side by side (each is its own process) and checks each one's single line. */
+async function expectFailures(prefix: string[], cases: FailureCase[]): Promise<void> {
+  const runs = await Promise.all(cases.map(([args]) => linkctl(...prefix, ...args, '--json')));
+  runs.forEach((run, i) => {
+    const [args, exitCode, reason] = cases[i];
+    try {
+      expectOneLineFailure(run, exitCode, reason);
+    } catch (error) {
+      throw new Error(`linkctl ${[...prefix, ...args].join(' ')}: ${String(error)}`);
+    }
+  });
+}
+
+function uniqueKey(prefix: string): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+interface AppJson {
+  app: {
+    id: string;
+    name: string;
+    subdomainKey: string;
+    linkHost: string;
+    linkAllowance: number | null;
+  };
+}
+
+async function createApp(...extra: string[]): Promise<AppJson['app']> {
+  return (jsonOf(await linkctl('app', 'create', '--json', ...extra)) as AppJson).app;
+}
+
+async function createKey(appId: string, env: 'live' | 'test') {
+  const doc = jsonOf(await linkctl('key', 'create', '--app', appId, '--env', env, '--json'));
+  return doc as {
+    key: { id: string; appId: string; environment: string; createdAt: string };
+    secret: string;
+  };
+}
+
+describe('linkctl app create', () => {
+  it('prints exactly one JSON document with the documented fields', async () => {
+    const run = await linkctl('app', 'create', '--name', '  My Shop  ', '--json');
+    expect(run.stdout.endsWith('\n')).toBe(true);
+    expect(run.stdout.trimEnd().split('\n')).toHaveLength(1);
+    const { app } = jsonOf(run) as AppJson;
+
+    expect(Object.keys(app).sort()).toEqual(
+      ['id', 'linkAllowance', 'linkHost', 'name', 'subdomainKey'].sort(),
+    );
+    expect(app.id).toMatch(/^app_[0-9A-Z]{26}$/);
+    expect(app.name).toBe('My Shop');
+    expect(app.subdomainKey).toMatch(/^my-shop-[a-z0-9]{6}$/);
+    expect(app.linkHost).toBe(`${app.subdomainKey}.${LINK_DOMAIN}`);
+    expect(app.linkAllowance).toBeNull();
+
+    const row = await handle.db
+      .selectFrom('apps')
+      .selectAll()
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      name: 'My Shop',
+      subdomain_key: app.subdomainKey,
+      link_allowance: null,
+      live_link_count: 0,
+      test_link_count: 0,
+    });
+  });
+
+  it('prints a readable summary without --json', async () => {
+    const subdomain = uniqueKey('human');
+    const run = await linkctl('app', 'create', '--name', 'Human', '--subdomain', subdomain);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(() => JSON.parse(run.stdout) as unknown).toThrow();
+    expect(run.stdout).toMatch(/^Created app app_[0-9A-Z]{26}\n/);
+    expect(run.stdout).toContain(`subdomain key   ${subdomain}\n`);
+    expect(run.stdout).toContain(`link host       ${subdomain}.${LINK_DOMAIN}\n`);
+    expect(run.stdout).toContain('link allowance  unlimited\n');
+  });
+
+  it('keeps an explicit subdomain key and link allowance', async () => {
+    const subdomain = uniqueKey('shop');
+    const app = await createApp(
+      '--name',
+      'Shop',
+      '--subdomain',
+      subdomain,
+      '--link-allowance',
+      '25',
+    );
+    expect(app).toMatchObject({
+      subdomainKey: subdomain,
+      linkHost: `${subdomain}.${LINK_DOMAIN}`,
+      linkAllowance: 25,
+    });
+    const row = await handle.db
+      .selectFrom('apps')
+      .select(['subdomain_key', 'link_allowance'])
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ subdomain_key: subdomain, link_allowance: 25 });
+  });
+
+  it('takes --link-allowance none as unlimited, like set-allowance', async () => {
+    const app = await createApp('--name', 'Open', '--link-allowance', 'none');
+    expect(app.linkAllowance).toBeNull();
+    const row = await handle.db
+      .selectFrom('apps')
+      .select('link_allowance')
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(row.link_allowance).toBeNull();
+
+    const human = await linkctl('app', 'create', '--name', 'Open', '--link-allowance', 'none');
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    expect(human.stdout).toContain('link allowance  unlimited\n');
+  });
+
+  it('accepts --json before the command too, and a zero allowance', async () => {
+    const run = await linkctl('--json', 'app', 'create', '--name', 'Zero', '--link-allowance', '0');
+    expect((jsonOf(run) as AppJson).app.linkAllowance).toBe(0);
+  });
+
+  it('refuses a subdomain key that another app holds', async () => {
+    const subdomain = uniqueKey('taken');
+    await createApp('--name', 'First', '--subdomain', subdomain);
+    const run = await linkctl(
+      'app',
+      'create',
+      '--name',
+      'Second',
+      '--subdomain',
+      subdomain,
+      '--json',
+    );
+    expectOneLineFailure(run, 1, new RegExp(`subdomain key "${subdomain}" is already taken`));
+    const holders = await handle.db
+      .selectFrom('apps')
+      .select('name')
+      .where('subdomain_key', '=', subdomain)
+      .execute();
+    expect(holders).toEqual([{ name: 'First' }]);
+  });
+
+  it('refuses bad subdomain keys, names and allowances with one line each', async () => {
+    await expectFailures(
+      ['app', 'create'],
+      [
+        [['--name', 'X', '--subdomain', 'ab'], 1, /invalid subdomain key "ab": .*3-63 characters/],
+        [['--name', 'X', '--subdomain', 'a'.repeat(64)], 1, /3-63 characters/],
+        [['--name', 'X', '--subdomain', 'Upper'], 1, /lowercase/],
+        [['--name', 'X', '--subdomain', 'under_score'], 1, /lowercase/],
+        [['--name', 'X', '--subdomain', '-leading'], 1, /start and end/],
+        [['--name', 'X', '--subdomain', 'trailing-'], 1, /start and end/],
+        [['--name', 'X', '--subdomain', 'shop-test'], 1, /must not end in -test/],
+        [['--name', '   '], 1, /invalid app name: must not be empty/],
+        [['--name', 'x'.repeat(101)], 1, /at most 100 characters/],
+        [['--name', 'line\nbreak'], 1, /control characters/],
+        [
+          ['--name', 'X', '--link-allowance', 'abc'],
+          2,
+          /'--link-allowance <n>' argument 'abc' is invalid/,
+        ],
+        [['--name', 'X', '--link-allowance', '-1'], 2, /argument '-1' is invalid/],
+        [['--name', 'X', '--link-allowance', '1.5'], 2, /argument '1.5' is invalid/],
+        [['--name', 'X', '--link-allowance', '2147483648'], 2, /largest allowance is 2147483647/],
+        [[], 2, /required option '--name <name>' not specified/],
+        [['--name', 'X', '--colour', 'red'], 2, /unknown option '--colour'/],
+        [['--name', 'X', 'extra'], 2, /too many arguments/],
+      ],
+    );
+  });
+});
+
+describe('linkctl app set-allowance', () => {
+  it('sets a number and then none (unlimited), in both output modes', async () => {
+    const app = await createApp('--name', 'Plan');
+    const set = jsonOf(await linkctl('app', 'set-allowance', app.id, '500', '--json'));
+    expect(set).toEqual({ app: { ...app, linkAllowance: 500 } });
+
+    const human = await linkctl('app', 'set-allowance', app.id, 'none');
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    expect(human.stdout).toMatch(new RegExp(`^Updated app ${app.id}\n`));
+    expect(human.stdout).toContain('link allowance  unlimited');
+
+    const row = await handle.db
+      .selectFrom('apps')
+      .select('link_allowance')
+      .where('id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(row.link_allowance).toBeNull();
+  });
+
+  it('refuses an unknown app', async () => {
+    const run = await linkctl(
+      'app',
+      'set-allowance',
+      'app_01NOSUCHAPP0000000000000000',
+      '5',
+      '--json',
+    );
+    expectOneLineFailure(run, 1, /no app with id "app_01NOSUCHAPP0000000000000000"/);
+  });
+
+  it('refuses bad allowance arguments', async () => {
+    const app = await createApp('--name', 'Plan');
+    await expectFailures(
+      ['app', 'set-allowance', app.id],
+      [
+        [['five'], 2, /command-argument value 'five' is invalid for argument 'n\|none'/],
+        [['-5'], 2, /value '-5' is invalid/],
+        [['2147483648'], 2, /largest allowance is 2147483647/],
+        [[], 2, /missing required argument 'n\|none'/],
+        [['5', '6'], 2, /too many arguments/],
+      ],
+    );
+  });
+});
+
+describe('linkctl key create', () => {
+  it.each(['live', 'test'] as const)(
+    'creates a %s key, prints its secret once and stores only its SHA-256 hash',
+    async (env) => {
+      const app = await createApp('--name', 'Keys');
+      const created = await createKey(app.id, env);
+
+      expect(Object.keys(created).sort()).toEqual(['key', 'secret']);
+      expect(Object.keys(created.key).sort()).toEqual(['appId', 'createdAt', 'environment', 'id']);
+      expect(created.key).toMatchObject({ appId: app.id, environment: env });
+      expect(created.key.id).toMatch(/^key_[0-9A-Z]{26}$/);
+      expect(created.key.createdAt).toMatch(TIMESTAMP);
+      expect(created.secret).toMatch(new RegExp(`^ls_sk_${env}_[0-9A-Za-z]{32,}$`));
+
+      const row = await handle.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', created.key.id)
+        .executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ app_id: app.id, environment: env, revoked_at: null });
+      expect(row.key_hash.equals(hashSecretKey(created.secret))).toBe(true);
+      expect(row.created_at.toISOString()).toBe(created.key.createdAt);
+
+      // Neither the secret nor its random part is stored anywhere, in any table.
+      const randomPart = created.secret.slice(`ls_sk_${env}_`.length);
+      for (const table of ['apps', 'api_keys', 'links', 'creation_requests']) {
+        const found = await sql<{ count: number }>`
+          SELECT count(*)::int AS count FROM ${sql.table(table)} t
+          WHERE t::text LIKE ${`%${randomPart}%`}`.execute(handle.db);
+        expect({ table, count: found.rows[0]?.count }).toEqual({ table, count: 0 });
+      }
+    },
+  );
+
+  it('prints the secret in the readable summary', async () => {
+    const app = await createApp('--name', 'Keys');
+    const run = await linkctl('key', 'create', '--app', app.id, '--env', 'live');
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(
+      new RegExp(`^Created live key key_[0-9A-Z]{26} for app ${app.id} at \\S+\n`),
+    );
+    expect(run.stdout).toMatch(/shown only this once[^\n]*\n {2}ls_sk_live_[0-9A-Za-z]{32,}\n$/);
+  });
+
+  it('refuses an unknown app and stores nothing', async () => {
+    const run = await linkctl('key', 'create', '--app', 'app_nope', '--env', 'live', '--json');
+    expectOneLineFailure(run, 1, /no app with id "app_nope"/);
+    const stored = await handle.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('app_id', '=', 'app_nope')
+      .execute();
+    expect(stored).toEqual([]);
+  });
+
+  it('refuses bad environments and a missing app', async () => {
+    const app = await createApp('--name', 'Keys');
+    await expectFailures(
+      ['key', 'create'],
+      [
+        [
+          ['--app', app.id, '--env', 'prod'],
+          2,
+          /'--env <environment>' argument 'prod' is invalid. Allowed choices are live, test/,
+        ],
+        [['--app', app.id], 2, /required option '--env <environment>' not specified/],
+        [['--env', 'live'], 2, /required option '--app <appId>' not specified/],
+      ],
+    );
+  });
+});
+
+describe('linkctl key revoke and key list', () => {
+  it('lists keys oldest first without secrets, revokes idempotently', async () => {
+    const app = await createApp('--name', 'Rotation');
+    const first = await createKey(app.id, 'live');
+    const second = await createKey(app.id, 'test');
+    const third = await createKey(app.id, 'live');
+
+    const revoked = jsonOf(await linkctl('key', 'revoke', second.key.id, '--json')) as {
+      key: { revokedAt: string };
+    };
+    expect(revoked).toEqual({
+      key: { ...second.key, revokedAt: expect.stringMatching(TIMESTAMP) },
+    });
+
+    // Revoking again succeeds and keeps the first revocation time.
+    const again = jsonOf(await linkctl('key', 'revoke', second.key.id, '--json'));
+    expect(again).toEqual(revoked);
+    const human = await linkctl('key', 'revoke', second.key.id);
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    expect(human.stdout).toBe(
+      `Key ${second.key.id} (test, app ${app.id}) was already revoked at ${revoked.key.revokedAt}\n`,
+    );
+
+    const listRun = await linkctl('key', 'list', '--app', app.id, '--json');
+    const listed = jsonOf(listRun);
+    expect(listed).toEqual({
+      keys: [
+        { ...first.key, revokedAt: null },
+        { ...second.key, revokedAt: revoked.key.revokedAt },
+        { ...third.key, revokedAt: null },
+      ],
+    });
+    for (const secret of [first.secret, second.secret, third.secret]) {
+      expect(listRun.stdout).not.toContain(secret.slice(11));
+    }
+
+    const row = await handle.db
+      .selectFrom('api_keys')
+      .select('revoked_at')
+      .where('id', '=', second.key.id)
+      .executeTakeFirstOrThrow();
+    expect(row.revoked_at?.toISOString()).toBe(revoked.key.revokedAt);
+
+    const table = await linkctl('key', 'list', '--app', app.id);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    expect(table.stdout.split('\n')).toEqual([
+      `3 keys of app ${app.id}:`,
+      `  ${first.key.id}  live  created ${first.key.createdAt}  active`,
+      `  ${second.key.id}  test  created ${second.key.createdAt}  revoked ${revoked.key.revokedAt}`,
+      `  ${third.key.id}  live  created ${third.key.createdAt}  active`,
+      '',
+    ]);
+  });
+
+  it('lists an app without keys as an empty list', async () => {
+    const app = await createApp('--name', 'Empty');
+    expect(jsonOf(await linkctl('key', 'list', '--app', app.id, '--json'))).toEqual({ keys: [] });
+  });
+
+  it('never lists the keys of another app', async () => {
+    const mine = await createApp('--name', 'Mine');
+    const other = await createApp('--name', 'Other');
+    const key = await createKey(other.id, 'live');
+    const listed = jsonOf(await linkctl('key', 'list', '--app', mine.id, '--json'));
+    expect(listed).toEqual({ keys: [] });
+    expect(JSON.stringify(listed)).not.toContain(key.key.id);
+  });
+
+  it('refuses unknown keys and apps, and missing arguments', async () => {
+    await expectFailures(
+      ['key'],
+      [
+        [['revoke', 'key_nope'], 1, /no key with id "key_nope"/],
+        [['list', '--app', 'app_nope'], 1, /no app with id "app_nope"/],
+        [['revoke'], 2, /missing required argument 'keyId'/],
+        [['list'], 2, /required option '--app <appId>' not specified/],
+      ],
+    );
+  });
+});
+
+describe('pnpm linkctl (the root script, as decisions.md says operators run it)', () => {
+  it('leaves exactly the JSON document on stdout', async () => {
+    const run = await runProcess(
+      'pnpm',
+      ['linkctl', 'app', 'create', '--name', 'Via pnpm', '--json'],
+      { cwd: REPO_ROOT, env: { LINK_DOMAIN } },
+    );
+    const { app } = jsonOf(run) as AppJson;
+    expect(app.name).toBe('Via pnpm');
+    expect(run.stdout).toBe(`${JSON.stringify({ app })}\n`);
+  }, 120_000);
+});
+
+describe('linkctl usage and environment errors', () => {
+  it('refuses missing and unknown commands and options with one line', async () => {
+    await expectFailures(
+      [],
+      [
+        [[], 2, /missing command; see linkctl --help/],
+        [['app'], 2, /missing command; see linkctl app --help/],
+        [['key'], 2, /missing command; see linkctl key --help/],
+        [['apps'], 2, /unknown command 'apps' \(Did you mean app\?\)/],
+        [['app', 'delete'], 2, /unknown command 'delete'/],
+        [['--verbose', 'migrate'], 2, /unknown option '--verbose'/],
+      ],
+    );
+  });
+
+  it('prints help on stdout and exits 0', async () => {
+    const run = await linkctl('app', 'create', '--help');
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^Usage: linkctl app create \[options\]/);
+    expect(run.stdout).toContain('--json');
+  });
+
+  it('names an unreachable database without leaking its password', async () => {
+    const port = await freePort();
+    const run = await runLinkctl(['key', 'list', '--app', 'app_x', '--json'], {
+      DATABASE_URL: `postgres://ops:s3cr3t-pw@127.0.0.1:${port}/linkservice`,
+    });
+    expectOneLineFailure(
+      run,
+      1,
+      new RegExp(
+        `cannot reach the database at 127\\.0\\.0\\.1:${port}/linkservice: .*ECONNREFUSED`,
+      ),
+    );
+    expect(run.stderr).not.toContain('s3cr3t-pw');
+  });
+
+  it('says when the database does not exist yet', async () => {
+    const url = new URL(testEnvironment().databaseUrl);
+    url.pathname = `/linkctl_missing_${randomBytes(4).toString('hex')}`;
+    const run = await runLinkctl(['app', 'set-allowance', 'app_x', '1'], {
+      DATABASE_URL: url.toString(),
+    });
+    expectOneLineFailure(
+      run,
+      1,
+      /database "linkctl_missing_[0-9a-f]+" does not exist; run linkctl migrate/,
+    );
+  });
+
+  it('reports every bad variable on one line', async () => {
+    const run = await runLinkctl(['key', 'list', '--app', 'app_x', '--json'], {
+      DATABASE_URL: 'mysql://db/x',
+      LINK_DOMAIN: 'not a host',
+    });
+    expectOneLineFailure(run, 78, /invalid configuration: DATABASE_URL: .*; LINK_DOMAIN: /);
+  });
+});
+
+describe('linkctl migrate', () => {
+  const url = new URL(testEnvironment().databaseUrl);
+  const name = `linkctl_migrate_${randomBytes(4).toString('hex')}`;
+  url.pathname = `/${name}`;
+
+  afterAll(async () => {
+    const server = new URL(url);
+    server.pathname = '/postgres';
+    const admin = createDb({ connectionString: server.toString(), max: 1 });
+    try {
+      await sql`DROP DATABASE IF EXISTS ${sql.id(name)} WITH (FORCE)`.execute(admin.db);
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('creates a missing database, applies every migration, then has nothing to do', async () => {
+    const first = jsonOf(
+      await runLinkctl(['migrate', '--json'], { DATABASE_URL: url.toString() }),
+    ) as {
+      databaseCreated: boolean;
+      applied: string[];
+    };
+    expect(first.databaseCreated).toBe(true);
+    expect(first.applied[0]).toBe('2026-11-22T00-00-00_initial');
+    expect([...first.applied].sort()).toEqual(first.applied);
+
+    const migrated = createDb({ connectionString: url.toString(), max: 1 });
+    try {
+      const recorded = await sql<{ name: string }>`
+        SELECT name FROM kysely_migration ORDER BY name`.execute(migrated.db);
+      expect(recorded.rows.map((row) => row.name)).toEqual(first.applied);
+      await migrated.db.selectFrom('api_keys').select('id').limit(1).execute();
+    } finally {
+      await migrated.close();
+    }
+
+    const second = await runLinkctl(['migrate'], { DATABASE_URL: url.toString() });
+    expect(second).toEqual({ code: 0, stdout: `Database ${name} is up to date\n`, stderr: '' });
+    expect(
+      jsonOf(await runLinkctl(['migrate', '--json'], { DATABASE_URL: url.toString() })),
+    ).toEqual({
+      databaseCreated: false,
+      applied: [],
+    });
+  });
+});

@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import type { DbHandle } from '@linkservice/db';
+import { testDatabase } from '@linkservice/testing';
+import { AppsRepository } from './apps/apps.repository';
+import { AppsService } from './apps/apps.service';
+import { unwrap } from './result';
+import { createLinkctlServices } from './services';
+
+// The exported services against the run's database, for what the CLI cannot show directly:
+// retries on derived-key collisions and concurrent use.
+
+const LINK_DOMAIN = 'links.localhost';
+let handle: DbHandle;
+
+beforeAll(() => {
+  handle = testDatabase(8);
+});
+
+afterAll(async () => {
+  await handle.close();
+});
+
+const hex = () => randomBytes(3).toString('hex');
+
+describe('AppsService', () => {
+  it('draws a new suffix when a derived subdomain key is taken', async () => {
+    const tag = hex();
+    const { apps } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    unwrap(await apps.createApp({ name: 'x', subdomainKey: `clash-${tag}-aaaaaa` }));
+    unwrap(await apps.createApp({ name: 'x', subdomainKey: `clash-${tag}-bbbbbb` }));
+
+    const suffixes = ['aaaaaa', 'bbbbbb', 'cccccc'];
+    const service = new AppsService(new AppsRepository(handle.db), {
+      linkDomain: LINK_DOMAIN,
+      nextSuffix: () => suffixes.shift() ?? 'zzzzzz',
+    });
+    const app = unwrap(await service.createApp({ name: `Clash ${tag}` }));
+    expect(app.subdomainKey).toBe(`clash-${tag}-cccccc`);
+    expect(suffixes).toEqual([]);
+  });
+
+  it('gives up after the configured attempts with a value, not an exception', async () => {
+    const tag = hex();
+    const { apps } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    unwrap(await apps.createApp({ name: 'x', subdomainKey: `stuck-${tag}-aaaaaa` }));
+    const service = new AppsService(new AppsRepository(handle.db), {
+      linkDomain: LINK_DOMAIN,
+      nextSuffix: () => 'aaaaaa',
+      derivationAttempts: 3,
+    });
+    const result = await service.createApp({ name: `Stuck ${tag}` });
+    expect(result).toEqual({
+      ok: false,
+      error: { code: 'subdomain_key_taken', message: expect.stringMatching(/after 3 attempts/) },
+    });
+  });
+
+  it('lets exactly one of many concurrent creations take a subdomain key', async () => {
+    const subdomainKey = `race-${hex()}`;
+    const { apps } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => apps.createApp({ name: `Racer ${i}`, subdomainKey })),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(results.filter((r) => !r.ok).map((r) => r.error.code)).toEqual(
+      Array(7).fill('subdomain_key_taken'),
+    );
+  });
+
+  it('validates input given programmatically as the CLI does', async () => {
+    const { apps } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    const refused = await Promise.all([
+      apps.createApp({ name: 'X', linkAllowance: -1 }),
+      apps.createApp({ name: 'X', subdomainKey: 'x-test' }),
+      apps.createApp({ name: '' }),
+      apps.setLinkAllowance('app_nope', 3),
+      apps.getApp('app_nope'),
+    ]);
+    expect(refused.map((r) => !r.ok && r.error.code)).toEqual([
+      'invalid_link_allowance',
+      'invalid_subdomain_key',
+      'invalid_name',
+      'app_not_found',
+      'app_not_found',
+    ]);
+  });
+
+  it('moves updated_at only when the allowance changes', async () => {
+    const { apps } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    const app = unwrap(await apps.createApp({ name: 'Plan', linkAllowance: 10 }));
+    const updatedAt = async () =>
+      (
+        await handle.db
+          .selectFrom('apps')
+          .select('updated_at')
+          .where('id', '=', app.id)
+          .executeTakeFirstOrThrow()
+      ).updated_at.getTime();
+    const before = await updatedAt();
+    unwrap(await apps.setLinkAllowance(app.id, 10));
+    expect(await updatedAt()).toBe(before);
+    expect(unwrap(await apps.setLinkAllowance(app.id, 11)).linkAllowance).toBe(11);
+    expect(await updatedAt()).toBeGreaterThanOrEqual(before);
+    expect(unwrap(await apps.getApp(app.id))).toEqual({ ...app, linkAllowance: 11 });
+  });
+});
+
+describe('KeysService', () => {
+  it('revokes once under concurrent revocations and keeps the first revokedAt', async () => {
+    const { apps, keys } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    const app = unwrap(await apps.createApp({ name: 'Keys' }));
+    const { key } = unwrap(await keys.createKey({ appId: app.id, environment: 'live' }));
+    const results = (
+      await Promise.all(Array.from({ length: 6 }, () => keys.revokeKey(key.id)))
+    ).map(unwrap);
+    expect(results.filter((r) => !r.alreadyRevoked)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.key.revokedAt)).size).toBe(1);
+    expect(results[0]?.key.revokedAt).not.toBeNull();
+  });
+});

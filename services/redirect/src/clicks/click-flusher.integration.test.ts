@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { DbHandle } from '@linkservice/db';
+import { createLogger } from '@linkservice/logger';
+import {
+  createTenant,
+  eventually,
+  insertLink,
+  testDatabase,
+  testEnvironment,
+} from '@linkservice/testing';
+import { clickCount } from '../testing/harness';
+import { ClickCounter } from './click-counter';
+import { ClickFlusher } from './click-flusher';
+import type { ClickKeys } from './click-keys';
+import { batchName, clickKeys } from './click-keys';
+
+const env = testEnvironment();
+const logger = createLogger('click-flusher-test', 'silent');
+let postgres: DbHandle;
+let redis: Redis;
+
+beforeAll(() => {
+  postgres = testDatabase(4);
+  redis = new Redis(env.redisUrl);
+});
+afterAll(async () => {
+  await redis.quit();
+  await postgres.close();
+});
+
+/** Each test counts under its own key namespace, as one deployment would. */
+function isolatedKeys(): ClickKeys {
+  return clickKeys(`${env.redisPrefix}:${randomUUID().slice(0, 8)}`);
+}
+
+function flusherFor(keys: ClickKeys, counter = new ClickCounter(redis, keys, logger)) {
+  return {
+    counter,
+    flusher: new ClickFlusher({
+      redis,
+      db: postgres.db,
+      keys,
+      counter,
+      logger,
+      intervalMs: 60_000,
+      recoverAfterMs: 30_000,
+    }),
+  };
+}
+
+async function twoLinks() {
+  const app = await createTenant(postgres.db);
+  return [await insertLink(postgres.db, app), await insertLink(postgres.db, app)] as const;
+}
+
+describe('ClickFlusher', () => {
+  it('moves pending clicks into click_count and leaves nothing behind in Redis', async () => {
+    const keys = isolatedKeys();
+    const { counter, flusher } = flusherFor(keys);
+    const [a, b] = await twoLinks();
+    await Promise.all([counter.record(a.id), counter.record(a.id), counter.record(b.id)]);
+
+    await flusher.flush();
+
+    expect(await clickCount(postgres.db, a.id)).toBe(2);
+    expect(await clickCount(postgres.db, b.id)).toBe(1);
+    expect(await redis.exists(keys.pending)).toBe(0);
+    expect(await redis.smembers(keys.batches)).toEqual([]);
+  });
+
+  it('applies a batch once even when it is applied again (crash between commit and delete)', async () => {
+    const keys = isolatedKeys();
+    const { counter, flusher } = flusherFor(keys);
+    const [a] = await twoLinks();
+    await counter.record(a.id);
+    await flusher.flush();
+    expect(await clickCount(postgres.db, a.id)).toBe(1);
+
+    // Replay: the same batch id reappears in Redis, as if the delete after the commit was lost.
+    const batch = batchName(keys, Date.now() - 60_000, 'replayed');
+    await redis.hset(batch.key, a.id, '1');
+    await redis.sadd(keys.batches, batch.key);
+    await flusher.flush(0);
+    await redis.hset(batch.key, a.id, '1');
+    await redis.sadd(keys.batches, batch.key);
+    await flusher.flush(0);
+
+    expect(await clickCount(postgres.db, a.id)).toBe(2);
+    expect(await redis.exists(batch.key)).toBe(0);
+  });
+
+  it('recovers batches a crashed flusher left behind, on start', async () => {
+    const keys = isolatedKeys();
+    const [a, b] = await twoLinks();
+    // A flusher renamed pending into a batch and died before applying it.
+    const orphan = batchName(keys, Date.now(), randomUUID());
+    await redis.hset(orphan.key, a.id, '7', b.id, '3');
+    await redis.sadd(keys.batches, orphan.key);
+
+    const { flusher } = flusherFor(keys);
+    flusher.start();
+    try {
+      await eventually(async () => (await redis.scard(keys.batches)) === 0, {
+        timeoutMs: 5_000,
+        what: 'no batch left in Redis',
+      });
+    } finally {
+      await flusher.stop();
+    }
+    expect(await clickCount(postgres.db, a.id)).toBe(7);
+    expect(await clickCount(postgres.db, b.id)).toBe(3);
+  });
+
+  it("leaves another live flusher's fresh batch alone, but takes it over once stale", async () => {
+    const keys = isolatedKeys();
+    const [a] = await twoLinks();
+    const fresh = batchName(keys, Date.now(), randomUUID());
+    await redis.hset(fresh.key, a.id, '4');
+    await redis.sadd(keys.batches, fresh.key);
+
+    const { flusher } = flusherFor(keys);
+    await flusher.flush();
+    expect(await clickCount(postgres.db, a.id)).toBe(0);
+    await flusher.flush(0);
+    expect(await clickCount(postgres.db, a.id)).toBe(4);
+  });
+
+  it('never double-counts with several replicas flushing the same clicks at once', async () => {
+    const keys = isolatedKeys();
+    const [a, b] = await twoLinks();
+    const replicas = [flusherFor(keys), flusherFor(keys), flusherFor(keys)];
+    let expected = 0;
+    for (let round = 0; round < 5; round++) {
+      const clicks = replicas.flatMap(({ counter }, i) =>
+        Array.from({ length: 20 + i }, (_, n) => counter.record(n % 2 ? a.id : b.id)),
+      );
+      expected += clicks.length;
+      // Every replica flushes and recovers everything it sees, all at the same time.
+      await Promise.all([...clicks, ...replicas.map(({ flusher }) => flusher.flush(0))]);
+    }
+    await Promise.all(replicas.map(({ flusher }) => flusher.flush(0)));
+    const total = (await clickCount(postgres.db, a.id)) + (await clickCount(postgres.db, b.id));
+    expect(total).toBe(expected);
+  });
+
+  it('writes clicks Redis could not take straight to Postgres', async () => {
+    const keys = isolatedKeys();
+    const [a] = await twoLinks();
+    const unreachable = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      disconnectTimeout: 50,
+    });
+    unreachable.on('error', () => undefined);
+    try {
+      const counter = new ClickCounter(unreachable, keys, logger);
+      await counter.record(a.id);
+      await counter.record(a.id);
+
+      const { flusher } = flusherFor(keys, counter);
+      await flusher.flush();
+      expect(await clickCount(postgres.db, a.id)).toBe(2);
+    } finally {
+      unreachable.disconnect();
+    }
+  });
+
+  it('stop() runs a last flush', async () => {
+    const keys = isolatedKeys();
+    const [a] = await twoLinks();
+    const { counter, flusher } = flusherFor(keys);
+    flusher.start();
+    await counter.record(a.id);
+    await flusher.stop();
+    expect(await clickCount(postgres.db, a.id)).toBe(1);
+  });
+});

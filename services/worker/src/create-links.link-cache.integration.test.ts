@@ -1,0 +1,74 @@
+import type { DbHandle } from '@linkservice/db';
+import type { LinkRef } from '@linkservice/link-cache';
+import { LinkCache } from '@linkservice/link-cache';
+import type { CreationOutcome } from '@linkservice/creation';
+import { createTenant, linkDraft, testDatabase, testEnvironment } from '@linkservice/testing';
+import { Redis } from 'ioredis';
+import type { CreationHarness } from './testing/creation-harness';
+import { creation, newHarness } from './testing/creation-harness';
+
+// The link host caches "no such link" for aliases it was asked for. A link created under such an
+// alias must resolve at once: the worker drops those entries after its commit.
+
+let postgres: DbHandle;
+let harness: CreationHarness;
+let redis: Redis;
+let cache: LinkCache;
+
+beforeAll(() => {
+  postgres = testDatabase(20);
+  harness = newHarness(postgres.db);
+  harness.startWorker();
+  redis = new Redis(testEnvironment().redisUrl);
+  // The worker's key prefix is the deployment's REDIS_PREFIX: the harness's own here.
+  cache = new LinkCache(redis, harness.prefix);
+});
+afterAll(async () => {
+  await harness.close();
+  await redis.quit();
+  await postgres.close();
+});
+
+/** What the link host does for an alias with no link: a lookup, then a negative fill. */
+async function rememberMissing(ref: LinkRef): Promise<void> {
+  const lookup = await cache.lookup(ref);
+  if (lookup.kind !== 'miss' || !(await cache.fill(ref, lookup.generation, null))) {
+    throw new Error(`could not cache ${ref.alias} as missing`);
+  }
+}
+
+function completed(outcome: CreationOutcome) {
+  if (outcome.kind !== 'completed') throw new Error(`expected completed, got ${outcome.reason}`);
+  return outcome.result;
+}
+
+describe('creation and the link host cache', () => {
+  it('drops negative entries of the created aliases, in the environment created', async () => {
+    const app = await createTenant(postgres.db);
+    const live: LinkRef = { subdomainKey: app.subdomainKey, environment: 'live', alias: 'launch' };
+    const test: LinkRef = { ...live, environment: 'test' };
+    const other: LinkRef = { ...live, alias: 'not-created' };
+    for (const ref of [live, test, other]) await rememberMissing(ref);
+
+    const result = completed(
+      await harness.submit(creation(app, [linkDraft({ alias: 'launch' }), linkDraft()])),
+    );
+    expect(result.results.every((entry) => entry.ok)).toBe(true);
+
+    expect((await cache.lookup(live)).kind).toBe('miss');
+    // Untouched: the test host has no such link, and neither has the alias nobody created.
+    expect(await cache.lookup(test)).toEqual({ kind: 'hit', resolution: null });
+    expect(await cache.lookup(other)).toEqual({ kind: 'hit', resolution: null });
+  });
+
+  it('leaves the cache alone when nothing was created', async () => {
+    const app = await createTenant(postgres.db);
+    const ref: LinkRef = { subdomainKey: app.subdomainKey, environment: 'live', alias: 'taken' };
+    completed(await harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
+    await rememberMissing(ref);
+
+    const again = completed(await harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
+    expect(again.results[0]?.ok).toBe(false);
+    expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution: null });
+  });
+});

