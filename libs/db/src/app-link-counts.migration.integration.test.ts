@@ -72,6 +72,8 @@ describe('the app-link-counts migration', () => {
     await insertLinks('app_a', 'live', 3);
     await insertLinks('app_a', 'test', 2);
     await insertLinks('app_b', 'test', 4);
+    // A counter gone wrong is not carried over: the migration counts the links themselves.
+    await sql`UPDATE link_totals SET total = 99 WHERE app_id = 'app_a'`.execute(db);
 
     await migrateTo(MIGRATION);
     const counts = async () =>
@@ -86,9 +88,16 @@ describe('the app-link-counts migration', () => {
       { id: 'app_b', live: 0, test: 4 },
       { id: 'app_none', live: 0, test: 0 },
     ]);
-    const leftovers = await sql<{ name: string | null }>`
-      SELECT to_regclass('link_totals')::text AS name`.execute(db);
-    expect(leftovers.rows).toEqual([{ name: null }]);
+    // For one release, what a gateway of the previous one reads for list totals is a view.
+    const viewTotal = async (appId: string, environment: string) =>
+      (
+        await sql<{ total: number }>`
+          SELECT total FROM link_totals WHERE app_id = ${appId} AND environment = ${environment}`.execute(
+          db,
+        )
+      ).rows.map((row) => row.total);
+    expect(await viewTotal('app_a', 'live')).toEqual([3]);
+    expect(await viewTotal('app_b', 'test')).toEqual([4]);
 
     await insertLinks('app_none', 'live', 2);
     expect((await counts()).find((row) => row.id === 'app_none')).toEqual({

@@ -18,7 +18,7 @@ export const API_BASE_PATH = '/api/v1';
 /**
  * THE registration point for /api/v1 endpoints: add one line per feature module. Everything
  * listed here is mounted behind authentication, gets 404/405 handling and JSON body parsing, and
- * is walked by the shared auth test (auth.routes.test.ts).
+ * is walked by the shared auth test (auth/api-routes.auth.integration.test.ts).
  */
 export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
   return [

@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { createDb } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
-import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
+import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { CreationClient } from '@linkservice/creation';
@@ -87,14 +86,7 @@ export function buildDeps(
   logger: Logger,
   options: BuildOptions<GatewayClients> = {},
 ): GatewayResources {
-  const postgres = createDb({
-    connectionString: config.DATABASE_URL,
-    max: config.DATABASE_POOL_SIZE,
-    applicationName: 'linkservice-gateway',
-    onConnectionError: (error) => {
-      logger.warn({ err: error }, 'postgres connection lost');
-    },
-  });
+  const postgres = createPostgres(config, { applicationName: 'linkservice-gateway', logger });
   // A command fails after one reconnect attempt: the request answers 503 instead of waiting.
   const redis = createRedisClient(config.REDIS_URL, {
     connectionName: 'linkservice-gateway',

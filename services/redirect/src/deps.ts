@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { createDb } from '@linkservice/db';
 import type { Resources } from '@linkservice/lifecycle';
-import { closeRedis, createRedisClient } from '@linkservice/lifecycle';
+import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import { ClickCounter } from './clicks/click-counter';
@@ -37,14 +36,7 @@ export interface RedirectResources extends Resources<RedirectDeps> {
 }
 
 export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResources {
-  const postgres = createDb({
-    connectionString: config.DATABASE_URL,
-    max: config.DATABASE_POOL_SIZE,
-    applicationName: 'linkservice-redirect',
-    onConnectionError: (error) => {
-      logger.warn({ err: error }, 'postgres connection lost');
-    },
-  });
+  const postgres = createPostgres(config, { applicationName: 'linkservice-redirect', logger });
   const redis = createRedisClient(config.REDIS_URL, {
     connectionName: 'linkservice-redirect',
     logger,

@@ -1,9 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { createDb } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
-import { closeRedis, createRedisClient, ShutdownState } from '@linkservice/lifecycle';
+import {
+  closeRedis,
+  createPostgres,
+  createRedisClient,
+  ShutdownState,
+} from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import { CreationRequestsRepository, CreationTransactions } from '@linkservice/creation';
@@ -41,14 +45,7 @@ export function buildDeps(
   logger: Logger,
   { shutdown = new ShutdownState(), clients }: BuildOptions<WorkerClients> = {},
 ): WorkerResources {
-  const postgres = createDb({
-    connectionString: config.DATABASE_URL,
-    max: config.DATABASE_POOL_SIZE,
-    applicationName: 'linkservice-worker',
-    onConnectionError: (error) => {
-      logger.warn({ err: error }, 'postgres connection lost');
-    },
-  });
+  const postgres = createPostgres(config, { applicationName: 'linkservice-worker', logger });
   // Reconnect for as long as the worker runs; stop once it shuts down, so closing never waits
   // for a Redis that is not there.
   const retryStrategy = (attempt: number): number | null =>

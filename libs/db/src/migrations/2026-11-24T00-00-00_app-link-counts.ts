@@ -19,9 +19,17 @@ import { sql } from 'kysely';
  *   lock holder committed, and let concurrent creations exceed the allowance.
  * - The worker holds that lock when its insert fires the trigger, so the trigger's UPDATE waits
  *   for nothing; other inserters serialise on the row as they did on link_totals' rows.
+ *
+ * Rolling upgrade: link_totals stays, for one release, as a view over the new columns, so a
+ * gateway of the previous release still lists with exact totals while it is replaced. A worker
+ * of the previous release fails its jobs (apps.link_count is gone); BullMQ retries them until
+ * their deadline and the gateway answers 503 with nothing created, until the new workers run.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  // Lock out inserts for the whole change so no link is counted twice or missed.
+  // Lock out inserts for the whole change so no link is counted twice or missed. apps first:
+  // a creation locks its app row before it inserts links, so taking links first could deadlock
+  // with one that has claimed and is about to insert.
+  await sql`LOCK TABLE apps IN ACCESS EXCLUSIVE MODE`.execute(db);
   await sql`LOCK TABLE links IN SHARE MODE`.execute(db);
 
   await db.schema
@@ -29,20 +37,27 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('live_link_count', 'bigint', (col) => col.notNull().defaultTo(0))
     .addColumn('test_link_count', 'bigint', (col) => col.notNull().defaultTo(0))
     .execute();
-  // link_totals has been exact since its migration backfilled it under the same lock.
+  // Counted from the links themselves, under the locks: exact whatever the old counters said.
   await sql`
-    UPDATE apps SET
-      live_link_count = coalesce((SELECT total FROM link_totals t
-                                  WHERE t.app_id = apps.id AND t.environment = 'live'), 0),
-      test_link_count = coalesce((SELECT total FROM link_totals t
-                                  WHERE t.app_id = apps.id AND t.environment = 'test'), 0)`.execute(
-    db,
-  );
+    UPDATE apps SET live_link_count = counted.live, test_link_count = counted.test
+    FROM (SELECT app_id,
+                 count(*) FILTER (WHERE environment = 'live') AS live,
+                 count(*) FILTER (WHERE environment = 'test') AS test
+          FROM links GROUP BY app_id) AS counted
+    WHERE apps.id = counted.app_id`.execute(db);
 
   await sql`DROP TRIGGER links_count_inserts ON links`.execute(db);
   await sql`DROP FUNCTION link_totals_after_insert()`.execute(db);
   await db.schema.dropTable('link_totals').execute();
   await db.schema.alterTable('apps').dropColumn('link_count').execute();
+  // What the previous release's gateway reads for list totals (see above); nothing here reads it.
+  await sql`
+    CREATE VIEW link_totals AS
+    SELECT id AS app_id, 'live'::text AS environment, live_link_count AS total FROM apps
+    UNION ALL
+    SELECT id AS app_id, 'test'::text AS environment, test_link_count AS total FROM apps`.execute(
+    db,
+  );
 
   await sql`
     CREATE FUNCTION app_link_counts_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -64,7 +79,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`LOCK TABLE apps IN ACCESS EXCLUSIVE MODE`.execute(db);
   await sql`LOCK TABLE links IN SHARE MODE`.execute(db);
+  await sql`DROP VIEW link_totals`.execute(db);
   await sql`DROP TRIGGER links_count_inserts ON links`.execute(db);
   await sql`DROP FUNCTION app_link_counts_after_insert()`.execute(db);
 

@@ -1,23 +1,10 @@
 import { ALIAS_REPEATED } from '@linkservice/creation';
 import type { Tenant } from '@linkservice/testing';
-import { aliasesOf, batchBody, createTenant, creationRequestCount } from '@linkservice/testing';
-import type { CreationStack } from './create.testing';
-import { startCreationStack } from './create.testing';
+import { aliasesOf, batchBody, creationRequestCount } from '@linkservice/testing';
+import { useCreationStack } from './create.testing';
 
-let stack: CreationStack;
-
-beforeAll(async () => {
-  stack = await startCreationStack({ env: { LINK_DOMAIN: 'go.example.test' } });
-});
-afterAll(async () => {
-  await stack.stop();
-});
-
-const newTenant = (options?: { linkAllowance?: number }) =>
-  createTenant(stack.gateway.deps.db, options);
-const postBatch = (key: string, body: unknown) =>
-  stack.gateway.api('/api/v1/links/batch', { key, method: 'POST', body });
-const createBatch = (key: string, links: unknown[]) => postBatch(key, { links });
+const kit = useCreationStack({ env: { LINK_DOMAIN: 'go.example.test' } });
+const { newTenant, postBatch, createBatch } = kit;
 const valid = (extra: Record<string, unknown> = {}) => ({
   webFallbackUrl: 'https://example.com',
   ...extra,
@@ -69,7 +56,7 @@ describe('POST /links/batch', () => {
     expect(batchBody(res).results.map((r) => r.index)).toEqual(
       Array.from({ length: 100 }, (_, i) => i),
     );
-    expect(new Set(await aliasesOf(stack.gateway.deps.db, tenant.appId)).size).toBe(100);
+    expect(new Set(await aliasesOf(kit.stack.gateway.deps.db, tenant.appId)).size).toBe(100);
   });
 
   it('creates the valid entries and reports each invalid one by index (207)', async () => {
@@ -110,12 +97,16 @@ describe('POST /links/batch', () => {
       ],
     });
     expect(res.headers.get('ratelimit-remaining')).toBe('297');
-    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual(['ok-0', 'ok-2', 'ok-4']);
+    expect(await aliasesOf(kit.stack.gateway.deps.db, tenant.appId)).toEqual([
+      'ok-0',
+      'ok-2',
+      'ok-4',
+    ]);
   });
 
   it('refuses the later of two entries with the same alias, and an alias already taken or archived', async () => {
     await createBatch(tenant.live.secret, [valid({ alias: 'taken' }), valid({ alias: 'gone' })]);
-    await stack.gateway.deps.db
+    await kit.stack.gateway.deps.db
       .updateTable('links')
       .set({ archived_at: new Date() })
       .where('app_id', '=', tenant.appId)
@@ -137,7 +128,7 @@ describe('POST /links/batch', () => {
     expect(outcome).toEqual(['created', 'alias', 'alias', 'alias', 'created']);
     expect(batchBody(res).results[1].error).toBe('validation_failed');
     expect(res.headers.get('ratelimit-remaining')).toBe('296');
-    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([
+    expect(await aliasesOf(kit.stack.gateway.deps.db, tenant.appId)).toEqual([
       'Twin',
       'gone',
       'taken',
@@ -167,7 +158,7 @@ describe('POST /links/batch', () => {
     expect(results[3].fieldErrors).toEqual({ title: expect.any(String), alias: ALIAS_REPEATED });
     expect(results[4]).toMatchObject({ ok: true, link: { alias: 'other' } });
     expect(res.headers.get('ratelimit-remaining')).toBe('299');
-    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual(['other']);
+    expect(await aliasesOf(kit.stack.gateway.deps.db, tenant.appId)).toEqual(['other']);
   });
 
   it('creates nothing and sends no job when the only valid entry repeats an invalid one', async () => {
@@ -178,8 +169,8 @@ describe('POST /links/batch', () => {
     expect(res.status).toBe(207);
     expect(res.body).toMatchObject({ created: 0, failed: 2, notAttempted: 0 });
     expect(batchBody(res).results[1].fieldErrors).toEqual({ alias: ALIAS_REPEATED });
-    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([]);
-    expect(await creationRequestCount(stack.gateway.deps.db, tenant.appId)).toBe(0);
+    expect(await aliasesOf(kit.stack.gateway.deps.db, tenant.appId)).toEqual([]);
+    expect(await creationRequestCount(kit.stack.gateway.deps.db, tenant.appId)).toBe(0);
   });
 
   it('is safe to resend for entries with caller aliases only', async () => {
@@ -199,7 +190,7 @@ describe('POST /links/batch', () => {
       batchBody(first).results[2].link?.alias,
     );
 
-    const aliases = await aliasesOf(stack.gateway.deps.db, tenant.appId);
+    const aliases = await aliasesOf(kit.stack.gateway.deps.db, tenant.appId);
     expect(aliases).toHaveLength(4);
     expect(aliases.filter((a) => a === 'r-1' || a === 'r-2')).toEqual(['r-1', 'r-2']);
   });
@@ -242,8 +233,8 @@ describe('POST /links/batch', () => {
       }
     }
     expect(created).toBe(10);
-    expect(await aliasesOf(stack.gateway.deps.db, capped.appId)).toHaveLength(10);
-    expect((await stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(290);
+    expect(await aliasesOf(kit.stack.gateway.deps.db, capped.appId)).toHaveLength(10);
+    expect((await kit.stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(290);
   });
 
   describe('request-level errors: 422 invalid_request, nothing created, no job', () => {
@@ -280,13 +271,13 @@ describe('POST /links/batch', () => {
       expect(res.body).toEqual({ error: 'invalid_request', message: expect.any(String), fields });
       expect(res.headers.get('ratelimit-limit')).toBe('300');
       expect(res.headers.get('ratelimit-remaining')).toBe('300');
-      expect(await creationRequestCount(stack.gateway.deps.db, tenant.appId)).toBe(0);
-      expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([]);
+      expect(await creationRequestCount(kit.stack.gateway.deps.db, tenant.appId)).toBe(0);
+      expect(await aliasesOf(kit.stack.gateway.deps.db, tenant.appId)).toEqual([]);
     });
   });
 
   it('answers 400 invalid_body when the body is not a JSON object', async () => {
-    const res = await stack.gateway.api('/api/v1/links/batch', {
+    const res = await kit.stack.gateway.api('/api/v1/links/batch', {
       method: 'POST',
       headers: {
         authorization: `Bearer ${tenant.live.secret}`,
@@ -300,7 +291,7 @@ describe('POST /links/batch', () => {
 
   it('answers 405 with Allow: POST for other methods, and is not mistaken for a link id', async () => {
     for (const method of ['GET', 'PATCH', 'DELETE']) {
-      const res = await stack.gateway.api('/api/v1/links/batch', {
+      const res = await kit.stack.gateway.api('/api/v1/links/batch', {
         method,
         headers: { authorization: `Bearer ${tenant.live.secret}` },
       });

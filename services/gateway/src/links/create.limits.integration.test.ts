@@ -1,33 +1,19 @@
 import type { Tenant } from '@linkservice/testing';
-import { batchBody, createTenant } from '@linkservice/testing';
+import { batchBody } from '@linkservice/testing';
 import type { ApiResponse } from '@linkservice/testing';
-import type { CreationStack } from './create.testing';
-import { startCreationStack } from './create.testing';
+import { useCreationStack } from './create.testing';
 
 const LIMIT = 5;
-let stack: CreationStack;
-
-beforeAll(async () => {
-  stack = await startCreationStack({
-    env: { CREATION_LIMIT_PER_HOUR: String(LIMIT) },
-    workerConcurrency: 8,
-  });
+const kit = useCreationStack({
+  env: { CREATION_LIMIT_PER_HOUR: String(LIMIT) },
+  workerConcurrency: 8,
 });
-afterAll(async () => {
-  await stack.stop();
-});
-
-const newTenant = (options?: { linkAllowance?: number }) =>
-  createTenant(stack.gateway.deps.db, options);
-const create = (key: string, body: unknown) =>
-  stack.gateway.api('/api/v1/links', { key, method: 'POST', body });
-const createBatch = (key: string, links: unknown[]) =>
-  stack.gateway.api('/api/v1/links/batch', { key, method: 'POST', body: { links } });
+const { newTenant, create, createBatch } = kit;
 const entries = (n: number, extra: Record<string, unknown> = {}) =>
   Array.from({ length: n }, () => ({ webFallbackUrl: 'https://example.com', ...extra }));
 
 async function linkCount(appId: string): Promise<number> {
-  const rows = await stack.gateway.deps.db
+  const rows = await kit.stack.gateway.deps.db
     .selectFrom('links')
     .select('id')
     .where('app_id', '=', appId)
@@ -36,7 +22,7 @@ async function linkCount(appId: string): Promise<number> {
 }
 
 async function creationRequestsOf(appId: string): Promise<number> {
-  const rows = await stack.gateway.deps.db
+  const rows = await kit.stack.gateway.deps.db
     .selectFrom('creation_requests')
     .select('id')
     .where('app_id', '=', appId)
@@ -188,7 +174,7 @@ describe('the hourly creation limit', () => {
     expect(stopped.headers.get('retry-after')).toBeNull();
     expect(responses.find((r) => batchBody(r).created === 2)!.status).toBe(201);
     // The refused entry gave its unit back: 3 used of 5 once both answered.
-    expect((await stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(2);
+    expect((await kit.stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(2);
     expect(await linkCount(capped.appId)).toBe(3);
   });
 

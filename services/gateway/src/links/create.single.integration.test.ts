@@ -1,24 +1,12 @@
 import type { Tenant } from '@linkservice/testing';
-import { createTenant, creationRequestCount, linkOf } from '@linkservice/testing';
-import type { CreationStack } from './create.testing';
-import { startCreationStack } from './create.testing';
+import { creationRequestCount, linkOf } from '@linkservice/testing';
+import { useCreationStack } from './create.testing';
 
-let stack: CreationStack;
-
-beforeAll(async () => {
-  stack = await startCreationStack({ env: { LINK_DOMAIN: 'go.example.test' } });
-});
-afterAll(async () => {
-  await stack.stop();
-});
-
-const newTenant = (options?: { linkAllowance?: number }) =>
-  createTenant(stack.gateway.deps.db, options);
-const create = (key: string, body: unknown) =>
-  stack.gateway.api('/api/v1/links', { key, method: 'POST', body });
+const kit = useCreationStack({ env: { LINK_DOMAIN: 'go.example.test' } });
+const { newTenant, create } = kit;
 
 async function linksOf(appId: string) {
-  return stack.gateway.deps.db
+  return kit.stack.gateway.deps.db
     .selectFrom('links')
     .select(['alias', 'environment', 'archived_at'])
     .where('app_id', '=', appId)
@@ -117,7 +105,7 @@ describe('POST /links', () => {
         colour: expect.any(String),
       },
     });
-    expect(await creationRequestCount(stack.gateway.deps.db, tenant.appId)).toBe(0);
+    expect(await creationRequestCount(kit.stack.gateway.deps.db, tenant.appId)).toBe(0);
     expect(await linksOf(tenant.appId)).toEqual([]);
   });
 
@@ -157,7 +145,7 @@ describe('POST /links', () => {
   it('refuses the alias of an archived link with fields.alias', async () => {
     const body = { alias: 'old-promo', webFallbackUrl: 'https://example.com' };
     expect((await create(tenant.live.secret, body)).status).toBe(201);
-    await stack.gateway.deps.db
+    await kit.stack.gateway.deps.db
       .updateTable('links')
       .set({ archived_at: new Date() })
       .where('app_id', '=', tenant.appId)
@@ -219,7 +207,7 @@ describe('POST /links', () => {
 
   it('answers 400 invalid_body for a body that is not a JSON object', async () => {
     for (const rawBody of ['[]', '"text"', '{"a":', 'null']) {
-      const res = await stack.gateway.api('/api/v1/links', {
+      const res = await kit.stack.gateway.api('/api/v1/links', {
         method: 'POST',
         headers: {
           authorization: `Bearer ${tenant.live.secret}`,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createDb } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
-import { testEnvironment } from '@linkservice/testing';
+import type { ApiResponse, Tenant, TenantOptions } from '@linkservice/testing';
+import { createTenant, testEnvironment } from '@linkservice/testing';
 import { InProcessWorkers } from '@linkservice/worker';
 import type { StartGatewayOptions, TestGateway } from '../testing';
 import { startGateway } from '../testing';
@@ -69,5 +70,49 @@ export async function startCreationStack(
       await worker.close();
       await gateway.stop();
     },
+  };
+}
+
+/** What a creation test file works with: the running stack and its requests. */
+export interface CreationTestKit {
+  /** The stack of this file; started in beforeAll, stopped in afterAll. */
+  readonly stack: CreationStack;
+  newTenant: (options?: TenantOptions) => Promise<Tenant>;
+  /** POST /api/v1/links */
+  create: (key: string, body: unknown) => Promise<ApiResponse>;
+  /** POST /api/v1/links/batch with any body. */
+  postBatch: (key: string, body: unknown) => Promise<ApiResponse>;
+  /** POST /api/v1/links/batch with `{ links }`. */
+  createBatch: (key: string, links: unknown[]) => Promise<ApiResponse>;
+}
+
+/**
+ * Starts one creation stack for the calling test file (beforeAll) and stops it (afterAll), so
+ * creation test files share their setup instead of each spelling it out.
+ */
+export function useCreationStack(
+  options: Parameters<typeof startCreationStack>[0] = {},
+): CreationTestKit {
+  let running: CreationStack | undefined;
+  beforeAll(async () => {
+    running = await startCreationStack(options);
+  });
+  afterAll(async () => {
+    await running?.stop();
+  });
+  const stackOf = (): CreationStack => {
+    if (!running) throw new Error('the creation stack starts in beforeAll');
+    return running;
+  };
+  const post = (path: string, key: string, body: unknown) =>
+    stackOf().gateway.api(path, { key, method: 'POST', body });
+  return {
+    get stack() {
+      return stackOf();
+    },
+    newTenant: (tenantOptions) => createTenant(stackOf().gateway.deps.db, tenantOptions),
+    create: (key, body) => post('/api/v1/links', key, body),
+    postBatch: (key, body) => post('/api/v1/links/batch', key, body),
+    createBatch: (key, links) => post('/api/v1/links/batch', key, { links }),
   };
 }
