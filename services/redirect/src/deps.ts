@@ -31,7 +31,10 @@ export interface RedirectResources extends Resources<RedirectDeps> {
    * Redis commands fail until it is connected (no offline queue), so this begins once it is.
    */
   startFlushing(): void;
-  /** Stops the flusher (final flush), then closes Redis and the pool. Safe to call twice. */
+  /**
+   * Stops the flusher (a final flush, quick when main's stop has just flushed), then closes Redis
+   * and the pool. Safe to call twice.
+   */
   close(): Promise<void>;
 }
 

@@ -94,19 +94,22 @@ export async function startWorker(
   return {
     intake: 'jobs',
     stop: async (graceMs) => {
-      if (deps.queueRedis.status !== 'ready') {
-        // Redis is away; the retry strategy gives up at the next attempt. Wait for that while
-        // the Worker still listens (it drops its listeners on close, and a late connect failure
-        // would surface as an unhandled 'error').
-        await worker.waitUntilReady().catch(() => undefined);
-      }
-      const finished = worker.close().then(() => true);
+      // The grace period bounds everything stop does, the wait for a Redis that is away included.
       const graceOver = sleep(graceMs, false, { ref: false });
+      const finished = (async () => {
+        if (deps.queueRedis.status !== 'ready') {
+          // Redis is away; the retry strategy gives up at the next attempt. Wait for that while
+          // the Worker still listens (it drops its listeners on close, and a late connect
+          // failure would surface as an unhandled 'error').
+          await worker.waitUntilReady().catch(() => undefined);
+        }
+        await Promise.all([worker.close(), cleanup.stop()]);
+        return true;
+      })();
       if (!(await Promise.race([finished, graceOver]))) {
         logger.warn('grace period over: exiting with jobs still running; they roll back');
         return 'unfinished';
       }
-      await cleanup.stop();
       return 'drained';
     },
   };
