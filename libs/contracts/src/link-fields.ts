@@ -183,8 +183,12 @@ export type RequiredField = {
   [K in EditableField]: EditableEntry<K> extends { whenOmitted: 'required' } ? K : never;
 }[EditableField];
 
-/** What create stores for each optional field the caller leaves out. */
-export const LINK_DRAFT_DEFAULTS: Omit<LinkDraft, RequiredField> = {
+/**
+ * What create stores for each optional field the caller leaves out. Every draft spreads these,
+ * so they are frozen, arrays included: a draft that changed its `tags` in place would otherwise
+ * change every later draft's default.
+ */
+export const LINK_DRAFT_DEFAULTS: Readonly<Omit<LinkDraft, RequiredField>> = deepFreezeValues({
   alias: null,
   ...(Object.fromEntries(
     EDITABLE_FIELDS.flatMap((field): [EditableField, unknown][] => {
@@ -192,7 +196,14 @@ export const LINK_DRAFT_DEFAULTS: Omit<LinkDraft, RequiredField> = {
       return omitted === 'required' ? [] : [[field, omitted.value]];
     }),
   ) as Omit<LinkDraft, RequiredField | 'alias'>),
-};
+});
+
+function deepFreezeValues<T extends object>(record: T): Readonly<T> {
+  for (const value of Object.values(record)) {
+    if (typeof value === 'object' && value !== null) Object.freeze(value);
+  }
+  return Object.freeze(record);
+}
 
 export const REQUIRED_FIELDS: readonly RequiredField[] = EDITABLE_FIELDS.filter(
   (field): field is RequiredField => LINK_FIELDS[field].whenOmitted === 'required',
