@@ -1,10 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LINK_DRAFT_DEFAULTS } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/creation';
 import { BullCreationClient } from '@linkservice/creation';
-import { testDatabase, testEnvironment } from '@linkservice/testing';
+import { eventually, testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Stack } from '../support/stack';
 import { startStack } from '../support/stack';
 import type { Tenant } from '../support/tenants';
@@ -93,13 +92,15 @@ async function openWorkerTransactions(): Promise<number> {
   return rows[0]?.open ?? 0;
 }
 
+/** Whether a worker transaction opened in time; a round whose jobs all ended unseen says false. */
 async function untilTransactionOpen(timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if ((await openWorkerTransactions()) > 0) return true;
-    await sleep(10);
-  }
-  return false;
+  return eventually(async () => (await openWorkerTransactions()) > 0, {
+    timeoutMs,
+    intervalMs: 10,
+  }).then(
+    () => true,
+    () => false,
+  );
 }
 
 interface Answer {

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { sendRequest } from '@linkservice/testing';
+import { eventually, sendRequest } from '@linkservice/testing';
 
 export type ServiceName = 'gateway' | 'worker' | 'redirect';
 
@@ -165,22 +165,29 @@ export class ServiceProcess {
 
   /** Polls `/readyz` until 200, failing fast when the process exits. */
   async waitReady(timeoutMs: number = this.readyTimeoutMs): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     let lastAnswer = 'no answer';
-    while (Date.now() < deadline) {
-      if (!this.isRunning) {
-        throw this.failure(`exited before it was ready (${describeExit(this.lastExit)})`);
-      }
-      try {
-        const res = await sendRequest(`${this.url}/readyz`, { timeoutMs: 1_000 });
-        if (res.status === 200) return;
-        lastAnswer = `HTTP ${res.status} ${res.text.slice(0, 200)}`;
-      } catch (error) {
-        lastAnswer = error instanceof Error ? error.message : String(error);
-      }
-      await delay(100);
+    const outcome = await eventually(
+      async () => {
+        if (!this.isRunning) return 'exited' as const;
+        try {
+          const res = await sendRequest(`${this.url}/readyz`, { timeoutMs: 1_000 });
+          if (res.status === 200) return 'ready' as const;
+          lastAnswer = `HTTP ${res.status} ${res.text.slice(0, 200)}`;
+        } catch (error) {
+          lastAnswer = error instanceof Error ? error.message : String(error);
+        }
+        return undefined;
+      },
+      { timeoutMs, intervalMs: 100 },
+    )
+      // The check never throws: only the deadline rejects, and the failure below says more.
+      .catch(() => 'late' as const);
+    if (outcome === 'exited') {
+      throw this.failure(`exited before it was ready (${describeExit(this.lastExit)})`);
     }
-    throw this.failure(`was not ready within ${timeoutMs} ms (last /readyz: ${lastAnswer})`);
+    if (outcome === 'late') {
+      throw this.failure(`was not ready within ${timeoutMs} ms (last /readyz: ${lastAnswer})`);
+    }
   }
 
   /** Sends a signal (SIGKILL by default, to simulate a crash). Does not wait; see waitForExit. */

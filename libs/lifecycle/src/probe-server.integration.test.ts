@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@linkservice/logger';
+import { sendRequest } from '@linkservice/testing';
 import type { ProbeOptions } from './probes';
 import { createProbeServer } from './probe-server';
 
@@ -30,12 +31,12 @@ const never = () => new Promise<never>(() => undefined);
 describe("the probe server (the worker's only HTTP surface)", () => {
   it('answers /healthz and a ready /readyz', async () => {
     const base = await serve({ probes: { postgres: ok, redis: ok }, isShuttingDown: () => false });
-    const health = await fetch(`${base}/healthz`);
+    const health = await sendRequest(`${base}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok' });
-    const ready = await fetch(`${base}/readyz`);
+    expect(health.body).toEqual({ status: 'ok' });
+    const ready = await sendRequest(`${base}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready' });
+    expect(ready.body).toEqual({ status: 'ready' });
   });
 
   it('is not ready when a dependency fails or hangs, naming which', async () => {
@@ -45,10 +46,10 @@ describe("the probe server (the worker's only HTTP surface)", () => {
       timeoutMs: 100,
     });
     const started = Date.now();
-    const ready = await fetch(`${base}/readyz`);
+    const ready = await sendRequest(`${base}/readyz`);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({
+    expect(ready.body).toEqual({
       error: 'unavailable',
       message: 'Not ready: postgres, redis did not answer.',
     });
@@ -56,28 +57,28 @@ describe("the probe server (the worker's only HTTP surface)", () => {
 
   it('is not ready while shutting down, but still alive', async () => {
     const base = await serve({ probes: { postgres: ok }, isShuttingDown: () => true });
-    expect((await fetch(`${base}/readyz`)).status).toBe(503);
-    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await sendRequest(`${base}/readyz`)).status).toBe(503);
+    expect((await sendRequest(`${base}/healthz`)).status).toBe(200);
   });
 
   it('puts X-Request-Id on every answer, echoing a sane one the caller sent', async () => {
     const base = await serve({ probes: { postgres: ok }, isShuttingDown: () => false });
     const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
     for (const path of ['/healthz', '/readyz', '/nope']) {
-      expect((await fetch(`${base}${path}`)).headers.get('x-request-id')).toMatch(uuid);
+      expect((await sendRequest(`${base}${path}`)).headers.get('x-request-id')).toMatch(uuid);
     }
-    const echoed = await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'probe-1' } });
+    const echoed = await sendRequest(`${base}/healthz`, { headers: { 'x-request-id': 'probe-1' } });
     expect(echoed.headers.get('x-request-id')).toBe('probe-1');
-    const replaced = await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'a b' } });
+    const replaced = await sendRequest(`${base}/healthz`, { headers: { 'x-request-id': 'a b' } });
     expect(replaced.headers.get('x-request-id')).toMatch(uuid);
   });
 
   it('answers 404 for other paths and 405 for other methods', async () => {
     const base = await serve({ probes: {}, isShuttingDown: () => false });
-    const missing = await fetch(`${base}/metrics`);
+    const missing = await sendRequest(`${base}/metrics`);
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toMatchObject({ error: 'not_found' });
-    const post = await fetch(`${base}/healthz`, { method: 'POST' });
+    expect(missing.body).toMatchObject({ error: 'not_found' });
+    const post = await sendRequest(`${base}/healthz`, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
   });

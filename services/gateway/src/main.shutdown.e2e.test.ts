@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import type { DbHandle } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Tenant } from '@linkservice/testing';
-import { createTenant, testDatabase, testEnvironment } from '@linkservice/testing';
+import { createTenant, sendRequest, testDatabase, testEnvironment } from '@linkservice/testing';
 
 /**
  * main.ts as a real process (the compiled dist/main.js: run `pnpm exec tsc -b services/gateway`
@@ -218,8 +218,8 @@ it('flushes telemetry only once its Redis and Postgres connections are closed', 
     });
     const { child, port, exited } = running;
     // A traced request: its spans are what the flush exports, over open Postgres connections.
-    const res = await fetch(`http://127.0.0.1:${port}/api/v1/app`, {
-      headers: { authorization: `Bearer ${tenant.live.secret}` },
+    const res = await sendRequest(`http://127.0.0.1:${port}/api/v1/app`, {
+      key: tenant.live.secret,
     });
     expect(res.status).toBe(200);
     const before = await openConnections();

@@ -1,43 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { isReservedAlias, LINK_FIELD_EXAMPLES, toLink } from '@linkservice/contracts';
-import type { DbHandle } from '@linkservice/db';
 import { newId } from '@linkservice/db';
-import type { CreateLinksJobResult, CreationOutcome, EntryResult } from '@linkservice/creation';
+import type { CreateLinksJobResult, EntryResult } from '@linkservice/creation';
 import {
   COMMIT_GRACE_MS,
   CREATE_LINKS_JOB,
   CreationRequestsRepository,
   CreationTransactions,
 } from '@linkservice/creation';
-import { createTenant, eventually, linkDraft, linksOf, testDatabase } from '@linkservice/testing';
+import { createTenant, eventually, linkDraft, linksOf } from '@linkservice/testing';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
 import {
   CreationHarness,
+  completed,
   creation,
   linkCounts,
   newHarness,
   requestRow,
+  useCreationHarness,
 } from './testing/creation-harness';
 
-let postgres: DbHandle;
-let harness: CreationHarness;
-
-beforeAll(() => {
-  postgres = testDatabase(20);
-  harness = newHarness(postgres.db);
-  harness.startWorker();
-});
-
-afterAll(async () => {
-  await harness.close();
-  await postgres.close();
-});
-
-function completed(outcome: CreationOutcome) {
-  if (outcome.kind !== 'completed') throw new Error(`expected completed, got ${outcome.reason}`);
-  return outcome.result;
-}
+const kit = useCreationHarness();
 
 function createdLinks(results: EntryResult[]) {
   return results.flatMap((entry) => (entry.ok ? [entry.link] : []));
@@ -46,22 +30,18 @@ function createdLinks(results: EntryResult[]) {
 function service(
   drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
 ): LinkCreationService {
-  return new LinkCreationService(
-    new CreationTransactions(postgres.db),
-    new LinksRepository(postgres.db),
-    {
-      linkDomain: harness.linkDomain,
-      logger: harness.logger,
-      ...(drawAliases ? { drawAliases } : {}),
-    },
-  );
+  return new LinkCreationService(new CreationTransactions(kit.db), new LinksRepository(kit.db), {
+    linkDomain: kit.harness.linkDomain,
+    logger: kit.harness.logger,
+    ...(drawAliases ? { drawAliases } : {}),
+  });
 }
 
 describe('creating links through the queue', () => {
   it('creates one link with a generated alias and records the request', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const payload = creation(app, [linkDraft({ title: 'Hello', tags: ['a', 'b'] })]);
-    const result = completed(await harness.submit(payload));
+    const result = completed(await kit.harness.submit(payload));
 
     expect(result.stoppedEarly).toBeUndefined();
     expect(result.results).toHaveLength(1);
@@ -79,23 +59,23 @@ describe('creating links through the queue', () => {
       archivedAt: null,
     });
 
-    const stored = await linksOf(postgres.db, app.appId);
+    const stored = await linksOf(kit.db, app.appId);
     expect(stored.map((row) => [row.id, row.alias])).toEqual([[entry.link.id, entry.link.alias]]);
-    expect(await linkCounts(postgres.db, app.appId)).toEqual({ live: 1, test: 0 });
-    const request = await requestRow(postgres.db, payload.requestId);
+    expect(await linkCounts(kit.db, app.appId)).toEqual({ live: 1, test: 0 });
+    const request = await requestRow(kit.db, payload.requestId);
     expect(request?.status).toBe('done');
     expect(request?.results).toEqual(result);
   });
 
   it('answers each link exactly as its stored row reads, every field set', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const payload = creation(app, [
       linkDraft({ alias: 'full', ...LINK_FIELD_EXAMPLES }),
       linkDraft(),
     ]);
-    const result = completed(await harness.submit(payload));
-    const stored = await linksOf(postgres.db, app.appId);
-    const context = { subdomainKey: app.subdomainKey, linkDomain: harness.linkDomain };
+    const result = completed(await kit.harness.submit(payload));
+    const stored = await linksOf(kit.db, app.appId);
+    const context = { subdomainKey: app.subdomainKey, linkDomain: kit.harness.linkDomain };
     // As text: key order too (the data above is not in jsonb's order: shorter keys first).
     const answered = createdLinks(result.results).map((link) => JSON.stringify(link));
     const read = stored.map((row) => JSON.stringify(toLink(row, context)));
@@ -107,8 +87,8 @@ describe('creating links through the queue', () => {
   });
 
   it('redraws a generated alias that collides with an existing link, and stores what it answers', async () => {
-    const app = await createTenant(postgres.db);
-    completed(await harness.submit(creation(app, [linkDraft({ alias: 'Taken007' })])));
+    const app = await createTenant(kit.db);
+    completed(await kit.harness.submit(creation(app, [linkDraft({ alias: 'Taken007' })])));
     const draws: string[][] = [];
     const drawAliases = (count: number): string[] => {
       const drawn = draws.length === 0 ? ['Taken007', 'Fresh001'] : ['Fresh002'];
@@ -126,9 +106,9 @@ describe('creating links through the queue', () => {
       ['one', 'Fresh002'],
       ['two', 'Fresh001'],
     ]);
-    expect((await requestRow(postgres.db, payload.requestId))?.results).toEqual(answer.result);
-    expect(await linkCounts(postgres.db, app.appId)).toEqual({ live: 3, test: 0 });
-    expect((await linksOf(postgres.db, app.appId)).map((row) => row.alias).sort()).toEqual([
+    expect((await requestRow(kit.db, payload.requestId))?.results).toEqual(answer.result);
+    expect(await linkCounts(kit.db, app.appId)).toEqual({ live: 3, test: 0 });
+    expect((await linksOf(kit.db, app.appId)).map((row) => row.alias).sort()).toEqual([
       'Fresh001',
       'Fresh002',
       'Taken007',
@@ -136,14 +116,16 @@ describe('creating links through the queue', () => {
   });
 
   it('creates many in one job, in order, with caller and generated aliases, on the test host', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const drafts = [
       linkDraft({ alias: 'spring-sale', deepLinkData: { screen: 'sale', id: 7 } }),
       linkDraft(),
       linkDraft({ alias: 'Promo_1', expiresAt: '2099-01-01T00:00:00Z' }),
       linkDraft({ iosFallbackUrl: 'https://example.com/ios' }),
     ];
-    const result = completed(await harness.submit(creation(app, drafts, { environment: 'test' })));
+    const result = completed(
+      await kit.harness.submit(creation(app, drafts, { environment: 'test' })),
+    );
     const links = createdLinks(result.results);
     expect(result.results.map((r) => [r.index, r.ok])).toEqual([
       [0, true],
@@ -162,17 +144,17 @@ describe('creating links through the queue', () => {
     }
     // Ids follow entry order, so "newest first" lists a batch in reverse entry order.
     expect([...links.map((l) => l.id)].sort()).toEqual(links.map((l) => l.id));
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(4);
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(4);
   });
 
   it('refuses aliases in use (archived included) or repeated in the batch, and creates the rest', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     completed(
-      await harness.submit(
+      await kit.harness.submit(
         creation(app, [linkDraft({ alias: 'existing' }), linkDraft({ alias: 'old' })]),
       ),
     );
-    await postgres.db
+    await kit.db
       .updateTable('links')
       .set({ archived_at: new Date() })
       .where('app_id', '=', app.appId)
@@ -180,7 +162,7 @@ describe('creating links through the queue', () => {
       .execute();
 
     const result = completed(
-      await harness.submit(
+      await kit.harness.submit(
         creation(app, [
           linkDraft({ alias: 'existing' }),
           linkDraft({ alias: 'old' }),
@@ -203,11 +185,11 @@ describe('creating links through the queue', () => {
       [5, expect.stringMatching(/^[A-Za-z0-9]{8}$/)],
     ]);
     expect(result.stoppedEarly).toBeUndefined();
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(5);
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(5);
 
     // The same alias in the other environment is another link.
     const other = completed(
-      await harness.submit(
+      await kit.harness.submit(
         creation(app, [linkDraft({ alias: 'existing' })], { environment: 'test' }),
       ),
     );
@@ -215,10 +197,10 @@ describe('creating links through the queue', () => {
   });
 
   it('generates 500 distinct, valid, unreserved aliases in one batch', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const drafts = Array.from({ length: 500 }, () => linkDraft());
     const started = Date.now();
-    const result = completed(await harness.submit(creation(app, drafts), 20_000));
+    const result = completed(await kit.harness.submit(creation(app, drafts), 20_000));
     const elapsed = Date.now() - started;
     const aliases = createdLinks(result.results).map((l) => l.alias);
     expect(aliases).toHaveLength(500);
@@ -227,23 +209,23 @@ describe('creating links through the queue', () => {
       expect(alias).toMatch(/^[A-Za-z0-9]{8}$/);
       expect(isReservedAlias(alias)).toBe(false);
     }
-    const stored = await linksOf(postgres.db, app.appId);
+    const stored = await linksOf(kit.db, app.appId);
     expect(stored.map((row) => row.alias).sort()).toEqual([...aliases].sort());
     // One multi-row insert: far below what 500 round trips would take on a shared machine.
     expect(elapsed).toBeLessThan(10_000);
   });
 
   it('keeps the plan allowance exact under concurrent jobs', async () => {
-    const app = await createTenant(postgres.db, { linkAllowance: 10 });
+    const app = await createTenant(kit.db, { linkAllowance: 10 });
     const payloads = Array.from({ length: 5 }, () =>
       creation(
         app,
         Array.from({ length: 4 }, () => linkDraft()),
       ),
     );
-    const results = (await Promise.all(payloads.map((p) => harness.submit(p)))).map(completed);
+    const results = (await Promise.all(payloads.map((p) => kit.harness.submit(p)))).map(completed);
 
-    const stored = await linksOf(postgres.db, app.appId);
+    const stored = await linksOf(kit.db, app.appId);
     expect(stored).toHaveLength(10);
     const reported = results.flatMap((r) => createdLinks(r.results).map((l) => l.id));
     expect(reported.sort()).toEqual(stored.map((row) => row.id).sort());
@@ -265,25 +247,25 @@ describe('creating links through the queue', () => {
       );
       expect(result.results[created]).toMatchObject({ ok: false, error: 'plan_limit_reached' });
     }
-    expect(await linkCounts(postgres.db, app.appId)).toEqual({ live: 10, test: 0 });
+    expect(await linkCounts(kit.db, app.appId)).toEqual({ live: 10, test: 0 });
 
     // The allowance counts both environments and archived links.
-    await postgres.db
+    await kit.db
       .updateTable('links')
       .set({ archived_at: new Date() })
       .where('app_id', '=', app.appId)
       .execute();
     const more = completed(
-      await harness.submit(creation(app, [linkDraft()], { environment: 'test' })),
+      await kit.harness.submit(creation(app, [linkDraft()], { environment: 'test' })),
     );
     expect(more.stoppedEarly?.reason).toBe('plan_limit_reached');
   });
 
   it('stops with rate_limited when the creation budget is used up', async () => {
-    const app = await createTenant(postgres.db);
-    completed(await harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
+    const app = await createTenant(kit.db);
+    completed(await kit.harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
     const result = completed(
-      await harness.submit(
+      await kit.harness.submit(
         creation(
           app,
           [linkDraft({ alias: 'taken' }), linkDraft(), linkDraft(), linkDraft(), linkDraft()],
@@ -304,18 +286,18 @@ describe('creating links through the queue', () => {
       atIndex: 3,
       message: expect.any(String),
     });
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(3);
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(3);
   });
 });
 
 describe('exactly once', () => {
   it('answers a redelivered job with the stored results and creates nothing more', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const payload = creation(app, [linkDraft(), linkDraft({ alias: 'once' })]);
-    const first = completed(await harness.submit(payload));
+    const first = completed(await kit.harness.submit(payload));
 
     // The same job again, as BullMQ would redeliver it after a crash past COMMIT.
-    const { queue, events } = await harness.rawQueue();
+    const { queue, events } = await kit.harness.rawQueue();
     const again = await queue.add(
       CREATE_LINKS_JOB,
       { ...payload, deadline: Date.now() + 10_000 },
@@ -323,39 +305,39 @@ describe('exactly once', () => {
     );
     const answer = (await again.waitUntilFinished(events, 10_000)) as CreateLinksJobResult;
     expect(answer).toEqual({ status: 'done', result: first });
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(2);
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(2);
   });
 
   it('creates nothing for a job past its deadline', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const payload = { ...creation(app, [linkDraft()]), deadline: Date.now() - 1 };
     expect(await service().createLinks(payload)).toEqual({
       status: 'abandoned',
       reason: 'deadline_passed',
     });
-    expect(await requestRow(postgres.db, payload.requestId)).toBeUndefined();
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
+    expect(await requestRow(kit.db, payload.requestId)).toBeUndefined();
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(0);
   });
 
   it('claims nothing once the database clock is past the deadline', async () => {
-    const app = await createTenant(postgres.db);
-    await new CreationTransactions(postgres.db).run(5_000, async (tx) => {
+    const app = await createTenant(kit.db);
+    await new CreationTransactions(kit.db).run(5_000, async (tx) => {
       expect(await tx.claim('crt_db_clock', app.appId, Date.now() - 50)).toEqual({
         kind: 'answered',
         answer: { status: 'abandoned', reason: 'deadline_passed' },
       });
     });
-    expect(await requestRow(postgres.db, 'crt_db_clock')).toBeUndefined();
+    expect(await requestRow(kit.db, 'crt_db_clock')).toBeUndefined();
   });
 
   it('stores no outcome once the database clock is past commitBy, even with every row inserted', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const requestId = `crt_${randomUUID()}`;
-    await new CreationTransactions(postgres.db).run(5_000, async (tx) => {
+    await new CreationTransactions(kit.db).run(5_000, async (tx) => {
       expect(await tx.claim(requestId, app.appId, Date.now() + 5_000)).toMatchObject({
         kind: 'claimed',
       });
-      const rows = await new LinksRepository(postgres.db).insertLinks(tx, [
+      const rows = await new LinksRepository(kit.db).insertLinks(tx, [
         {
           id: newId('lnk'),
           app_id: app.appId,
@@ -369,14 +351,14 @@ describe('exactly once', () => {
       expect(await tx.recordOutcome({ ...outcome, commitBy: Date.now() - 1_000 })).toBe(false);
     });
     // Not committed: the transaction rolls back whatever its statements did.
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
-    expect(await requestRow(postgres.db, requestId)).toBeUndefined();
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(0);
+    expect(await requestRow(kit.db, requestId)).toBeUndefined();
   });
 
   it('creates nothing for a request the gateway already abandoned', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const payload = { ...creation(app, [linkDraft()]), deadline: Date.now() + 10_000 };
-    const settled = await new CreationRequestsRepository(postgres.db).abandonOrRead(
+    const settled = await new CreationRequestsRepository(kit.db).abandonOrRead(
       payload.requestId,
       app.appId,
     );
@@ -385,7 +367,7 @@ describe('exactly once', () => {
       status: 'abandoned',
       reason: 'abandoned_by_gateway',
     });
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(0);
   });
 });
 
@@ -397,8 +379,8 @@ describe('settling when the answer does not come in time', () => {
   });
 
   it('answers unavailable within the timeout when no worker runs, and a later worker creates nothing', async () => {
-    own = newHarness(postgres.db);
-    const app = await createTenant(postgres.db);
+    own = newHarness(kit.db);
+    const app = await createTenant(kit.db);
     const payload = creation(app, [linkDraft(), linkDraft({ alias: 'never' })]);
 
     const started = Date.now();
@@ -407,7 +389,7 @@ describe('settling when the answer does not come in time', () => {
     expect(outcome).toEqual({ kind: 'unavailable', reason: 'timeout' });
     expect(elapsed).toBeGreaterThanOrEqual(390);
     expect(elapsed).toBeLessThan(400 + 1_500);
-    expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('abandoned');
+    expect((await requestRow(kit.db, payload.requestId))?.status).toBe('abandoned');
 
     // Removal of the waiting job is best effort; add it again as if it had stayed queued.
     own.startWorker();
@@ -421,37 +403,37 @@ describe('settling when the answer does not come in time', () => {
       status: 'abandoned',
       reason: 'abandoned_by_gateway',
     });
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(0);
   });
 
   it('reads the committed result back when the worker commits after the timeout', async () => {
-    own = newHarness(postgres.db);
+    own = newHarness(kit.db);
     own.startWorker({ testDelayMs: 700 });
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const payload = creation(app, [linkDraft(), linkDraft({ alias: 'late' })]);
 
     const started = Date.now();
     const result = completed(await own.submit(payload, 300));
     expect(Date.now() - started).toBeGreaterThanOrEqual(650);
-    const stored = await linksOf(postgres.db, app.appId);
+    const stored = await linksOf(kit.db, app.appId);
     expect(
       createdLinks(result.results)
         .map((l) => l.id)
         .sort(),
     ).toEqual(stored.map((row) => row.id).sort());
     expect(stored).toHaveLength(2);
-    expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('done');
+    expect((await requestRow(kit.db, payload.requestId))?.status).toBe('done');
   });
 
   it('answers unavailable, bounded, when the worker would commit past the grace period', async () => {
-    own = newHarness(postgres.db);
+    own = newHarness(kit.db);
     const worker = own.startWorker({ testDelayMs: 300 + COMMIT_GRACE_MS + 1_500 });
     const attemptsEnded: string[] = [];
     worker.on('failed', () => attemptsEnded.push('failed'));
     worker.on('completed', (_job, answer: CreateLinksJobResult) => {
       attemptsEnded.push(answer.status);
     });
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const payload = creation(app, [linkDraft()]);
 
     const started = Date.now();
@@ -460,7 +442,7 @@ describe('settling when the answer does not come in time', () => {
     expect(outcome.kind).toBe('unavailable');
     // Postgres ends the paused transaction at deadline + grace; the settle wait ends with it.
     expect(elapsed).toBeLessThan(300 + COMMIT_GRACE_MS + 1_500);
-    expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('abandoned');
+    expect((await requestRow(kit.db, payload.requestId))?.status).toBe('abandoned');
 
     // The worker wakes past the grace period: it gives up without a statement (a statement would
     // fail too: Postgres has ended its session), and nothing is created, then or by a retry.
@@ -469,17 +451,17 @@ describe('settling when the answer does not come in time', () => {
       what: 'the end of the attempt',
     });
     expect(attemptsEnded[0]).toBe('abandoned');
-    expect(await linksOf(postgres.db, app.appId)).toHaveLength(0);
+    expect(await linksOf(kit.db, app.appId)).toHaveLength(0);
   });
 
   it('answers unavailable quickly when Redis cannot be reached, and settles the request', async () => {
-    own = new CreationHarness(postgres.db, 'redis://127.0.0.1:1', 'unreachable');
-    const app = await createTenant(postgres.db);
+    own = new CreationHarness(kit.db, 'redis://127.0.0.1:1', 'unreachable');
+    const app = await createTenant(kit.db);
     const payload = creation(app, [linkDraft()]);
     const started = Date.now();
     const outcome = await own.submit(payload, 500);
     expect(outcome.kind).toBe('unavailable');
     expect(Date.now() - started).toBeLessThan(500 + 1_500);
-    expect((await requestRow(postgres.db, payload.requestId))?.status).toBe('abandoned');
+    expect((await requestRow(kit.db, payload.requestId))?.status).toBe('abandoned');
   });
 });

@@ -1,32 +1,23 @@
-import type { DbHandle } from '@linkservice/db';
 import type { LinkRef } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
-import type { CreationOutcome } from '@linkservice/creation';
-import { createTenant, linkDraft, testDatabase, testEnvironment } from '@linkservice/testing';
+import { createTenant, linkDraft, testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
-import type { CreationHarness } from './testing/creation-harness';
-import { creation, newHarness } from './testing/creation-harness';
+import { completed, creation, useCreationHarness } from './testing/creation-harness';
 
 // The link host caches "no such link" for aliases it was asked for. A link created under such an
 // alias must resolve at once: the worker drops those entries after its commit.
 
-let postgres: DbHandle;
-let harness: CreationHarness;
+const kit = useCreationHarness();
 let redis: Redis;
 let cache: LinkCache;
 
 beforeAll(() => {
-  postgres = testDatabase(20);
-  harness = newHarness(postgres.db);
-  harness.startWorker();
   redis = new Redis(testEnvironment().redisUrl);
   // The worker's key prefix is the deployment's REDIS_PREFIX: the harness's own here.
-  cache = new LinkCache(redis, harness.prefix);
+  cache = new LinkCache(redis, kit.harness.prefix);
 });
 afterAll(async () => {
-  await harness.close();
   await redis.quit();
-  await postgres.close();
 });
 
 /** What the link host does for an alias with no link: a lookup, then a negative fill. */
@@ -37,21 +28,16 @@ async function rememberMissing(ref: LinkRef): Promise<void> {
   }
 }
 
-function completed(outcome: CreationOutcome) {
-  if (outcome.kind !== 'completed') throw new Error(`expected completed, got ${outcome.reason}`);
-  return outcome.result;
-}
-
 describe('creation and the link host cache', () => {
   it('drops negative entries of the created aliases, in the environment created', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const live: LinkRef = { subdomainKey: app.subdomainKey, environment: 'live', alias: 'launch' };
     const test: LinkRef = { ...live, environment: 'test' };
     const other: LinkRef = { ...live, alias: 'not-created' };
     for (const ref of [live, test, other]) await rememberMissing(ref);
 
     const result = completed(
-      await harness.submit(creation(app, [linkDraft({ alias: 'launch' }), linkDraft()])),
+      await kit.harness.submit(creation(app, [linkDraft({ alias: 'launch' }), linkDraft()])),
     );
     expect(result.results.every((entry) => entry.ok)).toBe(true);
 
@@ -62,12 +48,14 @@ describe('creation and the link host cache', () => {
   });
 
   it('leaves the cache alone when nothing was created', async () => {
-    const app = await createTenant(postgres.db);
+    const app = await createTenant(kit.db);
     const ref: LinkRef = { subdomainKey: app.subdomainKey, environment: 'live', alias: 'taken' };
-    completed(await harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
+    completed(await kit.harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
     await rememberMissing(ref);
 
-    const again = completed(await harness.submit(creation(app, [linkDraft({ alias: 'taken' })])));
+    const again = completed(
+      await kit.harness.submit(creation(app, [linkDraft({ alias: 'taken' })])),
+    );
     expect(again.results[0]?.ok).toBe(false);
     expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution: null });
   });

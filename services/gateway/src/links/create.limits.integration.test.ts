@@ -1,5 +1,5 @@
 import type { Tenant } from '@linkservice/testing';
-import { batchBody } from '@linkservice/testing';
+import { batchBody, creationRequestCount, linksOf } from '@linkservice/testing';
 import type { ApiResponse } from '@linkservice/testing';
 import { useCreationStack } from './create.testing';
 
@@ -11,24 +11,6 @@ const kit = useCreationStack({
 const { newTenant, create, createBatch } = kit;
 const entries = (n: number, extra: Record<string, unknown> = {}) =>
   Array.from({ length: n }, () => ({ webFallbackUrl: 'https://example.com', ...extra }));
-
-async function linkCount(appId: string): Promise<number> {
-  const rows = await kit.stack.gateway.deps.db
-    .selectFrom('links')
-    .select('id')
-    .where('app_id', '=', appId)
-    .execute();
-  return rows.length;
-}
-
-async function creationRequestsOf(appId: string): Promise<number> {
-  const rows = await kit.stack.gateway.deps.db
-    .selectFrom('creation_requests')
-    .select('id')
-    .where('app_id', '=', appId)
-    .execute();
-  return rows.length;
-}
 
 function limitHeaders(res: ApiResponse) {
   return {
@@ -56,7 +38,7 @@ describe('the hourly creation limit', () => {
       expect(res.status).toBe(201);
       expect(limitHeaders(res)).toMatchObject({ limit: '5', remaining: String(LIMIT - used) });
     }
-    const requestsBefore = await creationRequestsOf(tenant.appId);
+    const requestsBefore = await creationRequestCount(kit.db, tenant.appId);
 
     const refused = await create(tenant.live.secret, { webFallbackUrl: 'https://example.com' });
     expect(refused.status).toBe(429);
@@ -66,8 +48,8 @@ describe('the hourly creation limit', () => {
     expectResetWithinWindow(headers.reset);
     expect(refused.headers.get('retry-after')).toBe(String(headers.reset));
 
-    expect(await creationRequestsOf(tenant.appId)).toBe(requestsBefore);
-    expect(await linkCount(tenant.appId)).toBe(LIMIT);
+    expect(await creationRequestCount(kit.db, tenant.appId)).toBe(requestsBefore);
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(LIMIT);
   });
 
   it('is shared by the live and test environments of one app, and separate per app', async () => {
@@ -117,7 +99,7 @@ describe('the hourly creation limit', () => {
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(res.headers.get('ratelimit-remaining')).toBe('0');
     }
-    expect(await linkCount(tenant.appId)).toBe(LIMIT);
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(LIMIT);
   });
 
   it('lets exactly the limit through when batches race', async () => {
@@ -146,7 +128,7 @@ describe('the hourly creation limit', () => {
       expect(notAttempted).toBe(3 - c - 1);
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     }
-    expect(await linkCount(tenant.appId)).toBe(LIMIT);
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(LIMIT);
   });
 
   it('creates exactly the plan allowance when batches race for it', async () => {
@@ -175,7 +157,7 @@ describe('the hourly creation limit', () => {
     expect(responses.find((r) => batchBody(r).created === 2)!.status).toBe(201);
     // The refused entry gave its unit back: 3 used of 5 once both answered.
     expect((await kit.stack.gateway.deps.creationLimiter.state(capped.appId)).remaining).toBe(2);
-    expect(await linkCount(capped.appId)).toBe(3);
+    expect(await linksOf(kit.db, capped.appId)).toHaveLength(3);
   });
 
   it('stops a batch part way at the limit and reports where', async () => {
@@ -249,6 +231,6 @@ describe('the hourly creation limit', () => {
     expect(res.status).toBe(207);
     expect(res.body).toMatchObject({ created: 0, failed: 2, notAttempted: 0 });
     expect(limitHeaders(res)).toEqual({ limit: '5', remaining: '5', reset: 3600 });
-    expect(await creationRequestsOf(tenant.appId)).toBe(0);
+    expect(await creationRequestCount(kit.db, tenant.appId)).toBe(0);
   });
 });

@@ -1,18 +1,9 @@
 import type { Tenant } from '@linkservice/testing';
-import { creationRequestCount, linkOf } from '@linkservice/testing';
+import { creationRequestCount, linkOf, linksOf } from '@linkservice/testing';
 import { useCreationStack } from './create.testing';
 
 const kit = useCreationStack({ env: { LINK_DOMAIN: 'go.example.test' } });
 const { newTenant, create } = kit;
-
-async function linksOf(appId: string) {
-  return kit.stack.gateway.deps.db
-    .selectFrom('links')
-    .select(['alias', 'environment', 'archived_at'])
-    .where('app_id', '=', appId)
-    .orderBy('alias')
-    .execute();
-}
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -58,7 +49,7 @@ describe('POST /links', () => {
       clickCount: 0,
       status: 'active',
     });
-    expect(await linksOf(tenant.appId)).toEqual([
+    expect(await linksOf(kit.db, tenant.appId)).toMatchObject([
       { alias: 'Spring-Sale_1', environment: 'live', archived_at: null },
     ]);
   });
@@ -105,8 +96,8 @@ describe('POST /links', () => {
         colour: expect.any(String),
       },
     });
-    expect(await creationRequestCount(kit.stack.gateway.deps.db, tenant.appId)).toBe(0);
-    expect(await linksOf(tenant.appId)).toEqual([]);
+    expect(await creationRequestCount(kit.db, tenant.appId)).toBe(0);
+    expect(await linksOf(kit.db, tenant.appId)).toEqual([]);
   });
 
   it('requires webFallbackUrl', async () => {
@@ -169,7 +160,7 @@ describe('POST /links', () => {
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: 'invalid_request', message: expect.stringMatching(/plan/) });
     expect(res.headers.get('ratelimit-remaining')).toBe('298');
-    expect(await linksOf(small.appId)).toHaveLength(2);
+    expect(await linksOf(kit.db, small.appId)).toHaveLength(2);
   });
 
   it('creates exactly the allowance when creations race for its last places', async () => {
@@ -186,7 +177,7 @@ describe('POST /links', () => {
     for (const refused of responses.filter((r) => r.status === 422)) {
       expect(refused.body).not.toHaveProperty('fields');
     }
-    expect(await linksOf(small.appId)).toHaveLength(3);
+    expect(await linksOf(kit.db, small.appId)).toHaveLength(3);
   });
 
   it('carries the RateLimit headers on 201 and 422', async () => {
@@ -232,6 +223,6 @@ describe('POST /links', () => {
     });
     expect(res.status).toBe(422);
     expect(Object.keys(res.body?.fields as object).sort()).toEqual(['appId', 'environment']);
-    expect(await linksOf(other.appId)).toEqual([]);
+    expect(await linksOf(kit.db, other.appId)).toEqual([]);
   });
 });

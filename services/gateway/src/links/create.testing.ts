@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
 import type { ApiResponse, Tenant, TenantOptions } from '@linkservice/testing';
 import { createTenant, testEnvironment } from '@linkservice/testing';
 import { InProcessWorkers } from '@linkservice/worker';
+import type { Kysely } from 'kysely';
 import type { StartGatewayOptions, TestGateway } from '../testing';
 import { startGateway } from '../testing';
 
@@ -77,6 +79,8 @@ export async function startCreationStack(
 export interface CreationTestKit {
   /** The stack of this file; started in beforeAll, stopped in afterAll. */
   readonly stack: CreationStack;
+  /** The gateway's database, for reading what a creation stored. */
+  readonly db: Kysely<Database>;
   newTenant: (options?: TenantOptions) => Promise<Tenant>;
   /** POST /api/v1/links */
   create: (key: string, body: unknown) => Promise<ApiResponse>;
@@ -109,6 +113,9 @@ export function useCreationStack(
   return {
     get stack() {
       return stackOf();
+    },
+    get db() {
+      return stackOf().gateway.deps.db;
     },
     newTenant: (tenantOptions) => createTenant(stackOf().gateway.deps.db, tenantOptions),
     create: (key, body) => post('/api/v1/links', key, body),

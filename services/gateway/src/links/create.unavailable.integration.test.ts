@@ -1,41 +1,28 @@
 import { SETTLE_LOCK_TIMEOUT_MS } from '@linkservice/creation';
 import type { Tenant } from '@linkservice/testing';
-import { aliasesOf, createTenant, freePort } from '@linkservice/testing';
+import { aliasesOf, freePort } from '@linkservice/testing';
 import type { ApiResponse } from '@linkservice/testing';
 import { startGateway } from '../testing';
-import type { CreationStack } from './create.testing';
-import { startCreationStack } from './create.testing';
+import { useCreationStack } from './create.testing';
 
 const TIMEOUT_MS = 1_000;
 /** The settle step may wait this long for a worker transaction still holding the request. */
 const MARGIN_MS = SETTLE_LOCK_TIMEOUT_MS + 500;
 
-let stack: CreationStack;
+const kit = useCreationStack({ env: { CREATION_TIMEOUT_MS: String(TIMEOUT_MS) } });
 let tenant: Tenant;
 
-beforeAll(async () => {
-  stack = await startCreationStack({ env: { CREATION_TIMEOUT_MS: String(TIMEOUT_MS) } });
-});
-afterAll(async () => {
-  await stack.stop();
-});
 beforeEach(async () => {
-  tenant = await createTenant(stack.gateway.deps.db);
+  tenant = await kit.newTenant();
 });
 afterEach(async () => {
   // Every test leaves a normally running worker behind.
-  await stack.worker.stop();
-  await stack.worker.start();
+  await kit.stack.worker.stop();
+  await kit.stack.worker.start();
 });
 
-const create = (body: unknown) =>
-  stack.gateway.api('/api/v1/links', { key: tenant.live.secret, method: 'POST', body });
-const createBatch = (links: unknown[]) =>
-  stack.gateway.api('/api/v1/links/batch', {
-    key: tenant.live.secret,
-    method: 'POST',
-    body: { links },
-  });
+const create = (body: unknown) => kit.create(tenant.live.secret, body);
+const createBatch = (links: unknown[]) => kit.createBatch(tenant.live.secret, links);
 
 async function timed(request: () => Promise<ApiResponse>) {
   const started = Date.now();
@@ -53,7 +40,7 @@ function expectUnavailable(res: ApiResponse): void {
 
 describe('when the worker does not answer in time', () => {
   it('answers 503 with Retry-After, and the job never runs once the worker is back', async () => {
-    await stack.worker.stop();
+    await kit.stack.worker.stop();
     const { res, elapsedMs } = await timed(() =>
       create({ alias: 'while-down', webFallbackUrl: 'https://example.com' }),
     );
@@ -61,17 +48,17 @@ describe('when the worker does not answer in time', () => {
     expect(elapsedMs).toBeGreaterThanOrEqual(TIMEOUT_MS);
     expect(elapsedMs).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
 
-    await stack.worker.start();
+    await kit.stack.worker.start();
     // The queue is worked in order: once a later creation is answered, the abandoned job has had
     // its chance. The same alias being free proves it created nothing.
     const later = await create({ alias: 'while-down', webFallbackUrl: 'https://example.com' });
     expect(later.status).toBe(201);
     expect(later.headers.get('ratelimit-remaining')).toBe('299');
-    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual(['while-down']);
+    expect(await aliasesOf(kit.db, tenant.appId)).toEqual(['while-down']);
   });
 
   it('answers a batch with 503 and creates none of it', async () => {
-    await stack.worker.stop();
+    await kit.stack.worker.stop();
     const { res, elapsedMs } = await timed(() =>
       createBatch([
         { alias: 'b-1', webFallbackUrl: 'https://example.com' },
@@ -82,19 +69,19 @@ describe('when the worker does not answer in time', () => {
     expectUnavailable(res);
     expect(elapsedMs).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
 
-    await stack.worker.start();
+    await kit.stack.worker.start();
     const later = await createBatch([
       { alias: 'b-1', webFallbackUrl: 'https://example.com' },
       { alias: 'b-2', webFallbackUrl: 'https://example.com' },
     ]);
     expect(later.status).toBe(201);
-    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual(['b-1', 'b-2']);
+    expect(await aliasesOf(kit.db, tenant.appId)).toEqual(['b-1', 'b-2']);
   });
 
   it('answers 503 when the worker is too slow, and its late work is thrown away', async () => {
-    await stack.worker.stop();
+    await kit.stack.worker.stop();
     // Past the deadline and the worker's commit grace: its transaction must roll back.
-    await stack.worker.start({ testDelayMs: TIMEOUT_MS + 2_000 });
+    await kit.stack.worker.start({ testDelayMs: TIMEOUT_MS + 2_000 });
     const { res, elapsedMs } = await timed(() =>
       create({ alias: 'too-slow', webFallbackUrl: 'https://example.com' }),
     );
@@ -102,9 +89,9 @@ describe('when the worker does not answer in time', () => {
     expect(elapsedMs).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
 
     // stop() waits for the slow job to finish: whatever it did is final now.
-    await stack.worker.stop();
-    expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([]);
-    await stack.worker.start();
+    await kit.stack.worker.stop();
+    expect(await aliasesOf(kit.db, tenant.appId)).toEqual([]);
+    await kit.stack.worker.start();
     expect(
       (await create({ alias: 'too-slow', webFallbackUrl: 'https://example.com' })).status,
     ).toBe(201);
@@ -132,7 +119,7 @@ describe('when Redis is unreachable', () => {
         body: { links: [{ webFallbackUrl: 'https://example.com' }] },
       });
       expect(batch.status).toBe(503);
-      expect(await aliasesOf(stack.gateway.deps.db, tenant.appId)).toEqual([]);
+      expect(await aliasesOf(kit.db, tenant.appId)).toEqual([]);
     } finally {
       await gateway.stop();
     }

@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { LinkDraft } from '@linkservice/contracts';
-import type { Database, Environment } from '@linkservice/db';
+import type { Database, DbHandle, Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/creation';
 import { BullCreationClient, CREATE_LINKS_QUEUE, redisOptionsFromUrl } from '@linkservice/creation';
-import { testEnvironment } from '@linkservice/testing';
+import { testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Kysely } from 'kysely';
@@ -88,6 +88,51 @@ export class CreationHarness {
 export function newHarness(db: Kysely<Database>): CreationHarness {
   const env = testEnvironment();
   return new CreationHarness(db, env.redisUrl, env.redisPrefix);
+}
+
+/** What a worker test file works with: its pool and a harness whose worker is running. */
+export interface CreationTestKit {
+  /** The file's database; opened in beforeAll, closed in afterAll. */
+  readonly db: Kysely<Database>;
+  readonly harness: CreationHarness;
+}
+
+/**
+ * Opens a pool and a harness with one running worker for the calling test file (beforeAll), and
+ * closes both (afterAll), so worker test files share their setup instead of each spelling it out.
+ */
+export function useCreationHarness(
+  worker: Parameters<CreationHarness['startWorker']>[0] = {},
+): CreationTestKit {
+  let running: { postgres: DbHandle; harness: CreationHarness } | undefined;
+  beforeAll(() => {
+    const postgres = testDatabase(20);
+    const harness = newHarness(postgres.db);
+    harness.startWorker(worker);
+    running = { postgres, harness };
+  });
+  afterAll(async () => {
+    await running?.harness.close();
+    await running?.postgres.close();
+  });
+  const runningOf = () => {
+    if (!running) throw new Error('the creation harness starts in beforeAll');
+    return running;
+  };
+  return {
+    get db() {
+      return runningOf().postgres.db;
+    },
+    get harness() {
+      return runningOf().harness;
+    },
+  };
+}
+
+/** The job's result, or a failure naming why the answer was not one. */
+export function completed(outcome: CreationOutcome) {
+  if (outcome.kind !== 'completed') throw new Error(`expected completed, got ${outcome.reason}`);
+  return outcome.result;
 }
 
 /** A job payload (without its deadline) creating `drafts` for a tenant (see createTenant). */
