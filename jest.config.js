@@ -79,7 +79,7 @@ refuseUntieredTests();
 /** @type {import('jest').Config} */
 module.exports = {
   projects: [
-    project('unit', { setupFiles: ['<rootDir>/libs/testing/src/unit-setup.ts'] }),
+    project('unit', { setupFilesAfterEnv: ['<rootDir>/libs/testing/src/unit-setup.ts'] }),
     project('integration', runEnvironment),
     project('e2e', runEnvironment),
   ],

@@ -2,7 +2,7 @@ import { LINK_DRAFT_DEFAULTS } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/creation';
-import { BullCreationClient } from '@linkservice/creation';
+import { BullCreationClient, CreationRequestsRepository } from '@linkservice/creation';
 import { eventually, testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Stack } from '../support/stack';
 import { startStack } from '../support/stack';
@@ -47,7 +47,7 @@ beforeAll(async () => {
   client = new BullCreationClient({
     redisUrl: env.redisUrl,
     prefix: stack.redisPrefix,
-    db: postgres.db,
+    requests: new CreationRequestsRepository(postgres.db),
     logger: createLogger('worker-crash-test', process.env.LOG_LEVEL ?? 'silent'),
   });
   // One app per batch of a round: jobs of different apps run concurrently in the worker.

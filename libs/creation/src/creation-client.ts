@@ -1,11 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Database } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import type { QueueEventsListener } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
 import type {
   CreateLinksJobResult,
   CreateLinksPayload,
@@ -20,14 +18,15 @@ import {
   createLinksPayloadSchema,
   createLinksResultSchema,
 } from './create-links.job';
-import { CreationRequestsRepository } from './creation-requests.repository';
+import type { CreationRequestsRepository } from './creation-requests.repository';
 import { redisOptionsFromUrl } from './redis-options';
 
 export interface CreationClientOptions {
   redisUrl: string;
   /** BullMQ key prefix: the service's REDIS_PREFIX, so stacks sharing a Redis never meet. */
   prefix: string;
-  db: Kysely<Database>;
+  /** The settle's statements (abandon-or-read), built by the caller's composition root. */
+  requests: CreationRequestsRepository;
   logger: Logger;
   /** Attempts per job when the worker throws (it rolls back each time); default 3. */
   attempts?: number;
@@ -81,7 +80,7 @@ export class BullCreationClient implements CreationClient {
     this.logger = options.logger;
     this.attempts = options.attempts ?? 3;
     this.backoffMs = options.backoffMs ?? 100;
-    this.requests = new CreationRequestsRepository(options.db);
+    this.requests = options.requests;
     const redis = redisOptionsFromUrl(options.redisUrl);
 
     // Fail fast while Redis is down (BullMQ "failing fast when Redis is down"): an HTTP request

@@ -6,7 +6,7 @@ import { closeRedis, createPostgres, createRedisClient } from '@linkservice/life
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { CreationClient } from '@linkservice/creation';
-import { createCreationClient } from '@linkservice/creation';
+import { createCreationClient, CreationRequestsRepository } from '@linkservice/creation';
 import { AppsService } from './apps/apps.service';
 import { KeysRepository } from './auth/keys.repository';
 import type { GatewayConfig } from './config';
@@ -96,7 +96,7 @@ export function buildDeps(
   const creations = createCreationClient({
     redisUrl: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
-    db: postgres.db,
+    requests: new CreationRequestsRepository(postgres.db),
     logger,
   });
   const opened: GatewayClients = { db: postgres.db, redis, creations };

@@ -4,7 +4,12 @@ import type { Database, DbHandle, Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type { CreateLinksPayload, CreationOutcome } from '@linkservice/creation';
-import { BullCreationClient, CREATE_LINKS_QUEUE, redisOptionsFromUrl } from '@linkservice/creation';
+import {
+  BullCreationClient,
+  CreationRequestsRepository,
+  CREATE_LINKS_QUEUE,
+  redisOptionsFromUrl,
+} from '@linkservice/creation';
 import { testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
@@ -33,7 +38,7 @@ export class CreationHarness {
     this.client = new BullCreationClient({
       redisUrl,
       prefix: this.prefix,
-      db,
+      requests: new CreationRequestsRepository(db),
       logger: this.logger,
     });
     this.workers = new InProcessWorkers({
