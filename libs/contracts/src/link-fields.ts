@@ -240,6 +240,20 @@ export function toLink(row: StoredLink, context: LinkContext): Link {
 const SHOWN: readonly (readonly [string, (row: StoredLink, context: LinkContext) => unknown])[] =
   Object.entries(LINK_FIELDS).map(([name, entry]) => [name, entry.show] as const);
 
+const LINK_MEMBERS = Object.keys(LINK_FIELDS) as (keyof Link)[];
+
+/**
+ * A Link read back from JSON that reordered its keys (jsonb stores shorter keys first), with its
+ * members in the order toLink writes them, so every answer prints a link alike.
+ */
+export function inLinkOrder(link: Link): Link {
+  const ordered: Partial<Record<keyof Link, unknown>> = {};
+  for (const member of LINK_MEMBERS) {
+    if (Object.hasOwn(link, member)) ordered[member] = link[member];
+  }
+  return ordered as Link;
+}
+
 /** Column values of the draft's editable fields, as the worker's INSERT sends them. */
 export function insertColumnsOf(draft: LinkDraft): Pick<NewLink, EditableColumn> {
   const columns: Partial<Record<EditableColumn, unknown>> = {};

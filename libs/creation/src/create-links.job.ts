@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { linkDraftSchema } from '@linkservice/contracts';
+import { inLinkOrder, linkDraftSchema } from '@linkservice/contracts';
 import type { FieldErrors, Link } from '@linkservice/contracts';
 
 /**
@@ -49,7 +49,14 @@ export const createLinksPayloadSchema = z.object({
 });
 export type CreateLinksPayload = z.infer<typeof createLinksPayloadSchema>;
 
-const linkSchema = z.custom<Link>((value) => typeof value === 'object' && value !== null);
+/**
+ * A created link as the worker wrote it. Results read back from creation_requests (a settle that
+ * found the worker's outcome, a redelivery) come through jsonb, which reorders keys: they are put
+ * back in toLink's order, so a 201 reads alike however it was answered.
+ */
+const linkSchema = z
+  .custom<Link>((value) => typeof value === 'object' && value !== null)
+  .transform(inLinkOrder);
 
 export const entryResultSchema = z.discriminatedUnion('ok', [
   z.object({ index: z.number().int(), ok: z.literal(true), link: linkSchema }),

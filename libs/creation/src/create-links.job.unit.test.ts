@@ -1,4 +1,4 @@
-import { LINK_DRAFT_DEFAULTS } from '@linkservice/contracts';
+import { LINK_DRAFT_DEFAULTS, toLink } from '@linkservice/contracts';
 import { createLinksJobResultSchema, createLinksPayloadSchema } from './create-links.job';
 import { redisOptionsFromUrl } from './redis-options';
 
@@ -29,6 +29,45 @@ describe('create-links job contract', () => {
     expect(createLinksPayloadSchema.safeParse({ ...payload, creationBudget: -1 }).success).toBe(
       false,
     );
+  });
+
+  it("puts a link read back through jsonb into toLink's key order", () => {
+    const now = new Date('2030-01-01T00:00:00Z');
+    const link = toLink(
+      {
+        id: 'lnk_1',
+        app_id: 'app_1',
+        environment: 'live',
+        alias: 'spring',
+        web_fallback_url: 'https://example.com/',
+        ios_fallback_url: null,
+        deep_link_data: { b: 1, aa: 2 },
+        title: null,
+        campaign: 'c',
+        channel: null,
+        feature: null,
+        tags: ['x'],
+        expires_at: null,
+        archived_at: null,
+        click_count: 0,
+        created_at: now,
+        updated_at: now,
+      },
+      { subdomainKey: 'acme', linkDomain: 'links.test', now },
+    );
+    // jsonb's order: shorter keys first, then bytewise.
+    const shuffled = Object.fromEntries(
+      Object.entries(link).sort(([a], [b]) => a.length - b.length || (a < b ? -1 : 1)),
+    );
+    expect(JSON.stringify(shuffled)).not.toBe(JSON.stringify(link));
+    const parsed = createLinksJobResultSchema.parse({
+      status: 'done',
+      result: { results: [{ index: 0, ok: true, link: shuffled }] },
+    });
+    if (parsed.status !== 'done') throw new Error('expected done');
+    const entry = parsed.result.results.at(0);
+    if (!entry?.ok) throw new Error('expected a created entry');
+    expect(JSON.stringify(entry.link)).toBe(JSON.stringify(link));
   });
 
   it('tells a done result from an abandoned one', () => {
