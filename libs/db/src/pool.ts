@@ -1,4 +1,4 @@
-import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema';
 
@@ -126,4 +126,9 @@ export function createDb({
         if (!pool.ending) await pool.end();
       })()),
   };
+}
+
+/** Readiness probes' Postgres check: a round trip that needs nothing but a working connection. */
+export async function pingDatabase(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
 }

@@ -1,9 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { pingDatabase } from '@linkservice/db';
 import { createProbes } from '@linkservice/lifecycle';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import { associationDocument, associationFileFor } from './associations/association.service';
 import type { RedirectDeps } from './deps';
-import { pingDatabase } from './health/health.repository';
 import type { LinkHost } from './http/host';
 import { parseLinkHost, requestHost } from './http/host';
 import { aliasFromPath, requestPath } from './http/request-target';

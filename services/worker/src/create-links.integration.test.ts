@@ -30,7 +30,7 @@ function createdLinks(results: EntryResult[]) {
 function service(
   drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
 ): LinkCreationService {
-  return new LinkCreationService(new CreationTransactions(kit.db), new LinksRepository(kit.db), {
+  return new LinkCreationService(new CreationTransactions(kit.db), new LinksRepository(), {
     linkDomain: kit.harness.linkDomain,
     logger: kit.harness.logger,
     ...(drawAliases ? { drawAliases } : {}),
@@ -337,7 +337,7 @@ describe('exactly once', () => {
       expect(await tx.claim(requestId, app.appId, Date.now() + 5_000)).toMatchObject({
         kind: 'claimed',
       });
-      const rows = await new LinksRepository(kit.db).insertLinks(tx, [
+      const rows = await new LinksRepository().insertLinks(tx, [
         {
           id: newId('lnk'),
           app_id: app.appId,

@@ -68,7 +68,7 @@ export function buildDeps(
   const opened: WorkerClients = { db: postgres.db, queueRedis, probeRedis };
   const used = clients ? clients(opened) : opened;
 
-  const links = new LinksRepository(used.db);
+  const links = new LinksRepository();
   const creationRequests = new CreationRequestsRepository(used.db);
   const creation = new LinkCreationService(new CreationTransactions(used.db), links, {
     linkDomain: config.LINK_DOMAIN,

@@ -1,8 +1,7 @@
 import type { StoredLink } from '@linkservice/contracts';
 import { STORED_LINK_COLUMNS } from '@linkservice/contracts';
 import type { CreationTransaction } from '@linkservice/creation';
-import type { Database, Environment, NewLink } from '@linkservice/db';
-import type { Kysely } from 'kysely';
+import type { Environment, NewLink } from '@linkservice/db';
 import { sql } from 'kysely';
 
 /**
@@ -11,12 +10,6 @@ import { sql } from 'kysely';
  * @linkservice/creation.
  */
 export class LinksRepository {
-  constructor(private readonly db: Kysely<Database>) {}
-
-  async ping(): Promise<void> {
-    await sql`SELECT 1`.execute(this.db);
-  }
-
   /** Which of `aliases` exist in the app and environment, archived links included. */
   async takenAliases(
     tx: CreationTransaction,

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { createProbeServer } from '@linkservice/lifecycle';
 import type { CreateLinksJobResult } from '@linkservice/creation';
+import { pingDatabase } from '@linkservice/db';
 import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
 import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
@@ -70,7 +71,7 @@ export async function startWorker(
     logger.warn({ delayMs: config.WORKER_TEST_DELAY_MS }, 'test-only creation delay is on');
   }
   const probes = createProbeServer({
-    probes: { postgres: () => deps.links.ping(), redis: () => deps.probeRedis.ping() },
+    probes: { postgres: () => pingDatabase(deps.db), redis: () => deps.probeRedis.ping() },
     isShuttingDown: () => shutdown.inProgress,
     logger,
   });

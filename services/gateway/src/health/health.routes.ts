@@ -1,8 +1,8 @@
+import { pingDatabase } from '@linkservice/db';
 import { createProbes } from '@linkservice/lifecycle';
 import type { GatewayDeps } from '../deps';
 import type { GracefulShutdown } from '../http/graceful-shutdown';
 import type { ApiRoute } from '../http/routes';
-import { pingDatabase } from './health.repository';
 
 /**
  * Probes, outside /api/v1 and without auth: libs/lifecycle's, which every service answers.
