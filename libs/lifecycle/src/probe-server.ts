@@ -1,18 +1,8 @@
 import { createServer } from 'node:http';
-import type { Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import type { ProbeOptions } from './probes';
-import { createProbes } from './probes';
-
-function sendError(
-  res: ServerResponse,
-  status: number,
-  body: { error: string; message: string },
-  headers: Record<string, string> = {},
-): void {
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
-  res.end(JSON.stringify(body));
-}
+import { createProbes, sendProbeJson } from './probes';
 
 /**
  * For a service without an HTTP surface of its own (the worker): /healthz and /readyz on a port
@@ -26,11 +16,11 @@ export function createProbeServer(options: ProbeOptions): Server {
     const probe =
       path === '/healthz' ? probes.healthz : path === '/readyz' ? probes.readyz : undefined;
     if (!probe) {
-      sendError(res, 404, { error: 'not_found', message: 'No such path.' });
+      sendProbeJson(res, 404, { error: 'not_found', message: 'No such path.' });
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendError(
+      sendProbeJson(
         res,
         405,
         { error: 'method_not_allowed', message: 'Use GET.' },

@@ -37,7 +37,8 @@ function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
-function sendJson(
+/** A probe answer (also the probe server's 404 and 405): small JSON, never cached. */
+export function sendProbeJson(
   res: ServerResponse,
   status: number,
   value: unknown,
@@ -55,7 +56,12 @@ function sendJson(
 }
 
 function unavailable(res: ServerResponse, message: string): void {
-  sendJson(res, 503, { error: 'unavailable', message }, { 'Retry-After': RETRY_AFTER_SECONDS });
+  sendProbeJson(
+    res,
+    503,
+    { error: 'unavailable', message },
+    { 'Retry-After': RETRY_AFTER_SECONDS },
+  );
 }
 
 /**
@@ -68,7 +74,7 @@ export function createProbes(options: ProbeOptions): Probes {
   return {
     healthz: (req, res) => {
       requestIdOf(req, res);
-      sendJson(res, 200, { status: 'ok' });
+      sendProbeJson(res, 200, { status: 'ok' });
       return Promise.resolve();
     },
     readyz: async (req, res) => {
@@ -79,7 +85,7 @@ export function createProbes(options: ProbeOptions): Probes {
       }
       const readiness = await checkReadiness(options.probes, options.timeoutMs);
       if (readiness.ready) {
-        sendJson(res, 200, { status: 'ready' });
+        sendProbeJson(res, 200, { status: 'ready' });
         return;
       }
       options.logger.warn({ reqId, failures: readiness.failures }, 'not ready');

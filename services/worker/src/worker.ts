@@ -1,15 +1,13 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
-import { createProbeServer } from '@linkservice/lifecycle';
 import type { CreateLinksJobResult } from '@linkservice/creation';
+import { CREATE_LINKS_QUEUE, scheduleCreationRequestsCleanup } from '@linkservice/creation';
+import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { pingDatabase } from '@linkservice/db';
-import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
+import { createProbeServer, settlesWithin } from '@linkservice/lifecycle';
 import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
 import { createLinksProcessor } from './create-links.job';
-import { scheduleCreationRequestsCleanup } from '@linkservice/creation';
 import type { WorkerDeps } from './deps';
 
 /**
@@ -96,7 +94,6 @@ export async function startWorker(
     intake: 'jobs',
     stop: async (graceMs) => {
       // The grace period bounds everything stop does, the wait for a Redis that is away included.
-      const graceOver = sleep(graceMs, false, { ref: false });
       const finished = (async () => {
         if (deps.queueRedis.status !== 'ready') {
           // Redis is away; the retry strategy gives up at the next attempt. Wait for that while
@@ -105,9 +102,8 @@ export async function startWorker(
           await worker.waitUntilReady().catch(() => undefined);
         }
         await Promise.all([worker.close(), cleanup.stop()]);
-        return true;
       })();
-      if (!(await Promise.race([finished, graceOver]))) {
+      if (!(await settlesWithin(finished, graceMs))) {
         logger.warn('grace period over: exiting with jobs still running; they roll back');
         return 'unfinished';
       }
