@@ -97,6 +97,13 @@ describe('the link field table', () => {
     ]);
   });
 
+  it('keeps the defaults every draft spreads from being changed through one of them', () => {
+    const draft = parseLinkCreate({ webFallbackUrl: 'https://example.com/' });
+    if (!draft.ok) throw new Error('expected a draft');
+    expect(() => draft.draft.tags.push('x')).toThrow(TypeError);
+    expect(LINK_DRAFT_DEFAULTS.tags).toEqual([]);
+  });
+
   it('sets no column for an empty PATCH', () => {
     expect(columnChangesOf({})).toEqual([]);
   });
