@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { LinkRow, LinkUpdate, NewLink } from '@linkservice/db';
 import type { LinkContext, StoredLink } from './link';
-import { formatExpiry, formatTimestamp, linkHostFor, linkStatus } from './link';
+import { formatExpiry, formatTimestamp, linkStatus } from './link';
+import { linkUrlFor } from './link-url';
 import type { FieldRule } from './link-input-fields';
 import {
   deepLinkDataRule,
@@ -45,9 +46,8 @@ export const LINK_FIELDS = {
     draft: z.string().min(1).max(LIMITS.aliasLength).nullable(),
     show: (row: StoredLink): string => row.alias,
   },
-  url: shown(
-    (row, { subdomainKey, linkDomain }) =>
-      `https://${linkHostFor(subdomainKey, row.environment, linkDomain)}/${row.alias}`,
+  url: shown((row, { subdomainKey, linkDomain }) =>
+    linkUrlFor(subdomainKey, row.environment, row.alias, linkDomain),
   ),
   environment: shown((row) => row.environment),
   webFallbackUrl: editable({

@@ -1,4 +1,4 @@
-import type { Environment, LinkRow } from '@linkservice/db';
+import type { LinkRow } from '@linkservice/db';
 
 export type LinkStatus = 'active' | 'archived' | 'expired';
 
@@ -10,13 +10,6 @@ export function linkStatus(
   if (link.archived_at) return 'archived';
   if (link.expires_at && link.expires_at.getTime() <= now.getTime()) return 'expired';
   return 'active';
-}
-
-/** The live host `<subdomainKey>.<linkDomain>`, or `<subdomainKey>-test.<linkDomain>`. */
-export function linkHostFor(subdomainKey: string, environment: Environment, linkDomain: string) {
-  return environment === 'live'
-    ? `${subdomainKey}.${linkDomain}`
-    : `${subdomainKey}-test.${linkDomain}`;
 }
 
 /** `YYYY-MM-DDThh:mm:ss.sssZ` */

@@ -2,6 +2,9 @@ import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
 
 export type Environment = 'live' | 'test';
 
+/** `secret`: the server API under /api/v1; `publishable`: only the app interface, /api/v1/sdk. */
+export type KeyType = 'secret' | 'publishable';
+
 /** timestamptz: read as Date, written as Date or an ISO string. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -30,6 +33,7 @@ export interface Database {
     id: string;
     app_id: string;
     environment: Environment;
+    type: ColumnType<KeyType, KeyType | undefined, never>;
     key_hash: Buffer;
     created_at: GeneratedTimestamp;
     revoked_at: Timestamp | null;
@@ -73,8 +77,23 @@ export interface Database {
     ios_bundle_id: string | null;
     android_package_name: string | null;
     android_sha256_fingerprints: string[] | null;
+    /** Serve the "Get the app" page to iOS instead of the 302 (app-interface.md); needs iOS set. */
+    ios_deferred_page: ColumnType<boolean, boolean | undefined, boolean>;
     created_at: GeneratedTimestamp;
     updated_at: GeneratedTimestamp;
+  };
+  /**
+   * Click tokens minted by the link host with counted clicks (app-interface.md): the token's
+   * SHA-256 only, the link, its app and environment, the click time and the expiry
+   * (CLICK_TOKEN_TTL_SECONDS after the click). No device data. Written with the click batches.
+   */
+  click_tokens: {
+    token_hash: Buffer;
+    link_id: string;
+    app_id: string;
+    environment: Environment;
+    clicked_at: Timestamp;
+    expires_at: Timestamp;
   };
   /** Click batches already added to links.click_count (see the link-host migration). */
   link_click_batches: {
@@ -91,3 +110,4 @@ export type LinkRow = Selectable<Database['links']>;
 export type NewLink = Insertable<Database['links']>;
 export type LinkUpdate = Updateable<Database['links']>;
 export type AppAssociationRow = Selectable<Database['app_associations']>;
+export type ClickTokenRow = Selectable<Database['click_tokens']>;

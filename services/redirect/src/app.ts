@@ -4,9 +4,10 @@ import { createProbes } from '@linkservice/lifecycle';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import { associationDocument, associationFileFor } from './associations/association.service';
 import type { RedirectDeps } from './deps';
-import type { LinkHost } from './http/host';
-import { parseLinkHost, requestHost } from './http/host';
-import { aliasFromPath, requestPath } from './http/request-target';
+import type { LinkHost } from '@linkservice/contracts';
+import { aliasFromPath, parseLinkHost } from '@linkservice/contracts';
+import { requestHost } from './http/host';
+import { requestPath } from './http/request-target';
 import { PAGES, sendJson, sendPage, sendRedirect } from './http/responses';
 import { throttled } from './throttled';
 

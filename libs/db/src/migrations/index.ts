@@ -4,6 +4,7 @@ import * as linkHost from './2026-11-22T02-00-00_link-host';
 import * as linkTotals from './2026-11-22T03-00-00_link-totals';
 import * as linkStatusIndexes from './2026-11-22T04-00-00_link-status-indexes';
 import * as appLinkCounts from './2026-11-24T00-00-00_app-link-counts';
+import * as appSide from './2026-11-25T00-00-00_app-side';
 
 /** Every migration, keyed by its dated name. Kysely applies them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T03-00-00_link-totals': linkTotals,
   '2026-11-22T04-00-00_link-status-indexes': linkStatusIndexes,
   '2026-11-24T00-00-00_app-link-counts': appLinkCounts,
+  '2026-11-25T00-00-00_app-side': appSide,
 };

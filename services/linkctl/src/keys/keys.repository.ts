@@ -6,7 +6,14 @@ import { isPgError } from '../pg-errors';
 /** A key as the operator may see it: the hash never leaves the database. */
 export type StoredApiKey = Omit<ApiKeyRow, 'key_hash'>;
 
-const VISIBLE_COLUMNS = ['id', 'app_id', 'environment', 'created_at', 'revoked_at'] as const;
+const VISIBLE_COLUMNS = [
+  'id',
+  'app_id',
+  'environment',
+  'type',
+  'created_at',
+  'revoked_at',
+] as const;
 
 export class KeysRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -61,6 +68,7 @@ export class KeysRepository {
         'api_keys.id',
         'api_keys.app_id',
         'api_keys.environment',
+        'api_keys.type',
         'api_keys.created_at',
         'api_keys.revoked_at',
       ])
@@ -69,9 +77,9 @@ export class KeysRepository {
       .orderBy('api_keys.id')
       .execute();
     if (rows.length === 0) return null;
-    return rows.flatMap(({ id, app_id, environment, created_at, revoked_at }) =>
-      id !== null && app_id !== null && environment !== null && created_at !== null
-        ? [{ id, app_id, environment, created_at, revoked_at }]
+    return rows.flatMap(({ id, app_id, environment, type, created_at, revoked_at }) =>
+      id !== null && app_id !== null && environment !== null && type !== null && created_at !== null
+        ? [{ id, app_id, environment, type, created_at, revoked_at }]
         : [],
     );
   }

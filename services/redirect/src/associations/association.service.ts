@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import type { LinkHost } from '../http/host';
+import type { LinkHost } from '@linkservice/contracts';
 import {
   APPLE_APP_SITE_ASSOCIATION_PATH,
   ASSET_LINKS_PATH,

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { AppAssociation } from '@linkservice/contracts';
 import { toAppAssociation } from '@linkservice/contracts';
 import type { Database } from '@linkservice/db';
-import type { LinkHost } from '../http/host';
+import type { LinkHost } from '@linkservice/contracts';
 
 /** The association settings of the app and environment a link host names, if any were set. */
 export async function findAppAssociation(
