@@ -72,10 +72,14 @@ async function createApp(...extra: string[]): Promise<AppJson['app']> {
   return (jsonOf(await linkctl('app', 'create', '--json', ...extra)) as AppJson).app;
 }
 
-async function createKey(appId: string, env: 'live' | 'test') {
-  const doc = jsonOf(await linkctl('key', 'create', '--app', appId, '--env', env, '--json'));
+/** `type` omitted: the command's default (secret), as an operator who does not say runs it. */
+async function createKey(appId: string, env: 'live' | 'test', type?: 'secret' | 'publishable') {
+  const typeArgs = type === undefined ? [] : ['--type', type];
+  const doc = jsonOf(
+    await linkctl('key', 'create', '--app', appId, '--env', env, ...typeArgs, '--json'),
+  );
   return doc as {
-    key: { id: string; appId: string; environment: string; createdAt: string };
+    key: { id: string; appId: string; environment: string; type: string; createdAt: string };
     secret: string;
   };
 }
@@ -269,8 +273,8 @@ describe('linkctl key create', () => {
       const created = await createKey(app.id, env);
 
       expect(Object.keys(created).sort()).toEqual(['key', 'secret']);
-      expect(Object.keys(created.key).sort()).toEqual(['appId', 'createdAt', 'environment', 'id']);
-      expect(created.key).toMatchObject({ appId: app.id, environment: env });
+      expect(Object.keys(created.key)).toEqual(['id', 'appId', 'environment', 'type', 'createdAt']);
+      expect(created.key).toMatchObject({ appId: app.id, environment: env, type: 'secret' });
       expect(created.key.id).toMatch(/^key_[0-9A-Z]{26}$/);
       expect(created.key.createdAt).toMatch(TIMESTAMP);
       expect(created.secret).toMatch(new RegExp(`^ls_sk_${env}_[0-9A-Za-z]{32,}$`));
@@ -280,7 +284,12 @@ describe('linkctl key create', () => {
         .selectAll()
         .where('id', '=', created.key.id)
         .executeTakeFirstOrThrow();
-      expect(row).toMatchObject({ app_id: app.id, environment: env, revoked_at: null });
+      expect(row).toMatchObject({
+        app_id: app.id,
+        environment: env,
+        type: 'secret',
+        revoked_at: null,
+      });
       expect(row.key_hash.equals(hashSecretKey(created.secret))).toBe(true);
       expect(row.created_at.toISOString()).toBe(created.key.createdAt);
 
@@ -295,14 +304,71 @@ describe('linkctl key create', () => {
     },
   );
 
-  it('prints the secret in the readable summary', async () => {
+  it.each(['live', 'test'] as const)(
+    'creates a publishable %s key with --type publishable, stored as its SHA-256 hash only',
+    async (env) => {
+      const app = await createApp('--name', 'Apps');
+      const created = await createKey(app.id, env, 'publishable');
+
+      expect(Object.keys(created.key)).toEqual(['id', 'appId', 'environment', 'type', 'createdAt']);
+      expect(created.key).toMatchObject({ appId: app.id, environment: env, type: 'publishable' });
+      expect(created.secret).toMatch(new RegExp(`^ls_pk_${env}_[0-9A-Za-z]{32,}$`));
+      const row = await handle.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', created.key.id)
+        .executeTakeFirstOrThrow();
+      expect(row).toMatchObject({
+        app_id: app.id,
+        environment: env,
+        type: 'publishable',
+        revoked_at: null,
+      });
+      expect(row.key_hash.equals(hashSecretKey(created.secret))).toBe(true);
+
+      const randomPart = created.secret.slice(`ls_pk_${env}_`.length);
+      const found = await sql<{ count: number }>`
+        SELECT count(*)::int AS count FROM api_keys t
+        WHERE t::text LIKE ${`%${randomPart}%`}`.execute(handle.db);
+      expect(found.rows[0]?.count).toBe(0);
+    },
+  );
+
+  it('makes a secret key with --type secret, as without --type', async () => {
+    const app = await createApp('--name', 'Keys');
+    const created = await createKey(app.id, 'live', 'secret');
+    expect(created.key.type).toBe('secret');
+    expect(created.secret).toMatch(/^ls_sk_live_[0-9A-Za-z]{32,}$/);
+  });
+
+  it('prints the key and its type in the readable summary', async () => {
     const app = await createApp('--name', 'Keys');
     const run = await linkctl('key', 'create', '--app', app.id, '--env', 'live');
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toMatch(
-      new RegExp(`^Created live key key_[0-9A-Z]{26} for app ${app.id} at \\S+\n`),
+      new RegExp(`^Created live secret key key_[0-9A-Z]{26} for app ${app.id} at \\S+\n`),
     );
-    expect(run.stdout).toMatch(/shown only this once[^\n]*\n {2}ls_sk_live_[0-9A-Za-z]{32,}\n$/);
+    expect(run.stdout).toMatch(
+      /\nSecret key, shown only this once[^\n]*\n {2}ls_sk_live_[0-9A-Za-z]{32,}\n$/,
+    );
+
+    const publishable = await linkctl(
+      'key',
+      'create',
+      '--app',
+      app.id,
+      '--env',
+      'test',
+      '--type',
+      'publishable',
+    );
+    expect(publishable).toMatchObject({ code: 0, stderr: '' });
+    expect(publishable.stdout).toMatch(
+      new RegExp(`^Created test publishable key key_[0-9A-Z]{26} for app ${app.id} at \\S+\n`),
+    );
+    expect(publishable.stdout).toMatch(
+      /\nPublishable key, shown only this once[^\n]*\n {2}ls_pk_test_[0-9A-Za-z]{32,}\n$/,
+    );
   });
 
   it('refuses an unknown app and stores nothing', async () => {
@@ -327,6 +393,11 @@ describe('linkctl key create', () => {
           /'--env <environment>' argument 'prod' is invalid. Allowed choices are live, test/,
         ],
         [['--app', app.id], 2, /required option '--env <environment>' not specified/],
+        [
+          ['--app', app.id, '--env', 'live', '--type', 'admin'],
+          2,
+          /'--type <type>' argument 'admin' is invalid. Allowed choices are secret, publishable/,
+        ],
         [['--env', 'live'], 2, /required option '--app <appId>' not specified/],
       ],
     );
@@ -338,7 +409,7 @@ describe('linkctl key revoke and key list', () => {
     const app = await createApp('--name', 'Rotation');
     const first = await createKey(app.id, 'live');
     const second = await createKey(app.id, 'test');
-    const third = await createKey(app.id, 'live');
+    const third = await createKey(app.id, 'live', 'publishable');
 
     const revoked = jsonOf(await linkctl('key', 'revoke', second.key.id, '--json')) as {
       key: { revokedAt: string };
@@ -353,8 +424,19 @@ describe('linkctl key revoke and key list', () => {
     const human = await linkctl('key', 'revoke', second.key.id);
     expect(human).toMatchObject({ code: 0, stderr: '' });
     expect(human.stdout).toBe(
-      `Key ${second.key.id} (test, app ${app.id}) was already revoked at ${revoked.key.revokedAt}\n`,
+      `Key ${second.key.id} (test secret, app ${app.id}) was already revoked at ${revoked.key.revokedAt}\n`,
     );
+    const revokedPublishable = await linkctl('key', 'revoke', third.key.id);
+    expect(revokedPublishable).toMatchObject({ code: 0, stderr: '' });
+    expect(revokedPublishable.stdout).toMatch(
+      new RegExp(`^Revoked key ${third.key.id} \\(live publishable, app ${app.id}\\) at \\S+\n$`),
+    );
+    const thirdRevokedAt = (
+      jsonOf(await linkctl('key', 'revoke', third.key.id, '--json')) as {
+        key: { type: string; revokedAt: string };
+      }
+    ).key;
+    expect(thirdRevokedAt.type).toBe('publishable');
 
     const listRun = await linkctl('key', 'list', '--app', app.id, '--json');
     const listed = jsonOf(listRun);
@@ -362,7 +444,7 @@ describe('linkctl key revoke and key list', () => {
       keys: [
         { ...first.key, revokedAt: null },
         { ...second.key, revokedAt: revoked.key.revokedAt },
-        { ...third.key, revokedAt: null },
+        { ...third.key, revokedAt: thirdRevokedAt.revokedAt },
       ],
     });
     for (const secret of [first.secret, second.secret, third.secret]) {
@@ -380,9 +462,9 @@ describe('linkctl key revoke and key list', () => {
     expect(table).toMatchObject({ code: 0, stderr: '' });
     expect(table.stdout.split('\n')).toEqual([
       `3 keys of app ${app.id}:`,
-      `  ${first.key.id}  live  created ${first.key.createdAt}  active`,
-      `  ${second.key.id}  test  created ${second.key.createdAt}  revoked ${revoked.key.revokedAt}`,
-      `  ${third.key.id}  live  created ${third.key.createdAt}  active`,
+      `  ${first.key.id}  live  secret       created ${first.key.createdAt}  active`,
+      `  ${second.key.id}  test  secret       created ${second.key.createdAt}  revoked ${revoked.key.revokedAt}`,
+      `  ${third.key.id}  live  publishable  created ${third.key.createdAt}  revoked ${thirdRevokedAt.revokedAt}`,
       '',
     ]);
   });

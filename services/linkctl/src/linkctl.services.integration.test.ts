@@ -117,4 +117,24 @@ describe('KeysService', () => {
     expect(new Set(results.map((r) => r.key.revokedAt)).size).toBe(1);
     expect(results[0]?.key.revokedAt).not.toBeNull();
   });
+
+  it('makes secret keys by default and publishable keys on request, listed with their type', async () => {
+    const { apps, keys } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    const app = unwrap(await apps.createApp({ name: 'Types' }));
+    const plain = unwrap(await keys.createKey({ appId: app.id, environment: 'test' }));
+    const publishable = unwrap(
+      await keys.createKey({ appId: app.id, environment: 'test', type: 'publishable' }),
+    );
+    expect(plain.key.type).toBe('secret');
+    expect(plain.secret).toMatch(/^ls_sk_test_/);
+    expect(publishable.key.type).toBe('publishable');
+    expect(publishable.secret).toMatch(/^ls_pk_test_/);
+    const listed = unwrap(await keys.listKeys(app.id));
+    expect(listed.map(({ id, type }) => ({ id, type }))).toEqual([
+      { id: plain.key.id, type: 'secret' },
+      { id: publishable.key.id, type: 'publishable' },
+    ]);
+    const revoked = unwrap(await keys.revokeKey(publishable.key.id));
+    expect(revoked.key).toMatchObject({ id: publishable.key.id, type: 'publishable' });
+  });
 });

@@ -1,33 +1,47 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import type { Environment } from '@linkservice/db';
+import type { Environment, KeyType } from '@linkservice/db';
 import type { ApiKeyView } from '../keys/keys.service';
 import type { RunAction } from './command';
 import { refuse, succeed } from './command';
 
 export function registerKeyCommands(program: Command, run: RunAction): void {
-  const key = program.command('key').description('create, revoke and list secret keys');
+  const key = program
+    .command('key')
+    .description('create, revoke and list keys (secret and publishable)');
 
   key
     .command('create')
-    .description('create a secret key; its secret is printed once and never stored')
+    .description('create a key (secret by default); its text is printed once and never stored')
     .requiredOption('--app <appId>', 'id of the app the key belongs to (app_...)')
     .addOption(
       new Option('--env <environment>', 'environment the key works in')
         .choices(['live', 'test'])
         .makeOptionMandatory(),
     )
-    .action((options: { app: string; env: Environment }, command: Command) =>
+    .addOption(
+      new Option(
+        '--type <type>',
+        'secret: the server API; publishable: only the app interface (/api/v1/sdk), for apps',
+      )
+        .choices(['secret', 'publishable'])
+        .default('secret'),
+    )
+    .action((options: { app: string; env: Environment; type: KeyType }, command: Command) =>
       run(command, async ({ keys }) => {
-        const created = await keys.createKey({ appId: options.app, environment: options.env });
+        const created = await keys.createKey({
+          appId: options.app,
+          environment: options.env,
+          type: options.type,
+        });
         if (!created.ok) return refuse(created.error.message);
         const { key: view, secret } = created.value;
-        const { id, appId, environment, createdAt } = view;
+        const { id, appId, environment, type, createdAt } = view;
         return succeed(
-          { key: { id, appId, environment, createdAt }, secret },
+          { key: { id, appId, environment, type, createdAt }, secret },
           [
-            `Created ${environment} key ${id} for app ${appId} at ${createdAt}`,
-            'Secret key, shown only this once (only its hash is stored):',
+            `Created ${environment} ${type} key ${id} for app ${appId} at ${createdAt}`,
+            `${type === 'secret' ? 'Secret' : 'Publishable'} key, shown only this once (only its hash is stored):`,
             `  ${secret}`,
           ].join('\n'),
         );
@@ -44,11 +58,12 @@ export function registerKeyCommands(program: Command, run: RunAction): void {
         if (!revoked.ok) return refuse(revoked.error.message);
         const { key: view, alreadyRevoked } = revoked.value;
         const when = view.revokedAt ?? '';
+        const what = `${view.id} (${view.environment} ${view.type}, app ${view.appId})`;
         return succeed(
           { key: view },
           alreadyRevoked
-            ? `Key ${view.id} (${view.environment}, app ${view.appId}) was already revoked at ${when}`
-            : `Revoked key ${view.id} (${view.environment}, app ${view.appId}) at ${when}`,
+            ? `Key ${what} was already revoked at ${when}`
+            : `Revoked key ${what} at ${when}`,
         );
       }),
     );
@@ -70,7 +85,7 @@ function describeKeys(appId: string, keys: ApiKeyView[]): string {
   if (keys.length === 0) return `App ${appId} has no keys`;
   const lines = keys.map(
     (key) =>
-      `  ${key.id}  ${key.environment}  created ${key.createdAt}  ` +
+      `  ${key.id}  ${key.environment}  ${key.type.padEnd(11)}  created ${key.createdAt}  ` +
       (key.revokedAt ? `revoked ${key.revokedAt}` : 'active'),
   );
   return [`${keys.length} key${keys.length === 1 ? '' : 's'} of app ${appId}:`, ...lines].join(

@@ -1,18 +1,20 @@
 import { formatTimestamp } from '@linkservice/contracts';
-import type { Environment } from '@linkservice/db';
+import type { Environment, KeyType } from '@linkservice/db';
 import { newId } from '@linkservice/db';
-import { generateSecretKey, hashSecretKey } from '@linkservice/keys';
+import { generatePublishableKey, generateSecretKey, hashSecretKey } from '@linkservice/keys';
 import { appNotFound } from '../apps/apps.service';
 import { quoted } from '../quoted';
 import type { Failure, Result } from '../result';
 import { fail, ok } from '../result';
 import type { KeysRepository, StoredApiKey } from './keys.repository';
 
-/** A secret key's record as the operator sees it: never the secret, never its hash. */
+/** A key's record as the operator sees it: never the key's text, never its hash. */
 export interface ApiKeyView {
   id: string;
   appId: string;
   environment: Environment;
+  /** `secret` (the server API) or `publishable` (the app interface, /api/v1/sdk). */
+  type: KeyType;
   createdAt: string;
   /** null while the key is active. */
   revokedAt: string | null;
@@ -20,7 +22,10 @@ export interface ApiKeyView {
 
 export interface CreatedApiKey {
   key: ApiKeyView;
-  /** Shown once: only its SHA-256 hash is stored, so it can never be shown again. */
+  /**
+   * The key's whole text (`ls_sk_…` or `ls_pk_…`; `secret` in the JSON for either type). Shown
+   * once: only its SHA-256 hash is stored, so it can never be shown again.
+   */
   secret: string;
 }
 
@@ -35,15 +40,22 @@ export type KeysFailure = Failure<'app_not_found' | 'key_not_found'>;
 export class KeysService {
   constructor(private readonly keys: KeysRepository) {}
 
+  /** A secret key unless `type` says publishable; the text names the type as the record does. */
   async createKey(input: {
     appId: string;
     environment: Environment;
+    type?: KeyType;
   }): Promise<Result<CreatedApiKey, KeysFailure>> {
-    const secret = generateSecretKey(input.environment);
+    const type = input.type ?? 'secret';
+    const secret =
+      type === 'publishable'
+        ? generatePublishableKey(input.environment)
+        : generateSecretKey(input.environment);
     const row = await this.keys.insert({
       id: newId('key'),
       app_id: input.appId,
       environment: input.environment,
+      type,
       key_hash: hashSecretKey(secret),
     });
     return row ? ok({ key: toView(row), secret }) : fail(appNotFound(input.appId));
@@ -72,6 +84,7 @@ function toView(row: StoredApiKey): ApiKeyView {
     id: row.id,
     appId: row.app_id,
     environment: row.environment,
+    type: row.type,
     createdAt: formatTimestamp(row.created_at),
     revokedAt: row.revoked_at ? formatTimestamp(row.revoked_at) : null,
   };
