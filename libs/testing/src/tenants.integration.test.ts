@@ -1,15 +1,18 @@
 import { hashSecretKey } from '@linkservice/keys';
 import { testDatabase } from './database';
+import type { TenantKey } from './tenants';
 import { createKey, createTenant, revokeKey } from './tenants';
 
 describe('createTenant', () => {
   const handle = testDatabase(2);
   afterAll(() => handle.close());
 
-  it('stores an app with a live and a test key, as hashes only', async () => {
+  it('stores an app with a secret and a publishable key per environment, as hashes only', async () => {
     const tenant = await createTenant(handle.db, { linkAllowance: 5 });
     expect(tenant.live.secret).toMatch(/^ls_sk_live_/);
     expect(tenant.test.secret).toMatch(/^ls_sk_test_/);
+    expect(tenant.publishable.live.secret).toMatch(/^ls_pk_live_/);
+    expect(tenant.publishable.test.secret).toMatch(/^ls_pk_test_/);
     const app = await handle.db
       .selectFrom('apps')
       .selectAll()
@@ -22,24 +25,25 @@ describe('createTenant', () => {
     });
     const keys = await handle.db
       .selectFrom('api_keys')
-      .select(['id', 'environment', 'key_hash', 'revoked_at'])
+      .select(['id', 'environment', 'type', 'key_hash', 'revoked_at'])
       .where('app_id', '=', tenant.appId)
       .orderBy('environment')
+      .orderBy('type')
       .execute();
+    const stored = (key: TenantKey) => ({
+      id: key.id,
+      environment: key.environment,
+      type: key.type,
+      key_hash: hashSecretKey(key.secret),
+      revoked_at: null,
+    });
     expect(keys).toEqual([
-      {
-        id: tenant.live.id,
-        environment: 'live',
-        key_hash: hashSecretKey(tenant.live.secret),
-        revoked_at: null,
-      },
-      {
-        id: tenant.test.id,
-        environment: 'test',
-        key_hash: hashSecretKey(tenant.test.secret),
-        revoked_at: null,
-      },
+      stored(tenant.publishable.live),
+      stored(tenant.live),
+      stored(tenant.publishable.test),
+      stored(tenant.test),
     ]);
+    expect([tenant.live.type, tenant.publishable.live.type]).toEqual(['secret', 'publishable']);
   });
 
   it('adds and revokes keys', async () => {

@@ -1,13 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database, Environment } from '@linkservice/db';
+import type { Database, Environment, KeyType } from '@linkservice/db';
 import { newId } from '@linkservice/db';
-import { generateSecretKey, hashSecretKey } from '@linkservice/keys';
+import { generatePublishableKey, generateSecretKey, hashSecretKey } from '@linkservice/keys';
 
 export interface TenantKey {
   id: string;
   environment: Environment;
-  /** The whole secret, as a customer would hold it; only its hash is in the database. */
+  type: KeyType;
+  /**
+   * The key's whole text (`ls_sk_…` or `ls_pk_…`), as a customer would hold it; only its hash is
+   * in the database.
+   */
   secret: string;
 }
 
@@ -15,8 +19,11 @@ export interface Tenant {
   appId: string;
   name: string;
   subdomainKey: string;
+  /** Secret keys: the server API. */
   live: TenantKey;
   test: TenantKey;
+  /** Publishable keys: the app interface (/api/v1/sdk). */
+  publishable: { live: TenantKey; test: TenantKey };
 }
 
 export interface TenantOptions {
@@ -27,8 +34,8 @@ export interface TenantOptions {
 }
 
 /**
- * An app with one live and one test key, written straight to the database as the operator CLI
- * would. Each test makes its own tenant instead of sharing or wiping tables, so tests never see
+ * An app with a secret and a publishable key in each environment, written straight to the
+ * database as the operator CLI would. Each test makes its own tenant instead of sharing or wiping tables, so tests never see
  * each other's data.
  */
 export async function createTenant(
@@ -47,26 +54,37 @@ export async function createTenant(
       link_allowance: options.linkAllowance ?? null,
     })
     .execute();
-  const [live, test] = await Promise.all([
+  const [live, test, publishableLive, publishableTest] = await Promise.all([
     createKey(db, appId, 'live'),
     createKey(db, appId, 'test'),
+    createKey(db, appId, 'live', 'publishable'),
+    createKey(db, appId, 'test', 'publishable'),
   ]);
-  return { appId, name, subdomainKey, live, test };
+  return {
+    appId,
+    name,
+    subdomainKey,
+    live,
+    test,
+    publishable: { live: publishableLive, test: publishableTest },
+  };
 }
 
-/** Inserts an unrevoked key; only its hash is stored, as linkctl does. */
+/** Inserts an unrevoked key (secret unless `type` says otherwise); only its hash is stored, as linkctl does. */
 export async function createKey(
   db: Kysely<Database>,
   appId: string,
   environment: Environment,
+  type: KeyType = 'secret',
 ): Promise<TenantKey> {
-  const secret = generateSecretKey(environment);
+  const secret =
+    type === 'publishable' ? generatePublishableKey(environment) : generateSecretKey(environment);
   const id = newId('key');
   await db
     .insertInto('api_keys')
-    .values({ id, app_id: appId, environment, key_hash: hashSecretKey(secret) })
+    .values({ id, app_id: appId, environment, type, key_hash: hashSecretKey(secret) })
     .execute();
-  return { id, environment, secret };
+  return { id, environment, type, secret };
 }
 
 export async function revokeKey(db: Kysely<Database>, keyId: string): Promise<void> {
