@@ -1,13 +1,15 @@
-import type { Environment } from '@linkservice/db';
+import type { Environment, KeyType } from '@linkservice/db';
 
 /**
  * Who is calling, as the key record says: app and environment never come from the request.
- * Every /api/v1 handler scopes its work by `appId` and `environment`.
+ * Every /api/v1 handler (the SDK's too) scopes its work by `appId` and `environment`.
  */
 export interface AuthContext {
   keyId: string;
   appId: string;
   environment: Environment;
+  /** `secret` on the server API, `publishable` on /api/v1/sdk: a router accepts only its own. */
+  type: KeyType;
   app: { id: string; name: string; subdomainKey: string };
 }
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, Environment } from '@linkservice/db';
+import type { Database, Environment, KeyType } from '@linkservice/db';
 import { executePrepared, preparedStatement } from '@linkservice/db';
 import type { AuthContext } from './auth-context';
 
@@ -10,6 +10,7 @@ import type { AuthContext } from './auth-context';
 export interface KeyRow {
   keyId: string;
   keyEnvironment: Environment;
+  keyType: KeyType;
   appId: string;
   appName: string;
   subdomainKey: string;
@@ -26,7 +27,8 @@ export function activeKeyStatement(read?: { columns: string; join: string }): st
   const columns = read ? `, ${read.columns}` : '';
   const join = read ? `\n   ${read.join}` : '';
   return `SELECT api_keys.id AS "keyId", api_keys.environment AS "keyEnvironment",
-     apps.id AS "appId", apps.name AS "appName", apps.subdomain_key AS "subdomainKey"${columns}
+     api_keys.type AS "keyType", apps.id AS "appId", apps.name AS "appName",
+     apps.subdomain_key AS "subdomainKey"${columns}
    FROM api_keys INNER JOIN apps ON apps.id = api_keys.app_id${join}
    WHERE api_keys.key_hash = $1 AND api_keys.revoked_at IS NULL`;
 }
@@ -42,6 +44,7 @@ export function toAuthContext(row: KeyRow): AuthContext {
     keyId: row.keyId,
     appId: row.appId,
     environment: row.keyEnvironment,
+    type: row.keyType,
     app: { id: row.appId, name: row.appName, subdomainKey: row.subdomainKey },
   };
 }

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import express from 'express';
 import { errors } from './errors';
 
@@ -24,33 +24,67 @@ function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** How reading a request's body went: the JSON object (none for a GET), or why it was refused. */
+export type BodyRead = { ok: true; body: JsonObject | undefined } | { ok: false; error: unknown };
+
+/** Each request's body is read once; a second reader gets the first outcome. */
+const bodyReads = new WeakMap<Request, BodyRead>();
+
+/** The body rules of jsonBody(), ending in `done(error?)`. */
+function readBody(req: Request, res: Response, done: (error?: unknown) => void): void {
+  if (!carriesBody(req)) {
+    done(
+      BODY_REQUIRED.has(req.method)
+        ? errors.invalidBody('The request needs a JSON object body.')
+        : undefined,
+    );
+    return;
+  }
+  if (!req.is('application/json')) {
+    done(errors.invalidBody('Send the body as JSON with Content-Type: application/json.'));
+    return;
+  }
+  parseJson(req, res, (error?: unknown) => {
+    if (error !== undefined) done(error);
+    else if (!isJsonObject(req.body))
+      done(errors.invalidBody('The request body must be a JSON object.'));
+    else done();
+  });
+}
+
 /**
  * Runs per matched route (after auth, after 404/405), so nothing is read for a request that is
  * refused anyway. Any body must be a JSON object sent as `application/json`, at most 2 MiB;
  * anything else is 400 `invalid_body` (413 `payload_too_large` past the limit). One middleware,
- * and a request without a body (every GET) never reaches the parser.
+ * and a request without a body (every GET) never reaches the parser. A body an authenticated
+ * load already read (readJsonBody) is not read again: its outcome is answered as it was found.
  */
 export function jsonBody(): RequestHandler {
   return (req, res, next) => {
-    if (!carriesBody(req)) {
-      next(
-        BODY_REQUIRED.has(req.method)
-          ? errors.invalidBody('The request needs a JSON object body.')
-          : undefined,
-      );
-      return;
-    }
-    if (!req.is('application/json')) {
-      next(errors.invalidBody('Send the body as JSON with Content-Type: application/json.'));
-      return;
-    }
-    parseJson(req, res, (error?: unknown) => {
-      if (error !== undefined) next(error);
-      else if (!isJsonObject(req.body))
-        next(errors.invalidBody('The request body must be a JSON object.'));
-      else next();
-    });
+    const earlier = bodyReads.get(req);
+    if (earlier) next(earlier.ok ? undefined : earlier.error);
+    else readBody(req, res, next);
   };
+}
+
+/**
+ * jsonBody()'s rules, with the outcome as a value instead of an answer: for an authenticated
+ * load whose one statement depends on the body (the SDK's resolve), which must still answer a
+ * bad key with 401 before anything about the body. jsonBody() later answers a refused body.
+ */
+export function readJsonBody(req: Request, res: Response): Promise<BodyRead> {
+  const earlier = bodyReads.get(req);
+  if (earlier) return Promise.resolve(earlier);
+  return new Promise((resolve) => {
+    readBody(req, res, (error?: unknown) => {
+      const read: BodyRead =
+        error === undefined
+          ? { ok: true, body: isJsonObject(req.body) ? req.body : undefined }
+          : { ok: false, error };
+      bodyReads.set(req, read);
+      resolve(read);
+    });
+  });
 }
 
 /** The parsed body of a route that requires one (POST/PUT/PATCH); jsonBody() guaranteed it. */

@@ -7,8 +7,9 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * One endpoint. Feature modules export a function `(deps) => ApiRoute[]`, and app.ts lists those
- * in `apiRoutes`: that list is both what gets mounted and what the shared auth test walks, so a
- * new route is authenticated, 404/405-aware and covered by that test without further wiring.
+ * in `apiRoutes` (secret keys) or `sdkRoutes` (publishable keys): each list is both what gets
+ * mounted and what the shared auth test walks, so a new route is authenticated, 404/405-aware
+ * and covered by that test without further wiring.
  */
 export interface ApiRoute {
   method: HttpMethod;
@@ -19,6 +20,7 @@ export interface ApiRoute {
    * Authenticates this route's requests itself, in place of the router's `authenticate`, while
    * loading what the handler needs: one database round trip instead of two on a hot read. Build
    * it with combinedLoad() (auth/auth.middleware.ts); its outcome for the key is authenticate()'s.
+   * It may read the body itself (readJsonBody); jsonBody() then answers what that read found.
    */
   authenticatedLoad?: RequestHandler;
 }
@@ -42,8 +44,11 @@ function methodNotAllowed(allow: string[]): RequestHandler {
 }
 
 export interface RouterOptions {
-  /** Runs first for every request the router sees, matched or not (e.g. reading the API key). */
-  before?: RequestHandler;
+  /**
+   * Runs first for every request the router sees, matched or not (e.g. reading the API key,
+   * then beginning the SDK's abuse limit beside its lookup).
+   */
+  before?: RequestHandler | RequestHandler[];
   /**
    * Runs for every request the router sees unless its route has an `authenticatedLoad`: before
    * the route's body handling and handler, before a 405, and before an unknown path falls
@@ -112,9 +117,9 @@ export function pathParam(req: Request, name: string): string {
   return value;
 }
 
-/** Last before the error middleware: nothing matched the path. */
+/** Last before the error middleware (or of a mounted API): nothing matched the path. */
 export function notFound(): RequestHandler {
   return (req, _res, next) => {
-    next(errors.notFound(`No route for ${req.method} ${req.path}.`));
+    next(errors.notFound(`No route for ${req.method} ${req.baseUrl}${req.path}.`));
   };
 }

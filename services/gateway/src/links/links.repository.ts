@@ -123,9 +123,18 @@ export class LinksRepository {
   async findByIdForKey(keyHash: Buffer, id: string | null): Promise<KeyedLinkRead | undefined> {
     const found = (await executePrepared(this.db, FIND_BY_ID_FOR_KEY, [keyHash, id])).at(0);
     if (!found) return undefined;
-    const { keyId, keyEnvironment, appId, appName, subdomainKey, db_now: now, ...link } = found;
+    const {
+      keyId,
+      keyEnvironment,
+      keyType,
+      appId,
+      appName,
+      subdomainKey,
+      db_now: now,
+      ...link
+    } = found;
     return {
-      auth: toAuthContext({ keyId, keyEnvironment, appId, appName, subdomainKey }),
+      auth: toAuthContext({ keyId, keyEnvironment, keyType, appId, appName, subdomainKey }),
       // Every link has an id: a null one is the LEFT JOIN finding none.
       link: link.id === null ? undefined : { row: link as LinkRow, now },
     };
