@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import express from 'express';
 import { appsRoutes } from './apps/apps.routes';
-import { authenticate, readBearerKey } from './auth/auth.middleware';
+import { authenticate, PUBLISHABLE_KEYS, readBearerKey, SECRET_KEYS } from './auth/auth.middleware';
 import type { GatewayDeps } from './deps';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler } from './http/error-handler';
@@ -12,8 +12,13 @@ import type { ApiRoute } from './http/routes';
 import { notFound, routerFor } from './http/routes';
 import { createRoutes } from './links/create.routes';
 import { linksRoutes } from './links/links.routes';
+import { resolveRoutes } from './sdk/resolve.routes';
+import { noStore, sdkAbuseLimit, sdkCors } from './sdk/sdk.middleware';
 
 export const API_BASE_PATH = '/api/v1';
+
+/** The app interface (app-interface.md): publishable keys only, mounted before the API. */
+export const SDK_BASE_PATH = `${API_BASE_PATH}/sdk`;
 
 /**
  * THE registration point for /api/v1 endpoints: add one line per feature module. Everything
@@ -29,6 +34,15 @@ export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
   ];
 }
 
+/**
+ * THE registration point for /api/v1/sdk endpoints (publishable keys), as apiRoutes() is for
+ * secret keys: mounted behind the publishable-key check, the abuse limit, CORS and `no-store`,
+ * and walked by the same shared auth test.
+ */
+export function sdkRoutes(deps: GatewayDeps): ApiRoute[] {
+  return [...resolveRoutes(deps)];
+}
+
 export interface AppOptions {
   /** The /api/v1 routes to mount; apiRoutes(deps) unless a test adds its own. */
   routes?: readonly ApiRoute[];
@@ -37,10 +51,12 @@ export interface AppOptions {
 }
 
 /**
- * Order matters: request id (so every answer carries it), request log, then /api/v1: every
- * request is authenticated before anything about its path is answered (route, 405 or 404), so
- * an unauthenticated caller learns nothing about which paths exist; then the probes (no auth; after the API, so API requests never walk their
- * router), then 404, then the one error middleware.
+ * Order matters: request id (so every answer carries it), request log, then /api/v1/sdk and
+ * /api/v1: every request is authenticated before anything about its path is answered (route,
+ * 405 or 404), so an unauthenticated caller learns nothing about which paths exist. The SDK
+ * comes first and ends in its own 404, so none of its paths reaches the secret-key API (whose
+ * 401 would name the other kind of key). Then the probes (no auth; after the API, so API
+ * requests never walk their router), then 404, then the one error middleware.
  */
 export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express {
   const shutdown = options.shutdown ?? new GracefulShutdown();
@@ -55,9 +71,20 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   app.use(shutdown.middleware());
   useRequestLogging(app, deps.logger);
   app.use(
+    SDK_BASE_PATH,
+    noStore(),
+    // Preflights are answered here, without a key: browsers send them without Authorization.
+    sdkCors(),
+    routerFor(sdkRoutes(deps), {
+      before: [readBearerKey(PUBLISHABLE_KEYS), sdkAbuseLimit(deps.sdkLimiter)],
+      authenticate: authenticate(deps.keys),
+    }),
+    notFound(),
+  );
+  app.use(
     API_BASE_PATH,
     routerFor(options.routes ?? apiRoutes(deps), {
-      before: readBearerKey(),
+      before: readBearerKey(SECRET_KEYS),
       authenticate: authenticate(deps.keys),
     }),
   );

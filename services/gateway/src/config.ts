@@ -3,8 +3,10 @@ import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config'
 
 /**
  * Express's `trust proxy`: `false` (default, the peer address is the client), `true`, a hop
- * count, or a comma-separated list of addresses/subnets. Only affects what request logs call the
- * client address: nothing in the API depends on it.
+ * count, or a comma-separated list of addresses/subnets. Decides the client address (`req.ip`):
+ * what request logs show, and whose budget the SDK abuse limit charges. Behind a proxy, set it
+ * or every app user shares the proxy's budget; without one, leave it off, or any caller can name
+ * its own address in X-Forwarded-For.
  */
 const trustProxy = z
   .string()
@@ -21,6 +23,11 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   CREATION_LIMIT_PER_HOUR: positiveInt(300),
   /** How long POST /links (and /links/batch) waits for the worker before answering 503. */
   CREATION_TIMEOUT_MS: positiveInt(10_000),
+  /**
+   * Requests to /api/v1/sdk per minute for one publishable key from one client address, all
+   * SDK endpoints together (app-interface.md); then 429 until the minute is over.
+   */
+  SDK_RATE_LIMIT_PER_MINUTE: positiveInt(600),
   /** After SIGTERM: how long in-flight requests may take before connections are cut. */
   SHUTDOWN_GRACE_MS: positiveInt(10_000),
   TRUST_PROXY: trustProxy,

@@ -8,6 +8,7 @@ describe('loadConfig', () => {
       GATEWAY_PORT: 8080,
       CREATION_LIMIT_PER_HOUR: 300,
       CREATION_TIMEOUT_MS: 10_000,
+      SDK_RATE_LIMIT_PER_MINUTE: 600,
       SHUTDOWN_GRACE_MS: 10_000,
       TRUST_PROXY: false,
       LINK_DOMAIN: 'links.localhost',
@@ -22,6 +23,16 @@ describe('loadConfig', () => {
     ['loopback, 10.0.0.0/8', 'loopback, 10.0.0.0/8'],
   ])('reads TRUST_PROXY=%j', (value, expected) => {
     expect(loadConfig({ TRUST_PROXY: value }).TRUST_PROXY).toEqual(expected);
+  });
+
+  it('reads SDK_RATE_LIMIT_PER_MINUTE', () => {
+    expect(loadConfig({ SDK_RATE_LIMIT_PER_MINUTE: '5' }).SDK_RATE_LIMIT_PER_MINUTE).toBe(5);
+  });
+
+  it.each(['0', '-1', '1.5', 'many'])('refuses SDK_RATE_LIMIT_PER_MINUTE=%j', (value) => {
+    expect(() => loadConfig({ SDK_RATE_LIMIT_PER_MINUTE: value })).toThrow(
+      /SDK_RATE_LIMIT_PER_MINUTE/,
+    );
   });
 
   it('lists every bad variable at once', () => {

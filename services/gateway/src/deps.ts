@@ -11,9 +11,12 @@ import { AppsService } from './apps/apps.service';
 import { KeysRepository } from './auth/keys.repository';
 import type { GatewayConfig } from './config';
 import { CreationLimiter } from './limits/creation-limiter';
+import { SdkLimiter } from './limits/sdk-limiter';
 import { LinkCreationService } from './links/create.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
+import { ResolveRepository } from './sdk/resolve.repository';
+import { ResolveService } from './sdk/resolve.service';
 
 /** The clients a gateway process opens; what a test may swap (a dead Redis, a counting Kysely). */
 export interface GatewayClients {
@@ -36,13 +39,17 @@ export interface GatewayClients {
 export interface GatewayDeps extends GatewayClients {
   config: GatewayConfig;
   logger: Logger;
-  /** Looks the presented secret key up (auth.middleware.ts's authenticate). */
+  /** Looks the presented key up (auth.middleware.ts's authenticate), secret or publishable. */
   keys: KeysRepository;
   apps: AppsService;
   links: LinksService;
   creation: LinkCreationService;
   /** CREATION_LIMIT_PER_HOUR per app, on `redis`. */
   creationLimiter: CreationLimiter;
+  /** The app interface's POST /sdk/resolve. */
+  resolve: ResolveService;
+  /** SDK_RATE_LIMIT_PER_MINUTE per publishable key and client address, on `redis`. */
+  sdkLimiter: SdkLimiter;
 }
 
 export type GatewayResources = Resources<GatewayDeps>;
@@ -77,6 +84,12 @@ function buildServices(
       logger,
     }),
     creationLimiter,
+    resolve: new ResolveService(new ResolveRepository(db), config.LINK_DOMAIN),
+    sdkLimiter: new SdkLimiter({
+      redis,
+      redisPrefix: config.REDIS_PREFIX,
+      limitPerMinute: config.SDK_RATE_LIMIT_PER_MINUTE,
+    }),
   };
 }
 

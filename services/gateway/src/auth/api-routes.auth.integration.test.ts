@@ -1,57 +1,140 @@
-import { generateSecretKey } from '@linkservice/keys';
+import { newId } from '@linkservice/db';
+import type { KeyType } from '@linkservice/db';
+import {
+  generatePublishableKey,
+  generateSecretKey,
+  hashSecretKey,
+  type KeyEnvironment,
+} from '@linkservice/keys';
 import type { Tenant } from '@linkservice/testing';
 import { createKey, createTenant, revokeKey } from '@linkservice/testing';
-import { API_BASE_PATH, apiRoutes } from '../app';
-import type { HttpMethod } from '../http/routes';
+import { API_BASE_PATH, apiRoutes, SDK_BASE_PATH, sdkRoutes } from '../app';
+import type { ApiRoute, HttpMethod } from '../http/routes';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
 
 /**
- * The one auth test for every /api/v1 route. It walks apiRoutes(), the same list app.ts mounts,
- * so a route added there is covered here without touching this file.
+ * The one auth test for every route: apiRoutes() (secret keys, /api/v1) and sdkRoutes()
+ * (publishable keys, /api/v1/sdk), the same lists app.ts mounts, so a route added to either is
+ * covered here without touching this file.
  */
 
 let gateway: TestGateway;
 let tenant: Tenant;
 let revokedSecret: string;
-let routes: { method: HttpMethod; path: string }[];
+let revokedPublishable: string;
+/** Texts whose record disagrees with them (type or environment): refused like unknown keys. */
+let mismatched: {
+  secretTextPublishableRecord: string;
+  publishableTextSecretRecord: string;
+  publishableTestTextLiveRecord: string;
+};
+let secretRoutes: { method: HttpMethod; path: string }[];
+let appRoutes: { method: HttpMethod; path: string }[];
+
+const SECRET_UNAUTHORISED = {
+  error: 'unauthorised',
+  message: 'A valid secret API key is required.',
+};
+const SDK_UNAUTHORISED = {
+  error: 'unauthorised',
+  message: 'A valid publishable key is required.',
+};
+
+/** Any value will do for path parameters: auth is decided before anything reads them. */
+function walkable(base: string, routes: ApiRoute[]) {
+  return routes.map(({ method, path }) => ({
+    method,
+    path: `${base}${path.replace(/:(\w+)/g, (_m, name: string) => `${name}_0000000000`)}`,
+  }));
+}
+
+/** A key whose text says one thing and whose stored record another. */
+async function storeMismatched(
+  text: string,
+  appId: string,
+  record: { environment: KeyEnvironment; type: KeyType },
+): Promise<string> {
+  await gateway.deps.db
+    .insertInto('api_keys')
+    .values({ id: newId('key'), app_id: appId, ...record, key_hash: hashSecretKey(text) })
+    .execute();
+  return text;
+}
 
 beforeAll(async () => {
   gateway = await startGateway();
   tenant = await createTenant(gateway.deps.db);
   const revoked = await createKey(gateway.deps.db, tenant.appId, 'live');
+  const revokedPk = await createKey(gateway.deps.db, tenant.appId, 'live', 'publishable');
   await revokeKey(gateway.deps.db, revoked.id);
+  await revokeKey(gateway.deps.db, revokedPk.id);
   revokedSecret = revoked.secret;
-  routes = apiRoutes(gateway.deps).map(({ method, path }) => ({
-    method,
-    // Any value will do for path parameters: auth is decided before anything reads them.
-    path: `${API_BASE_PATH}${path.replace(/:(\w+)/g, (_m, name: string) => `${name}_0000000000`)}`,
-  }));
+  revokedPublishable = revokedPk.secret;
+  mismatched = {
+    secretTextPublishableRecord: await storeMismatched(generateSecretKey('live'), tenant.appId, {
+      environment: 'live',
+      type: 'publishable',
+    }),
+    publishableTextSecretRecord: await storeMismatched(
+      generatePublishableKey('live'),
+      tenant.appId,
+      { environment: 'live', type: 'secret' },
+    ),
+    publishableTestTextLiveRecord: await storeMismatched(
+      generatePublishableKey('test'),
+      tenant.appId,
+      { environment: 'live', type: 'publishable' },
+    ),
+  };
+  secretRoutes = walkable(API_BASE_PATH, apiRoutes(gateway.deps));
+  appRoutes = walkable(SDK_BASE_PATH, sdkRoutes(gateway.deps));
 });
+
 afterAll(async () => {
   await gateway.stop();
 });
 
-const badCredentials: [string, () => Record<string, string>][] = [
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+const badSecretCredentials: [string, () => Record<string, string>][] = [
   ['no Authorization header', () => ({})],
   ['another scheme', () => ({ authorization: `Basic ${tenant.live.secret}` })],
   ['no scheme', () => ({ authorization: tenant.live.secret })],
-  ['a malformed key', () => ({ authorization: `Bearer ${tenant.live.secret.slice(0, 20)}` })],
+  ['a malformed key', () => bearer(tenant.live.secret.slice(0, 20))],
+  ['an unknown publishable key', () => bearer(tenant.live.secret.replace('_sk_', '_pk_'))],
+  ['a valid live publishable key', () => bearer(tenant.publishable.live.secret)],
+  ['a valid test publishable key', () => bearer(tenant.publishable.test.secret)],
+  ['a secret text stored as publishable', () => bearer(mismatched.secretTextPublishableRecord)],
+  ['an unknown key', () => bearer(generateSecretKey('test'))],
+  ['a revoked key', () => bearer(revokedSecret)],
+];
+
+const badPublishableCredentials: [string, () => Record<string, string>][] = [
+  ['no Authorization header', () => ({})],
+  ['another scheme', () => ({ authorization: `Basic ${tenant.publishable.live.secret}` })],
+  ['no scheme', () => ({ authorization: tenant.publishable.live.secret })],
+  ['a malformed key', () => bearer(tenant.publishable.live.secret.slice(0, 20))],
+  ['a valid live secret key', () => bearer(tenant.live.secret)],
+  ['a valid test secret key', () => bearer(tenant.test.secret)],
+  ['an unknown secret key', () => bearer(generateSecretKey('live'))],
+  ['an unknown publishable key', () => bearer(generatePublishableKey('live'))],
+  ['a revoked publishable key', () => bearer(revokedPublishable)],
+  ['a publishable text stored as secret', () => bearer(mismatched.publishableTextSecretRecord)],
   [
-    'a publishable key',
-    () => ({ authorization: `Bearer ${tenant.live.secret.replace('_sk_', '_pk_')}` }),
+    'a test publishable text stored for live',
+    () => bearer(mismatched.publishableTestTextLiveRecord),
   ],
-  ['an unknown key', () => ({ authorization: `Bearer ${generateSecretKey('test')}` })],
-  ['a revoked key', () => ({ authorization: `Bearer ${revokedSecret}` })],
 ];
 
 it('has routes to check', () => {
-  expect(routes.length).toBeGreaterThan(0);
+  expect(secretRoutes.length).toBeGreaterThan(0);
+  expect(appRoutes.length).toBeGreaterThan(0);
 });
 
-describe.each(badCredentials)('every /api/v1 route with %s', (_case, credentials) => {
+describe.each(badSecretCredentials)('every /api/v1 route with %s', (_case, credentials) => {
   it('answers the identical 401 without reading the body', async () => {
-    for (const { method, path } of routes) {
+    for (const { method, path } of secretRoutes) {
       // A malformed body: reading it would have produced 400 instead of 401.
       const res = await gateway.api(path, {
         method,
@@ -61,7 +144,7 @@ describe.each(badCredentials)('every /api/v1 route with %s', (_case, credentials
       expect({ route: `${method} ${path}`, status: res.status, body: res.body }).toEqual({
         route: `${method} ${path}`,
         status: 401,
-        body: { error: 'unauthorised', message: 'A valid secret API key is required.' },
+        body: SECRET_UNAUTHORISED,
       });
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
       expect(res.headers.get('x-request-id')).toBeTruthy();
@@ -69,11 +152,37 @@ describe.each(badCredentials)('every /api/v1 route with %s', (_case, credentials
   });
 });
 
-describe('every /api/v1 route with a valid key', () => {
+describe.each(badPublishableCredentials)(
+  'every /api/v1/sdk route with %s',
+  (_case, credentials) => {
+    it('answers the identical 401, no-store, whatever the body', async () => {
+      // An unknown path too: without a good key nothing tells a route from no route.
+      const unknown = { method: 'POST' as const, path: `${SDK_BASE_PATH}/no-such-thing` };
+      for (const { method, path } of [...appRoutes, unknown]) {
+        // A malformed body: answering it would have produced 400 instead of 401.
+        const res = await gateway.api(path, {
+          method,
+          headers: { ...credentials(), 'content-type': 'application/json' },
+          rawBody: '{not json',
+        });
+        expect({ route: `${method} ${path}`, status: res.status, text: res.text }).toEqual({
+          route: `${method} ${path}`,
+          status: 401,
+          text: JSON.stringify(SDK_UNAUTHORISED),
+        });
+        expect(res.headers.get('www-authenticate')).toBe('Bearer');
+        expect(res.headers.get('cache-control')).toBe('no-store');
+        expect(res.headers.get('x-request-id')).toBeTruthy();
+      }
+    });
+  },
+);
+
+describe('every /api/v1 route with a valid secret key', () => {
   it.each(['live', 'test'] as const)(
     'gets past auth and routing to the body check (%s key)',
     async (environment) => {
-      for (const { method, path } of routes) {
+      for (const { method, path } of secretRoutes) {
         // Nothing is created or changed: the malformed body stops the request after routing.
         const res = await gateway.api(path, {
           method,
@@ -93,20 +202,73 @@ describe('every /api/v1 route with a valid key', () => {
   );
 
   it('answers 405 with Allow for a method a known path does not take', async () => {
-    const byPath = new Map<string, Set<string>>();
-    for (const { method, path } of routes) {
-      byPath.set(path, (byPath.get(path) ?? new Set()).add(method));
-    }
-    for (const [path, methods] of byPath) {
-      const unused = ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].find((m) => !methods.has(m))!;
-      const res = await gateway.api(path, {
-        method: unused,
-        headers: { authorization: `Bearer ${tenant.live.secret}` },
-      });
-      expect(res.status).toBe(405);
-      expect(res.body?.error).toBe('method_not_allowed');
-      const allow = new Set([...methods, ...(methods.has('GET') ? ['HEAD'] : [])]);
-      expect(new Set(res.headers.get('allow')?.split(', '))).toEqual(allow);
-    }
+    await expectMethodNotAllowed(secretRoutes, tenant.live.secret);
   });
 });
+
+describe('every /api/v1/sdk route with a valid publishable key', () => {
+  it.each(['live', 'test'] as const)(
+    'gets past auth and routing to the body check (%s key)',
+    async (environment) => {
+      for (const { method, path } of appRoutes) {
+        const res = await gateway.api(path, {
+          method,
+          headers: {
+            authorization: `Bearer ${tenant.publishable[environment].secret}`,
+            'content-type': 'application/json',
+          },
+          rawBody: '{not json',
+        });
+        expect({ route: `${method} ${path}`, status: res.status, error: res.body?.error }).toEqual({
+          route: `${method} ${path}`,
+          status: 400,
+          error: 'invalid_body',
+        });
+        expect(res.headers.get('cache-control')).toBe('no-store');
+      }
+    },
+  );
+
+  it('answers 405 with Allow for a method a known path does not take', async () => {
+    await expectMethodNotAllowed(appRoutes, tenant.publishable.live.secret);
+  });
+
+  it('answers 404 for an unknown path, without reaching the secret-key API', async () => {
+    for (const method of ['GET', 'POST', 'DELETE']) {
+      const res = await gateway.api(`${SDK_BASE_PATH}/no-such-thing`, {
+        method,
+        key: tenant.publishable.live.secret,
+      });
+      expect({ method, status: res.status, error: res.body?.error }).toEqual({
+        method,
+        status: 404,
+        error: 'not_found',
+      });
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    }
+    // A secret-key path under the SDK prefix is no route of the SDK either.
+    const app = await gateway.api(`${SDK_BASE_PATH}/app`, { key: tenant.publishable.live.secret });
+    expect(app.status).toBe(404);
+  });
+});
+
+async function expectMethodNotAllowed(
+  routes: { method: HttpMethod; path: string }[],
+  key: string,
+): Promise<void> {
+  const byPath = new Map<string, Set<string>>();
+  for (const { method, path } of routes) {
+    byPath.set(path, (byPath.get(path) ?? new Set()).add(method));
+  }
+  for (const [path, methods] of byPath) {
+    const unused = ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].find((m) => !methods.has(m))!;
+    const res = await gateway.api(path, { method: unused, key });
+    expect({ path, status: res.status, error: res.body?.error }).toEqual({
+      path,
+      status: 405,
+      error: 'method_not_allowed',
+    });
+    const allow = new Set([...methods, ...(methods.has('GET') ? ['HEAD'] : [])]);
+    expect(new Set(res.headers.get('allow')?.split(', '))).toEqual(allow);
+  }
+}

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
 import { createLogger } from '@linkservice/logger';
 import type { ApiBody, ApiResponse, HttpRequest } from '@linkservice/testing';
 import { sendRequest } from '@linkservice/testing';
@@ -39,6 +40,18 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
+/** Resolves once the client is ready, or has failed to connect once (a Redis a test made away). */
+async function connectedOrFailed(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return;
+  const settled = new AbortController();
+  await Promise.race(
+    ['ready', 'error', 'end'].map((event) =>
+      once(redis, event, { signal: settled.signal }).catch(() => undefined),
+    ),
+  );
+  settled.abort();
+}
+
 /**
  * Starts the real gateway in-process on an ephemeral port, with real Postgres and Redis (the
  * run's database and prefix from global-setup), exactly as main.ts wires it.
@@ -51,8 +64,18 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       logs.push(line);
     },
   });
-  const resources = buildDeps(config, logger, { clients: options.deps });
+  let opened: GatewayClients | undefined;
+  const resources = buildDeps(config, logger, {
+    clients: (clients) => {
+      opened = clients;
+      return options.deps ? options.deps(clients) : clients;
+    },
+  });
   const { deps } = resources;
+  // The rate limiters fail at once while Redis is not ready (503, as /readyz would say): a
+  // request sent the moment the gateway started must not race its connection. A client a test
+  // swapped in is left alone (it may be meant never to connect).
+  if (deps.redis === opened?.redis) await connectedOrFailed(deps.redis);
   const server: Server = createServer(
     createApp(deps, { routes: options.routes?.(deps, apiRoutes(deps)) }),
   );

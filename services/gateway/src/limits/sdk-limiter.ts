@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+
+export interface SdkLimiterOptions {
+  redis: Redis;
+  /** REDIS_PREFIX: every key of this stack lives under it. */
+  redisPrefix: string;
+  /** SDK_RATE_LIMIT_PER_MINUTE. */
+  limitPerMinute: number;
+}
+
+export type SdkLimitVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+const MINUTE_SECONDS = 60;
+
+/**
+ * The Redis name of one budget: SHA-256 of the presented key's hash (itself SHA-256, so 32
+ * bytes and the split is unambiguous) followed by the client address. Neither the key nor the
+ * address can be read back from Redis.
+ */
+export function budgetKey(keyHash: Buffer, clientAddress: string): string {
+  return createHash('sha256').update(keyHash).update(clientAddress, 'utf8').digest('base64url');
+}
+
+/**
+ * The app interface's abuse limit (app-interface.md): SDK_RATE_LIMIT_PER_MINUTE requests per
+ * publishable key and client address, every SDK endpoint drawing on the one budget. A fixed
+ * window that starts with the budget's first request; one atomic INCR per request.
+ */
+export class SdkLimiter {
+  readonly limit: number;
+  private readonly limiter: RateLimiterRedis;
+
+  constructor({ redis, redisPrefix, limitPerMinute }: SdkLimiterOptions) {
+    this.limit = limitPerMinute;
+    this.limiter = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${redisPrefix}:sdk-limit`,
+      points: limitPerMinute,
+      duration: MINUTE_SECONDS,
+      // With Redis gone, fail now (503) instead of queueing the command.
+      rejectIfRedisNotReady: true,
+    });
+  }
+
+  /** Takes one request from the budget. Rejects when Redis does not answer. */
+  async consume(keyHash: Buffer, clientAddress: string): Promise<SdkLimitVerdict> {
+    try {
+      await this.limiter.consume(budgetKey(keyHash, clientAddress));
+      return { allowed: true };
+    } catch (reason) {
+      // consume() rejects with the counter when it went past the limit, with an Error otherwise.
+      if (!(reason instanceof RateLimiterRes)) throw reason;
+      return { allowed: false, retryAfterSeconds: retryAfterSeconds(reason.msBeforeNext) };
+    }
+  }
+}
+
+/** Whole seconds until the window ends, at least 1: Retry-After: 0 would invite a retry storm. */
+export function retryAfterSeconds(msBeforeNext: number): number {
+  return Math.max(Math.ceil(msBeforeNext / 1000), 1);
+}
