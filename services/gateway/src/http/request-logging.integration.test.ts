@@ -1,4 +1,4 @@
-import { generateSecretKey } from '@linkservice/keys';
+import { generatePublishableKey, generateSecretKey } from '@linkservice/keys';
 import type { Tenant } from '@linkservice/testing';
 import { createKey, createTenant, revokeKey } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
@@ -41,7 +41,7 @@ interface LogLine {
   step?: string;
   reqId?: string;
   err?: { message?: string; stack?: string };
-  req?: { id: string; method: string; url: string; headers?: unknown };
+  req?: { id: string; method: string; url: string; remoteAddress?: string; headers?: unknown };
   res?: { statusCode: number };
 }
 
@@ -64,15 +64,29 @@ describe('request logs', () => {
     expect(done[0].req!.headers).toBeUndefined();
   });
 
-  it('never contain a secret key, whatever happened to the request', async () => {
+  it('never contain a key, secret or publishable, whatever happened to the request', async () => {
     const revoked = await createKey(gateway.deps.db, tenant.appId, 'test');
     await revokeKey(gateway.deps.db, revoked.id);
     const unknown = generateSecretKey('live');
-    const secrets = [tenant.live.secret, tenant.test.secret, revoked.secret, unknown];
+    const secrets = [
+      tenant.live.secret,
+      tenant.test.secret,
+      revoked.secret,
+      unknown,
+      tenant.publishable.live.secret,
+      generatePublishableKey('test'),
+    ];
+    const paths = [
+      '/api/v1/app',
+      '/api/v1/nope',
+      '/api/v1/throws',
+      '/api/v1/sdk/resolve',
+      '/api/v1/sdk/nope',
+    ];
 
     gateway.logs.length = 0;
     for (const secret of secrets) {
-      for (const path of ['/api/v1/app', '/api/v1/nope', '/api/v1/throws']) {
+      for (const path of paths) {
         await gateway.api(path, { key: secret });
         await gateway.api(path, { headers: { authorization: `bEaReR ${secret}` } });
         await gateway.api(path, { headers: { authorization: `Basic ${secret}` } });
@@ -80,13 +94,13 @@ describe('request logs', () => {
       }
     }
     // One line per request at least: nothing was filtered out to pass this test.
-    expect(gateway.logs.length).toBeGreaterThanOrEqual(secrets.length * 3 * 4);
+    expect(gateway.logs.length).toBeGreaterThanOrEqual(secrets.length * paths.length * 4);
     const everything = gateway.logs.join('\n');
     for (const secret of secrets) {
       // The random part alone must not appear either (e.g. a key split or re-encoded).
       expect(everything).not.toContain(secret.slice('ls_sk_live_'.length));
     }
-    expect(everything).not.toMatch(/ls_sk_(live|test)_/);
+    expect(everything).not.toMatch(/ls_[sp]k_(live|test)_/);
     expect(everything).not.toMatch(/authorization/i);
   });
 });
@@ -108,6 +122,32 @@ describe('request logs of handlers', () => {
         res: { statusCode: 200 },
       }),
     ]);
+  });
+});
+
+describe('the client address of a request log line', () => {
+  const lineOf = (on: TestGateway, id: string) =>
+    on.logs.map((line) => JSON.parse(line) as LogLine).find((line) => line.req?.id === id);
+
+  it('is the peer, whatever X-Forwarded-For says, without TRUST_PROXY', async () => {
+    await gateway.api('/api/v1/app', {
+      key: tenant.live.secret,
+      headers: { 'x-request-id': 'addr-1', 'x-forwarded-for': '203.0.113.5' },
+    });
+    expect(lineOf(gateway, 'addr-1')?.req?.remoteAddress).toBe('127.0.0.1');
+  });
+
+  it('is the forwarded client with TRUST_PROXY', async () => {
+    const proxied = await startGateway({ logLevel: 'info', env: { TRUST_PROXY: 'true' } });
+    try {
+      await proxied.api('/api/v1/app', {
+        key: tenant.live.secret,
+        headers: { 'x-request-id': 'addr-2', 'x-forwarded-for': '203.0.113.5' },
+      });
+      expect(lineOf(proxied, 'addr-2')?.req?.remoteAddress).toBe('203.0.113.5');
+    } finally {
+      await proxied.stop();
+    }
   });
 });
 

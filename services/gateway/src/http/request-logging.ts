@@ -46,7 +46,9 @@ export function useRequestLogging(app: Express, logger: Logger): void {
         id,
         method: req.method,
         url: req.originalUrl,
-        remoteAddress: req.socket.remoteAddress,
+        // req.ip: the client as TRUST_PROXY says (the peer unless a trusted proxy names one),
+        // the same address the SDK abuse limit charges.
+        remoteAddress: req.ip,
       },
       res: { statusCode: res.statusCode },
       responseTime: Date.now() - (res[STARTED_AT] ?? Date.now()),
