@@ -3,6 +3,7 @@ import type { Environment, LinkRow } from '@linkservice/db';
 import { generatePublishableKey } from '@linkservice/keys';
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
 import { createKey, createTenant, insertLink, revokeKey } from '@linkservice/testing';
+import { MAX_BODY_BYTES } from '../http/json-body';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
 
@@ -366,6 +367,27 @@ describe('POST /sdk/resolve: the body', () => {
     expect(res.status).toBe(400);
     expect(res.body?.error).toBe('invalid_body');
     expectNoStore(res);
+  });
+
+  it('answers 413 for a body past 2 MiB, and 401 for it with a bad key', async () => {
+    const raw = Buffer.from(
+      JSON.stringify({ url: `https://x.test/a?${'x'.repeat(MAX_BODY_BYTES)}` }),
+    );
+    const headers = { 'content-type': 'application/json' };
+    const big = await gateway.api(RESOLVE, {
+      key: alpha.publishable.live.secret,
+      headers,
+      rawBody: raw,
+    });
+    expect(big.status).toBe(413);
+    expect(big.body?.error).toBe('payload_too_large');
+    expectNoStore(big);
+    const refused = await gateway.api(RESOLVE, {
+      key: generatePublishableKey('live'),
+      headers,
+      rawBody: raw,
+    });
+    expect(refused.status).toBe(401);
   });
 
   it('answers 400 for no body at all', async () => {
