@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:net';
 import type { DbHandle, Environment } from '@linkservice/db';
-import type { LinkRef, LinkResolution } from '@linkservice/link-cache';
+import type { LinkRef } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
 import { testDatabase, testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
@@ -540,19 +540,13 @@ describe('set-ios and unset-ios clear the link host cache', () => {
   let cache: LinkCache;
   beforeAll(() => {
     redis = new Redis(redisUrl);
-    cache = new LinkCache(redis, redisPrefix);
+    // Negative entries ("no such alias") stand for any cached resolution: invalidation is per
+    // key, whatever the entry holds. They outlive the test.
+    cache = new LinkCache(redis, redisPrefix, { positiveSeconds: 300, negativeSeconds: 300 });
   });
   afterAll(async () => {
     await redis.quit();
   });
-
-  const resolution: LinkResolution = {
-    linkId: 'lnk_1',
-    webFallbackUrl: 'https://example.com/web',
-    iosFallbackUrl: 'https://apps.apple.com/app/id1',
-    expiresAt: null,
-    archived: false,
-  };
 
   /** Cached resolutions of two aliases on each of the app's hosts. */
   async function cacheBothHosts(subdomainKey: string): Promise<Record<Environment, LinkRef[]>> {
@@ -563,7 +557,7 @@ describe('set-ios and unset-ios clear the link host cache', () => {
     for (const ref of [...refs.live, ...refs.test]) {
       // As the link host fills: with the generation its lookup saw.
       const lookup = await cache.lookup(ref);
-      if (lookup.kind === 'miss') await cache.fill(ref, lookup.generation, resolution);
+      if (lookup.kind === 'miss') await cache.fill(ref, lookup.generation, null);
     }
     return refs;
   }
