@@ -6,7 +6,7 @@ import { baseEnvSchema, parseEnv } from '@linkservice/config';
  * REDIS_PREFIX reach the link host's cache, which `app set-ios` / `unset-ios` clear after their
  * change (the only commands that open Redis).
  */
-const linkctlEnvSchema = baseEnvSchema.pick({
+export const linkctlEnvSchema = baseEnvSchema.pick({
   DATABASE_URL: true,
   LINK_DOMAIN: true,
   REDIS_URL: true,
