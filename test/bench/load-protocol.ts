@@ -14,6 +14,11 @@ export interface HttpLoadJob {
   paths: string[];
   headers: Record<string, string>;
   body?: string;
+  /**
+   * Request bodies, used round-robin in step with `paths` (e.g. 1,000 different link URLs to
+   * resolve); `body` for every request when absent.
+   */
+  bodies?: string[];
   /** The status a successful request answers with; any other counts as an error. */
   expectStatus: number;
   connections: number;

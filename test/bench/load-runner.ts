@@ -27,7 +27,7 @@ function runHttp(job: HttpLoadJob): Promise<Omit<LoadResult, 'warmupRequests'>> 
   let transportErrors = 0;
   let sampleError: string | undefined;
   let next = 0;
-  const paths = job.paths;
+  const { paths, bodies } = job;
   const started = performance.now();
 
   return new Promise((resolve, reject) => {
@@ -45,7 +45,14 @@ function runHttp(job: HttpLoadJob): Promise<Omit<LoadResult, 'warmupRequests'>> 
             method: job.method,
             headers: job.headers,
             body: job.body,
-            setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length] }),
+            setupRequest: (request) => {
+              const index = next++;
+              return {
+                ...request,
+                path: paths[index % paths.length],
+                ...(bodies ? { body: bodies[index % bodies.length] } : {}),
+              };
+            },
           },
         ],
       },

@@ -23,7 +23,7 @@ import { formatTable, judge, mergeRounds } from './report';
 import type { PeakRss, ScenarioOutcome } from './report';
 import { buildScenarios, formatCount } from './scenarios';
 import type { Scenario, Subject } from './scenarios';
-import { seedLargeApp, vacuumAnalyze } from './seed';
+import { seedLargeApp, seedPublishableKey, vacuumAnalyze } from './seed';
 import { loadBenchSettings } from './settings';
 import type { BenchSettings } from './settings';
 
@@ -38,6 +38,11 @@ const LINK_DOMAIN = 'links.localhost';
 const RESULTS_DIR = join(repositoryRoot(), 'test', 'bench', 'results');
 /** Creations are limited per app per hour; the bench creates far more than the default 300. */
 const BENCH_CREATION_LIMIT = 1_000_000_000;
+/**
+ * The app endpoints are limited per publishable key and client address per minute; the bench
+ * sends them from one key and address at thousands per second (default limit: 600).
+ */
+const BENCH_SDK_LIMIT_PER_MINUTE = 1_000_000_000;
 
 function progress(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
@@ -107,6 +112,9 @@ async function startServices(
           exactRedisPrefix: true,
           linkDomain: LINK_DOMAIN,
           creationLimitPerHour: BENCH_CREATION_LIMIT,
+          serviceEnv: {
+            gateway: { SDK_RATE_LIMIT_PER_MINUTE: String(BENCH_SDK_LIMIT_PER_MINUTE) },
+          },
           nodeEnv: 'production',
           logLevel: settings.logLevel,
           echo: settings.echo,
@@ -178,7 +186,7 @@ async function probe(job: LoadJob): Promise<string | undefined> {
     const res = await sendRequest(`${job.origin}${job.paths[0] ?? '/'}`, {
       method: job.method,
       headers: job.headers,
-      rawBody: job.body,
+      rawBody: job.bodies?.[0] ?? job.body,
       timeoutMs: 15_000,
     });
     if (res.status === job.expectStatus) return undefined;
@@ -315,6 +323,7 @@ async function main(): Promise<void> {
     progress(`seeding ${formatCount(settings.links)} links with INSERT ... SELECT`);
     const seedStarted = Date.now();
     const large = await seedLargeApp(handle.db, settings.links);
+    const largePublishableKey = await seedPublishableKey(handle.db, large.tenant.appId);
     const creator = await createTenant(handle.db, { name: 'Bench: creations' });
     const baselineInserts = await createTenant(handle.db, { name: 'Bench: baseline inserts' });
     await vacuumAnalyze(handle.db);
@@ -363,6 +372,7 @@ async function main(): Promise<void> {
       linkDomain: LINK_DOMAIN,
       large: large.tenant,
       largeLinks: large.links,
+      largePublishableKey,
       creator,
       baselineInserts,
     }).filter(

@@ -36,6 +36,8 @@ export interface ScenarioInputs {
   linkDomain: string;
   large: Tenant;
   largeLinks: number;
+  /** A live publishable key of the large app, for the app interface (/api/v1/sdk). */
+  largePublishableKey: string;
   creator: Tenant;
   baselineInserts: Tenant;
 }
@@ -73,10 +75,15 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
   );
   const redirectPaths = sampleRows(1_000, inputs.largeLinks).map((n) => `/${seededAlias(n)}`);
   const linkHost = `${large.subdomainKey}.${inputs.linkDomain}`;
+  // What an app hands to resolve when a link opened it: the link's URL with a query.
+  const resolveBodies = sampleRows(1_000, inputs.largeLinks).map((n) =>
+    JSON.stringify({ url: `https://${linkHost}/${seededAlias(n)}?utm_source=bench` }),
+  );
   const http = (
     origin: string,
     fields: Pick<LoadJob & { kind: 'http' }, 'method' | 'paths' | 'headers' | 'expectStatus'> & {
       body?: string;
+      bodies?: string[];
       connections: number;
     },
   ): LoadJob => ({ kind: 'http', origin, ...timing, ...fields });
@@ -111,6 +118,25 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       subject: 'gateway',
       goal: { kind: 'throughput-ratio', against: 'baseline-get-link', min: 0.7 },
       job: getLinkLoad,
+    },
+    {
+      id: 'resolve',
+      title: 'POST /sdk/resolve (publishable key)',
+      subject: 'gateway',
+      // Beside get-link: the app interface's read next to the secret-key read of one link.
+      compareWith: 'get-link',
+      job: (origin) =>
+        http(origin, {
+          method: 'POST',
+          paths: ['/api/v1/sdk/resolve'],
+          headers: {
+            authorization: `Bearer ${inputs.largePublishableKey}`,
+            'content-type': 'application/json',
+          },
+          bodies: resolveBodies,
+          expectStatus: 200,
+          connections: settings.connections,
+        }),
     },
     {
       id: 'list-default',

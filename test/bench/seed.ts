@@ -1,4 +1,6 @@
 import type { Database } from '@linkservice/db';
+import { newId } from '@linkservice/db';
+import { hashSecretKey, randomBase62 } from '@linkservice/keys';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { createTenant } from '../support/tenants';
@@ -54,6 +56,25 @@ export async function seedLargeApp(db: Kysely<Database>, links: number): Promise
     FROM generate_series(1, ${links}::int) AS g
   `.execute(db);
   return { tenant, links };
+}
+
+/**
+ * A live publishable key of the app (`ls_pk_live_<40 base62>`, the app interface's key),
+ * inserted as linkctl stores one: its SHA-256 only. Returns the key's text.
+ */
+export async function seedPublishableKey(db: Kysely<Database>, appId: string): Promise<string> {
+  const key = `ls_pk_live_${randomBase62(40)}`;
+  await db
+    .insertInto('api_keys')
+    .values({
+      id: newId('key'),
+      app_id: appId,
+      environment: 'live',
+      type: 'publishable',
+      key_hash: hashSecretKey(key),
+    })
+    .execute();
+  return key;
 }
 
 /** Refreshes visibility maps and planner statistics after the bulk load. */

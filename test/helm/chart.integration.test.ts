@@ -447,14 +447,26 @@ function podEnvironment(manifests: Manifest[], component: string): Record<string
 }
 
 describe.each([
-  ['default values', () => defaults, {}],
+  [
+    'default values',
+    () => defaults,
+    {
+      gateway: { SDK_RATE_LIMIT_PER_MINUTE: 600 },
+      redirect: { CLICK_TOKEN_TTL_SECONDS: 3600 },
+    },
+  ],
   [
     'every toggle on',
     () => allToggles,
     {
-      gateway: { TRUST_PROXY: 1, LINK_DOMAIN: 'links.acme.io', LOG_LEVEL: 'warn' },
+      gateway: {
+        TRUST_PROXY: 1,
+        LINK_DOMAIN: 'links.acme.io',
+        LOG_LEVEL: 'warn',
+        SDK_RATE_LIMIT_PER_MINUTE: 120,
+      },
       worker: { WORKER_CONCURRENCY: 16 },
-      redirect: { TRUST_FORWARDED_HOST: true },
+      redirect: { TRUST_FORWARDED_HOST: true, CLICK_TOKEN_TTL_SECONDS: 900 },
     },
   ],
 ] as const)('service configuration rendered with %s', (_label, rendered, expected) => {
@@ -483,6 +495,31 @@ describe.each([
         (name) => !known.has(name) && !/^OTEL_/.test(name) && name !== 'NODE_OPTIONS',
       );
       expect({ component, unknown }).toEqual({ component, unknown: [] });
+    }
+  });
+
+  it('gives linkctl, run in the gateway container, the Redis and prefix of the link host cache', async () => {
+    const { manifests } = rendered();
+    // `kubectl exec deploy/…-gateway -- linkservice linkctl app set-ios …` clears the redirect
+    // service's cache: the same Secret key for REDIS_URL, the same REDIS_PREFIX.
+    const redisUrlRef = (component: string) =>
+      named(
+        ofKind(manifests, 'Deployment'),
+        deploymentName(component),
+      ).spec!.template.spec!.containers[0].env?.find((e) => e.name === 'REDIS_URL')?.valueFrom
+        ?.secretKeyRef;
+    expect(redisUrlRef('gateway')).toEqual(redisUrlRef('redirect'));
+    expect(redisUrlRef('gateway')).toBeDefined();
+    const results = await loadServiceConfigs({
+      linkctl: podEnvironment(manifests, 'gateway'),
+      redirect: podEnvironment(manifests, 'redirect'),
+    });
+    expect(results.linkctl.problem).toBeUndefined();
+    for (const name of ['REDIS_URL', 'REDIS_PREFIX', 'LINK_DOMAIN']) {
+      expect({ name, value: results.linkctl.parsed![name] }).toEqual({
+        name,
+        value: results.redirect.parsed![name],
+      });
     }
   });
 });
@@ -663,6 +700,8 @@ describe('values the chart refuses', () => {
     ['a non-postgres database URL', ['database.url=mysql://db/links'], 'database.url'],
     ['a pull policy Kubernetes lacks', ['image.pullPolicy=Sometimes'], 'image.pullPolicy'],
     ['running as root', ['containerSecurityContext.runAsNonRoot=false'], 'runAsNonRoot'],
+    ['an SDK rate limit of 0', ['gateway.sdkRateLimitPerMinute=0'], 'sdkRateLimitPerMinute'],
+    ['a click token TTL of 0', ['redirect.clickTokenTtlSeconds=0'], 'clickTokenTtlSeconds'],
   ])('rejects %s through values.schema.json', async (_label, set, field) => {
     const stderr = await templateFails(set);
     expect(stderr).toContain("values don't meet the specifications of the schema");

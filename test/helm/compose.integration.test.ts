@@ -25,7 +25,28 @@ describe('deploy/docker-compose.yml service configuration', () => {
       const unknown = Object.keys(environments[name]).filter((variable) => !known.has(variable));
       expect({ name, unknown }).toEqual({ name, unknown: [] });
     }
-    expect(results.gateway.parsed).toMatchObject({ GATEWAY_PORT: 8080, NODE_ENV: 'production' });
-    expect(results.redirect.parsed).toMatchObject({ LINK_DOMAIN: 'links.localhost' });
+    expect(results.gateway.parsed).toMatchObject({
+      GATEWAY_PORT: 8080,
+      NODE_ENV: 'production',
+      SDK_RATE_LIMIT_PER_MINUTE: 600,
+    });
+    expect(results.redirect.parsed).toMatchObject({
+      LINK_DOMAIN: 'links.localhost',
+      CLICK_TOKEN_TTL_SECONDS: 3600,
+    });
+  });
+
+  it("gives linkctl (compose run gateway linkctl …) the link host cache's Redis and prefix", async () => {
+    const results = await loadServiceConfigs({
+      linkctl: withDefaults(services.gateway.environment!),
+      redirect: withDefaults(services.redirect.environment!),
+    });
+    expect(results.linkctl.problem).toBeUndefined();
+    for (const name of ['REDIS_URL', 'REDIS_PREFIX', 'LINK_DOMAIN']) {
+      expect({ name, value: results.linkctl.parsed![name] }).toEqual({
+        name,
+        value: results.redirect.parsed![name],
+      });
+    }
   });
 });

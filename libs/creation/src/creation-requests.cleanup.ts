@@ -1,12 +1,12 @@
+import type { RetentionSchedule } from '@linkservice/lifecycle';
+import { scheduleRetention } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import type { CreationRequestsRepository } from './creation-requests.repository';
 
 /** Rows deleted per statement: keeps each delete short next to the creation transactions. */
 const CLEANUP_SLICE = 5_000;
 
-export interface CleanupSchedule {
-  stop(): Promise<void>;
-}
+export type CleanupSchedule = RetentionSchedule;
 
 /**
  * Periodically deletes creation_requests rows past their retention. A row is needed only while
@@ -18,38 +18,13 @@ export function scheduleCreationRequestsCleanup(
   options: { retentionHours: number; intervalMs: number },
   logger: Logger,
 ): CleanupSchedule {
-  let running: Promise<void> | undefined;
-  let stopped = false;
-
-  const runOnce = async (): Promise<void> => {
-    let total = 0;
-    for (;;) {
-      if (stopped) break;
-      const deleted = await repository.deleteOlderThan(options.retentionHours, CLEANUP_SLICE);
-      total += deleted;
-      if (deleted < CLEANUP_SLICE) break;
-    }
-    if (total > 0) logger.info({ deleted: total }, 'deleted old creation requests');
-  };
-  const tick = (): void => {
-    if (running) return;
-    running = runOnce()
-      .catch((error: unknown) => {
-        logger.warn({ err: error }, 'creation requests cleanup failed; will retry');
-      })
-      .finally(() => {
-        running = undefined;
-      });
-  };
-
-  tick();
-  const timer = setInterval(tick, options.intervalMs);
-  timer.unref();
-  return {
-    stop: async () => {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+  return scheduleRetention(
+    {
+      label: 'creation requests',
+      deleteSlice: (limit) => repository.deleteOlderThan(options.retentionHours, limit),
+      intervalMs: options.intervalMs,
+      sliceSize: CLEANUP_SLICE,
     },
-  };
+    logger,
+  );
 }

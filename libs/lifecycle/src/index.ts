@@ -5,4 +5,5 @@ export * from './postgres';
 export * from './process';
 export * from './readiness';
 export * from './redis';
+export * from './retention';
 export * from './service';

@@ -208,6 +208,44 @@ export class LinkCache {
     const failed = results.find(([error]) => error !== null);
     if (failed?.[0]) throw failed[0];
   }
+
+  /**
+   * `invalidate` for every cached alias of one host, for a change that all of the host's
+   * resolutions carry (the app's iOS deferred-page setting): SCANs the host's entry keys and
+   * invalidates each batch as `invalidate` does. Resolves with how many distinct entries it
+   * found and dropped. Call after the change is committed.
+   *
+   * It reaches the aliases cached while the SCAN passes. A filler whose lookup missed, on an
+   * alias that nobody had cached when the SCAN went by, still lands what it read: at most one
+   * Postgres query older than the commit, served for the positive TTL at most.
+   */
+  async invalidateHost(host: LinkCacheHost): Promise<number> {
+    // The empty alias' entry key is the host's entry key prefix, from the one key scheme.
+    const hostEntryPrefix = linkCacheKeys(this.prefix, { ...host, alias: '' }).entry;
+    const pattern = `${escapeGlob(hostEntryPrefix)}*`;
+    // SCAN may return a key more than once; each alias is invalidated and counted once.
+    const seen = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, entryKeys] = await this.redis.scan(
+        cursor,
+        'MATCH',
+        pattern,
+        'COUNT',
+        HOST_SCAN_COUNT,
+      );
+      cursor = next;
+      const refs: LinkRef[] = [];
+      for (const entryKey of entryKeys) {
+        const alias = entryKey.slice(hostEntryPrefix.length);
+        if (seen.has(alias)) continue;
+        seen.add(alias);
+        refs.push({ ...host, alias });
+      }
+      await this.invalidate(refs);
+    } while (cursor !== '0');
+    return seen.size;
+  }
 }
 
 interface QueuedLookup {
@@ -223,4 +261,15 @@ function toLookup(entry: string | null, generation: string | null): CacheLookup 
     if (resolution !== undefined) return { kind: 'hit', resolution };
   }
   return { kind: 'miss', generation };
+}
+
+/** One link host: an app's live host or its `-test` host. */
+export type LinkCacheHost = Pick<LinkRef, 'subdomainKey' | 'environment'>;
+
+/** Keys per SCAN call: few round trips over a large keyspace, small replies. */
+const HOST_SCAN_COUNT = 1_000;
+
+/** Redis glob metacharacters; REDIS_PREFIX and subdomain keys have none, but never match by accident. */
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
 }

@@ -1,11 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import type { DbHandle } from '@linkservice/db';
-import { testDatabase } from '@linkservice/testing';
+import { once } from 'node:events';
+import type { AddressInfo, Socket } from 'node:net';
+import { createServer } from 'node:net';
+import type { DbHandle, Environment } from '@linkservice/db';
+import type { LinkRef } from '@linkservice/link-cache';
+import { LinkCache } from '@linkservice/link-cache';
+import { testDatabase, testEnvironment } from '@linkservice/testing';
+import { Redis } from 'ioredis';
 import type { LinkctlRun } from './testing/run-linkctl';
 import { assertLinkctlBuilt, jsonOf, runLinkctl } from './testing/run-linkctl';
 
 // Black-box tests of `linkctl app set-ios` / `set-android` / `unset-ios` / `unset-android` against
-// the run's database.
+// the run's database and Redis (set-ios and unset-ios clear the link host's cache).
 
 const LINK_DOMAIN = 'links.example.test';
 const FP_A = Array.from({ length: 32 }, (_, i) => (i * 7).toString(16).padStart(2, '0')).join(':');
@@ -30,6 +36,20 @@ async function createApp(): Promise<{ id: string; subdomainKey: string }> {
   ) as { app: { id: string; subdomainKey: string } };
   return doc.app;
 }
+
+/** set-ios of com.example.shop with --json, plus `extra` options. */
+const setIos = (appId: string, ...extra: string[]) =>
+  linkctl(
+    'app',
+    'set-ios',
+    appId,
+    '--team-id',
+    'ABCDE12345',
+    '--bundle-id',
+    'com.example.shop',
+    ...extra,
+    '--json',
+  );
 
 function associationRows(appId: string) {
   return handle.db
@@ -80,6 +100,7 @@ describe('linkctl app set-ios', () => {
           teamId: 'ABCDE12345',
           bundleId: 'com.example.shop',
           appId: 'ABCDE12345.com.example.shop',
+          deferredPage: false,
         },
         android: null,
       },
@@ -168,7 +189,7 @@ describe('linkctl app set-ios', () => {
     );
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`link host     ${app.subdomainKey}.${LINK_DOMAIN}\n`);
-    expect(run.stdout).toContain('iOS           ABCDE12345.com.example.x\n');
+    expect(run.stdout).toContain('iOS           ABCDE12345.com.example.x\n    deferred page off\n');
     expect(run.stdout).toContain('Android       not set');
   });
 
@@ -252,18 +273,6 @@ describe('linkctl app set-android', () => {
 });
 
 describe('linkctl app unset-ios / unset-android', () => {
-  const setIos = (appId: string, ...extra: string[]) =>
-    linkctl(
-      'app',
-      'set-ios',
-      appId,
-      '--team-id',
-      'ABCDE12345',
-      '--bundle-id',
-      'com.example.shop',
-      ...extra,
-      '--json',
-    );
   const setAndroid = (appId: string, ...extra: string[]) =>
     linkctl(
       'app',
@@ -408,5 +417,252 @@ describe('linkctl app unset-ios / unset-android', () => {
     ]);
     expectOneLineFailure(usage[0], 2, /--env/);
     expectOneLineFailure(usage[1], 2, /missing required argument 'appId'/);
+  });
+});
+
+function deferredPageOf(appId: string, environment: Environment) {
+  return handle.db
+    .selectFrom('app_associations')
+    .select('ios_deferred_page')
+    .where('app_id', '=', appId)
+    .where('environment', '=', environment)
+    .executeTakeFirst()
+    .then((row) => row?.ios_deferred_page);
+}
+
+function iosOf(run: LinkctlRun): unknown {
+  return (jsonOf(run) as { association: { ios: unknown } }).association.ios;
+}
+
+describe('linkctl app set-ios --deferred-page', () => {
+  it('turns the page on and off, and keeps it as it is when omitted', async () => {
+    const app = await createApp();
+    expect(iosOf(await setIos(app.id))).toMatchObject({ deferredPage: false });
+    expect(await deferredPageOf(app.id, 'live')).toBe(false);
+
+    expect(iosOf(await setIos(app.id, '--deferred-page', 'on'))).toEqual({
+      teamId: 'ABCDE12345',
+      bundleId: 'com.example.shop',
+      appId: 'ABCDE12345.com.example.shop',
+      deferredPage: true,
+    });
+    expect(await deferredPageOf(app.id, 'live')).toBe(true);
+
+    // Changing the bundle without the option keeps the page on.
+    const kept = await linkctl(
+      'app',
+      'set-ios',
+      app.id,
+      '--team-id',
+      'ABCDE12345',
+      '--bundle-id',
+      'com.example.other',
+      '--json',
+    );
+    expect(iosOf(kept)).toMatchObject({ bundleId: 'com.example.other', deferredPage: true });
+    expect(await deferredPageOf(app.id, 'live')).toBe(true);
+
+    expect(iosOf(await setIos(app.id, '--deferred-page', 'off'))).toMatchObject({
+      deferredPage: false,
+    });
+    expect(await deferredPageOf(app.id, 'live')).toBe(false);
+  });
+
+  it('can start on, per environment', async () => {
+    const app = await createApp();
+    expect(iosOf(await setIos(app.id, '--env', 'test', '--deferred-page', 'on'))).toMatchObject({
+      deferredPage: true,
+    });
+    expect(iosOf(await setIos(app.id))).toMatchObject({ deferredPage: false });
+    expect(await deferredPageOf(app.id, 'test')).toBe(true);
+    expect(await deferredPageOf(app.id, 'live')).toBe(false);
+  });
+
+  it('is turned off by unset-ios, so iOS set again starts off', async () => {
+    const app = await createApp();
+    jsonOf(
+      await linkctl(
+        'app',
+        'set-android',
+        app.id,
+        '--package',
+        'com.example.shop',
+        '--sha256',
+        FP_B,
+        '--json',
+      ),
+    );
+    jsonOf(await setIos(app.id, '--deferred-page', 'on'));
+    jsonOf(await linkctl('app', 'unset-ios', app.id, '--json'));
+    // The row stays for Android; the page went with iOS (the table's check requires it).
+    expect(await deferredPageOf(app.id, 'live')).toBe(false);
+    expect(iosOf(await setIos(app.id))).toMatchObject({ deferredPage: false });
+  });
+
+  it('shows the setting in the human summary', async () => {
+    const app = await createApp();
+    const run = await linkctl(
+      'app',
+      'set-ios',
+      app.id,
+      '--team-id',
+      'ABCDE12345',
+      '--bundle-id',
+      'com.example.x',
+      '--deferred-page',
+      'on',
+    );
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('iOS           ABCDE12345.com.example.x\n    deferred page on\n');
+  });
+
+  it('refuses a value other than on or off with one line, changing nothing', async () => {
+    const app = await createApp();
+    jsonOf(await setIos(app.id, '--deferred-page', 'on'));
+    const runs = await Promise.all(
+      ['yes', 'true', 'ON', ''].map((value) => setIos(app.id, '--deferred-page', value)),
+    );
+    for (const run of runs) {
+      expectOneLineFailure(run, 2, /option '--deferred-page <state>' argument .* is invalid/);
+    }
+    expectOneLineFailure(
+      await linkctl('app', 'set-ios', app.id, '--team-id', 'ABCDE12345', '--deferred-page'),
+      2,
+      /--deferred-page <state>' argument missing/,
+    );
+    expect(await deferredPageOf(app.id, 'live')).toBe(true);
+  });
+});
+
+describe('set-ios and unset-ios clear the link host cache', () => {
+  const { redisUrl, redisPrefix } = testEnvironment();
+  let redis: Redis;
+  let cache: LinkCache;
+  beforeAll(() => {
+    redis = new Redis(redisUrl);
+    // Negative entries ("no such alias") stand for any cached resolution: invalidation is per
+    // key, whatever the entry holds. They outlive the test.
+    cache = new LinkCache(redis, redisPrefix, { positiveSeconds: 300, negativeSeconds: 300 });
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  /** Cached resolutions of two aliases on each of the app's hosts. */
+  async function cacheBothHosts(subdomainKey: string): Promise<Record<Environment, LinkRef[]>> {
+    const refs = {
+      live: ['a', 'b'].map((alias) => ({ subdomainKey, environment: 'live' as const, alias })),
+      test: ['a', 'b'].map((alias) => ({ subdomainKey, environment: 'test' as const, alias })),
+    };
+    for (const ref of [...refs.live, ...refs.test]) {
+      // As the link host fills: with the generation its lookup saw.
+      const lookup = await cache.lookup(ref);
+      if (lookup.kind === 'miss') await cache.fill(ref, lookup.generation, null);
+    }
+    return refs;
+  }
+
+  const cached = async (refs: LinkRef[]) =>
+    Promise.all(refs.map(async (ref) => (await cache.lookup(ref)).kind === 'hit'));
+
+  it("drops the cached resolutions of the command's host only", async () => {
+    const app = await createApp();
+    const refs = await cacheBothHosts(app.subdomainKey);
+    expect(await cached([...refs.live, ...refs.test])).toEqual([true, true, true, true]);
+
+    jsonOf(await setIos(app.id, '--deferred-page', 'on'));
+    expect(await cached(refs.live)).toEqual([false, false]);
+    expect(await cached(refs.test)).toEqual([true, true]);
+
+    await cacheBothHosts(app.subdomainKey);
+    jsonOf(await linkctl('app', 'unset-ios', app.id, '--env', 'test', '--json'));
+    expect(await cached(refs.live)).toEqual([true, true]);
+    expect(await cached(refs.test)).toEqual([false, false]);
+  });
+
+  it('leaves the cache alone on set-android and unset-android (their files are never cached)', async () => {
+    const app = await createApp();
+    const refs = await cacheBothHosts(app.subdomainKey);
+    jsonOf(
+      await linkctl(
+        'app',
+        'set-android',
+        app.id,
+        '--package',
+        'com.example.shop',
+        '--sha256',
+        FP_B,
+        '--json',
+      ),
+    );
+    jsonOf(await linkctl('app', 'unset-android', app.id, '--json'));
+    expect(await cached(refs.live)).toEqual([true, true]);
+  });
+
+  it('clears nothing when the command is refused', async () => {
+    const app = await createApp();
+    const refs = await cacheBothHosts(app.subdomainKey);
+    const run = await linkctl('app', 'set-ios', app.id, '--team-id', 'ABC', '--bundle-id', 'a.b');
+    expectOneLineFailure(run, 1, /invalid team id/);
+    expect(await cached(refs.live)).toEqual([true, true]);
+  });
+
+  /** A warning line, then nothing: stdout still holds exactly the one JSON document. */
+  function expectCommittedWithWarning(run: LinkctlRun, linkHost: string): void {
+    expect(run.code).toBe(0);
+    expect(() => JSON.parse(run.stdout) as unknown).not.toThrow();
+    expect(run.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^linkctl: warning: [^\n]+\n$/);
+    expect(run.stderr).toContain(
+      `${linkHost} may serve the previous deferred-page setting for up to LINK_CACHE_TTL_SECONDS`,
+    );
+  }
+
+  it('succeeds with a warning on stderr when Redis refuses the connection', async () => {
+    const app = await createApp();
+    const linkHost = `${app.subdomainKey}.${LINK_DOMAIN}`;
+    const unreachable = { LINK_DOMAIN, REDIS_URL: 'redis://:hunter2@127.0.0.1:1' };
+    const set = await runLinkctl(
+      [
+        ...['app', 'set-ios', app.id, '--team-id', 'ABCDE12345', '--bundle-id', 'com.e.x'],
+        ...['--deferred-page', 'on', '--json'],
+      ],
+      unreachable,
+    );
+    expectCommittedWithWarning(set, linkHost);
+    expect(set.stderr).toContain('Redis at 127.0.0.1:1: connect ECONNREFUSED');
+    expect(set.stderr).not.toContain('hunter2');
+    expect(JSON.parse(set.stdout)).toMatchObject({ association: { ios: { deferredPage: true } } });
+    expect(await deferredPageOf(app.id, 'live')).toBe(true);
+
+    const unset = await runLinkctl(['app', 'unset-ios', app.id], unreachable);
+    expect(unset.code).toBe(0);
+    expect(unset.stdout).toContain('iOS           not set\n');
+    expect(unset.stderr).toMatch(/^linkctl: warning: the link host's cache was not cleared/);
+    expect(await deferredPageOf(app.id, 'live')).toBeUndefined();
+  });
+
+  it('gives up on a Redis that accepts and never answers within seconds', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket)).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const app = await createApp();
+      const started = Date.now();
+      const run = await runLinkctl(
+        ['app', 'set-ios', app.id, '--team-id', 'ABCDE12345', '--bundle-id', 'com.e.x', '--json'],
+        {
+          LINK_DOMAIN,
+          REDIS_URL: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        },
+      );
+      expect(Date.now() - started).toBeLessThan(8_000);
+      expectCommittedWithWarning(run, `${app.subdomainKey}.${LINK_DOMAIN}`);
+      expect(run.stderr).toContain('no answer within 2000 ms');
+      expect(await deferredPageOf(app.id, 'live')).toBe(false);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 });

@@ -1,13 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
-import { testDatabase } from '@linkservice/testing';
+import { LinkCache } from '@linkservice/link-cache';
+import { testDatabase, testEnvironment } from '@linkservice/testing';
+import { Redis } from 'ioredis';
 import { AppsRepository } from './apps/apps.repository';
 import { AppsService } from './apps/apps.service';
+import { LinkHostCache } from './link-host-cache';
 import { unwrap } from './result';
 import { createLinkctlServices } from './services';
 
 // The exported services against the run's database, for what the CLI cannot show directly:
-// retries on derived-key collisions and concurrent use.
+// retries on derived-key collisions, concurrent use, the stored iOS deferred-page setting, and
+// the link host cache as linkctl reaches it.
 
 const LINK_DOMAIN = 'links.localhost';
 let handle: DbHandle;
@@ -136,5 +140,120 @@ describe('KeysService', () => {
     ]);
     const revoked = unwrap(await keys.revokeKey(publishable.key.id));
     expect(revoked.key).toMatchObject({ id: publishable.key.id, type: 'publishable' });
+  });
+});
+
+describe('AssociationsService: the iOS deferred page', () => {
+  const IOS = { teamId: 'ABCDE12345', bundleId: 'com.example.shop' };
+  const storedPage = async (appId: string) =>
+    (
+      await handle.db
+        .selectFrom('app_associations')
+        .select('ios_deferred_page')
+        .where('app_id', '=', appId)
+        .where('environment', '=', 'live')
+        .executeTakeFirst()
+    )?.ios_deferred_page;
+
+  it('is off for a new setting and kept when not given', async () => {
+    const { apps, associations } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    const app = unwrap(await apps.createApp({ name: 'Deferred' }));
+    expect(unwrap(await associations.setIos(app.id, 'live', IOS)).association.ios).toMatchObject({
+      deferredPage: false,
+    });
+    unwrap(await associations.setIos(app.id, 'live', { ...IOS, deferredPage: true }));
+    const kept = unwrap(
+      await associations.setIos(app.id, 'live', { ...IOS, bundleId: 'com.example.next' }),
+    );
+    expect(kept.association.ios).toMatchObject({
+      bundleId: 'com.example.next',
+      deferredPage: true,
+    });
+    expect(await storedPage(app.id)).toBe(true);
+    unwrap(await associations.setIos(app.id, 'live', { ...IOS, deferredPage: false }));
+    expect(await storedPage(app.id)).toBe(false);
+  });
+
+  it('goes with iOS on unset-ios, stays on through Android changes', async () => {
+    const { apps, associations } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    const app = unwrap(await apps.createApp({ name: 'Deferred' }));
+    const android = {
+      packageName: 'com.example.shop',
+      sha256Fingerprints: [Array.from({ length: 32 }, () => 'AB').join(':')],
+    };
+    unwrap(await associations.setIos(app.id, 'live', { ...IOS, deferredPage: true }));
+    const withAndroid = unwrap(await associations.setAndroid(app.id, 'live', android));
+    expect(withAndroid.association.ios).toMatchObject({ deferredPage: true });
+    unwrap(await associations.unsetAndroid(app.id, 'live'));
+    expect(await storedPage(app.id)).toBe(true);
+
+    unwrap(await associations.setAndroid(app.id, 'live', android));
+    expect(unwrap(await associations.unsetIos(app.id, 'live')).association.ios).toBeNull();
+    expect(await storedPage(app.id)).toBe(false);
+    expect(unwrap(await associations.setIos(app.id, 'live', IOS)).association.ios).toMatchObject({
+      deferredPage: false,
+    });
+  });
+
+  it('is refused by the database without iOS, whatever the caller does', async () => {
+    const { apps } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
+    const app = unwrap(await apps.createApp({ name: 'Deferred' }));
+    await expect(
+      handle.db
+        .insertInto('app_associations')
+        .values({
+          app_id: app.id,
+          environment: 'live',
+          android_package_name: 'com.example.shop',
+          android_sha256_fingerprints: [Array.from({ length: 32 }, () => 'AB').join(':')],
+          ios_deferred_page: true,
+        })
+        .execute(),
+    ).rejects.toThrow(/app_associations_ios_deferred_page_needs_ios/);
+  });
+});
+
+describe('LinkHostCache', () => {
+  const { redisUrl, redisPrefix } = testEnvironment();
+  let redis: Redis;
+  beforeAll(() => {
+    redis = new Redis(redisUrl);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it("drops the host's cached resolutions and says how many", async () => {
+    const host = { subdomainKey: `lhc-${hex()}`, environment: 'live' as const };
+    const cache = new LinkCache(redis, redisPrefix);
+    for (const alias of ['a', 'b', 'c']) await cache.fill({ ...host, alias }, null, null);
+    const linkHostCache = new LinkHostCache({ REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix });
+    try {
+      expect(await linkHostCache.invalidateHost(host)).toEqual({ ok: true, dropped: 3 });
+      expect(await linkHostCache.invalidateHost(host)).toEqual({ ok: true, dropped: 0 });
+    } finally {
+      linkHostCache.close();
+    }
+    expect(await cache.lookup({ ...host, alias: 'a' })).toEqual({ kind: 'miss', generation: '1' });
+  });
+
+  it('answers a refused connection with a reason, never the password', async () => {
+    const linkHostCache = new LinkHostCache({
+      REDIS_URL: 'redis://user:s3cret@127.0.0.1:1/0',
+      REDIS_PREFIX: redisPrefix,
+    });
+    try {
+      const outcome = await linkHostCache.invalidateHost({
+        subdomainKey: 'x',
+        environment: 'live',
+      });
+      expect(outcome).toEqual({
+        ok: false,
+        reason: expect.stringMatching(/^Redis at 127\.0\.0\.1:1: connect ECONNREFUSED/),
+      });
+      expect(JSON.stringify(outcome)).not.toContain('s3cret');
+    } finally {
+      linkHostCache.close();
+    }
   });
 });

@@ -10,6 +10,7 @@ import { registerMigrateCommand } from './commands/migrate.command';
 import type { LinkctlConfig } from './config';
 import { loadConfig } from './config';
 import { describeFailure } from './failure-reason';
+import { LinkHostCache } from './link-host-cache';
 import { createLinkctlServices } from './services';
 
 /** 1: refused or failed; 2: the command line is wrong; 78 (EX_CONFIG): bad environment. */
@@ -17,9 +18,13 @@ const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 const EXIT_CONFIG = 78;
 
+/** One line, whatever the text holds, so scripts can read it as such. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
 function fail(reason: string, exitCode: number): void {
-  // One line, whatever the reason holds, so scripts can read it as such.
-  process.stderr.write(`linkctl: ${reason.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.stderr.write(`linkctl: ${oneLine(reason)}\n`);
   process.exitCode = exitCode;
 }
 
@@ -27,6 +32,7 @@ const runAction: RunAction = async (command: Command, action: CommandAction) => 
   const { json = false } = command.optsWithGlobals<{ json?: boolean }>();
   let config: LinkctlConfig | undefined;
   let handle: DbHandle | undefined;
+  let linkHostCache: LinkHostCache | undefined;
   try {
     config = loadConfig();
     // pg connects on the first query, so commands that never query open no connection.
@@ -35,19 +41,24 @@ const runAction: RunAction = async (command: Command, action: CommandAction) => 
       max: 2,
       applicationName: 'linkctl',
     });
+    linkHostCache = new LinkHostCache(config);
     const services = createLinkctlServices(handle.db, { linkDomain: config.LINK_DOMAIN });
-    const result = await action({ ...services, config });
+    const result = await action({ ...services, config, linkHostCache });
     if (!result.ok) {
       fail(result.reason, EXIT_FAILED);
       return;
     }
     process.stdout.write(`${json ? JSON.stringify(result.output.json) : result.output.text}\n`);
+    for (const warning of result.output.warnings ?? []) {
+      process.stderr.write(`linkctl: warning: ${oneLine(warning)}\n`);
+    }
   } catch (error) {
     fail(
       describeFailure(error, config?.DATABASE_URL),
       error instanceof ConfigError ? EXIT_CONFIG : EXIT_FAILED,
     );
   } finally {
+    linkHostCache?.close();
     await handle?.close().catch(() => undefined);
   }
 };

@@ -3,12 +3,20 @@ import type { AppAssociationRow, Database, Environment } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 
-/** The columns of one platform: setting or clearing one platform never touches the other's. */
+/**
+ * The columns of one platform: setting or clearing one platform never touches the other's. The
+ * deferred page is part of the iOS settings; left out, an update keeps it as it is.
+ */
 type PlatformColumns =
-  | Pick<AppAssociationRow, 'ios_team_id' | 'ios_bundle_id'>
+  | (Pick<AppAssociationRow, 'ios_team_id' | 'ios_bundle_id'> & { ios_deferred_page?: boolean })
   | Pick<AppAssociationRow, 'android_package_name' | 'android_sha256_fingerprints'>;
 
-const NO_IOS = { ios_team_id: null, ios_bundle_id: null } satisfies PlatformColumns;
+/** The table's check allows the deferred page only with iOS set: clearing iOS turns it off. */
+const NO_IOS = {
+  ios_team_id: null,
+  ios_bundle_id: null,
+  ios_deferred_page: false,
+} satisfies PlatformColumns;
 const NO_ANDROID = {
   android_package_name: null,
   android_sha256_fingerprints: null,
@@ -18,15 +26,20 @@ const NO_ANDROID = {
 export class AssociationsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Sets the iOS pair of one app and environment, keeping its Android settings. */
+  /**
+   * Sets the iOS pair of one app and environment, keeping its Android settings. `deferredPage`
+   * undefined keeps the row's current setting (off for a new row).
+   */
   upsertIos(
     appId: string,
     environment: Environment,
     ios: IosAssociation,
+    deferredPage: boolean | undefined,
   ): Promise<AppAssociationRow> {
     return this.upsert(appId, environment, {
       ios_team_id: ios.teamId,
       ios_bundle_id: ios.bundleId,
+      ...(deferredPage === undefined ? {} : { ios_deferred_page: deferredPage }),
     });
   }
 
@@ -42,7 +55,7 @@ export class AssociationsRepository {
     });
   }
 
-  /** Clears the iOS pair of one app and environment, keeping Android; undefined when no row. */
+  /** Clears the iOS settings of one app and environment, keeping Android; undefined when no row. */
   clearIos(appId: string, environment: Environment): Promise<AppAssociationRow | undefined> {
     return this.clear(appId, environment, NO_IOS);
   }

@@ -28,6 +28,15 @@ export type AssociationsFailure =
       'invalid_team_id' | 'invalid_bundle_id' | 'invalid_package_name' | 'invalid_fingerprint'
     >;
 
+/** What `app set-ios` takes: the pair Apple's file names, and the opt-in deferred page. */
+export interface IosSettings extends IosAssociation {
+  /**
+   * Serve the "Get the app" page instead of the 302 to a link's iOS fallback
+   * (app-interface.md). Undefined keeps the current setting; off for an environment without one.
+   */
+  deferredPage?: boolean;
+}
+
 /** What `app set-*` / `app unset-*` print: the app and the host's settings as they now stand. */
 export interface AssociationView {
   app: AppView;
@@ -35,7 +44,7 @@ export interface AssociationView {
     environment: Environment;
     /** The host that serves the files: the live host or the `-test` host. */
     linkHost: string;
-    ios: (IosAssociation & { appId: string }) | null;
+    ios: (IosAssociation & { appId: string; deferredPage: boolean }) | null;
     android: AndroidAssociation | null;
   };
 }
@@ -51,7 +60,7 @@ export class AssociationsService {
   async setIos(
     appId: string,
     environment: Environment,
-    input: IosAssociation,
+    input: IosSettings,
   ): Promise<Result<AssociationView, AssociationsFailure>> {
     const teamId = input.teamId.trim().toUpperCase();
     const bundleId = input.bundleId.trim();
@@ -69,8 +78,13 @@ export class AssociationsService {
     }
     const app = await this.apps.getApp(appId);
     if (!app.ok) return app;
-    const row = await this.associations.upsertIos(appId, environment, { teamId, bundleId });
-    return ok(this.toView(app.value, environment, toAppAssociation(row)));
+    const row = await this.associations.upsertIos(
+      appId,
+      environment,
+      { teamId, bundleId },
+      input.deferredPage,
+    );
+    return ok(this.toView(app.value, environment, toAppAssociation(row), row.ios_deferred_page));
   }
 
   /** Fingerprints are upper-cased and deduplicated, first occurrence kept. */
@@ -106,7 +120,7 @@ export class AssociationsService {
       packageName,
       sha256Fingerprints: fingerprints,
     });
-    return ok(this.toView(app.value, environment, toAppAssociation(row)));
+    return ok(this.toView(app.value, environment, toAppAssociation(row), row.ios_deferred_page));
   }
 
   /** Idempotent: unsetting what is not set succeeds and shows the association as it stands. */
@@ -139,21 +153,26 @@ export class AssociationsService {
     if (row && !association.ios && !association.android) {
       await this.associations.deleteIfEmpty(appId, environment);
     }
-    return ok(this.toView(app.value, environment, association));
+    return ok(this.toView(app.value, environment, association, row?.ios_deferred_page ?? false));
   }
 
   private toView(
     app: AppView,
     environment: Environment,
     { ios, android }: AppAssociation,
+    iosDeferredPage: boolean,
   ): AssociationView {
     return {
       app,
       association: {
         environment,
         linkHost: linkHostFor(app.subdomainKey, environment, this.linkDomain),
-        // The app id Apple's association file names: <team id>.<bundle id>.
-        ios: ios && { ...ios, appId: `${ios.teamId}.${ios.bundleId}` },
+        ios: ios && {
+          ...ios,
+          // The app id Apple's association file names: <team id>.<bundle id>.
+          appId: `${ios.teamId}.${ios.bundleId}`,
+          deferredPage: iosDeferredPage,
+        },
         android,
       },
     };

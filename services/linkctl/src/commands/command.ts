@@ -1,11 +1,17 @@
 import type { Command } from 'commander';
 import type { LinkctlConfig } from '../config';
+import type { LinkHostCache } from '../link-host-cache';
 import type { LinkctlServices } from '../services';
 
 /** What a command produced: the `--json` document and the human summary of the same thing. */
 export interface CommandOutput {
   json: unknown;
   text: string;
+  /**
+   * Done, with a caveat the operator must see (the link host's cache could not be cleared):
+   * one `linkctl: warning: <warning>` line each on stderr, whatever `--json` says.
+   */
+  warnings?: string[];
 }
 
 /** A refused command is a value: its reason becomes the single `linkctl: <reason>` line. */
@@ -14,6 +20,8 @@ export type CommandResult = { ok: true; output: CommandOutput } | { ok: false; r
 /** The services come from services.ts (linkctl's one composition root), built by main.ts. */
 export interface CommandContext extends LinkctlServices {
   config: LinkctlConfig;
+  /** Opens Redis on first use only. */
+  linkHostCache: LinkHostCache;
 }
 
 export type CommandAction = (context: CommandContext) => Promise<CommandResult>;
@@ -28,8 +36,8 @@ export type RunAction = (command: Command, action: CommandAction) => Promise<voi
 /** Registers one subcommand under a parent (e.g. `create` under `app`). */
 export type RegisterSubcommand = (parent: Command, run: RunAction) => void;
 
-export function succeed(json: unknown, text: string): CommandResult {
-  return { ok: true, output: { json, text } };
+export function succeed(json: unknown, text: string, warnings?: string[]): CommandResult {
+  return { ok: true, output: { json, text, ...(warnings ? { warnings } : {}) } };
 }
 
 export function refuse(reason: string): CommandResult {

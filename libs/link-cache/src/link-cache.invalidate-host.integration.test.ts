@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { testEnvironment } from '@linkservice/testing';
+import type { LinkCacheHost } from './link-cache';
+import { LinkCache } from './link-cache';
+import type { LinkRef } from './keys';
+import { linkCacheKeys } from './keys';
+
+// LinkCache.invalidateHost against the run's Redis: what linkctl calls after an app's iOS
+// deferred-page setting changes, for every cached alias of the app's host at once. It acts on
+// keys whatever an entry holds, so these tests cache "no such alias" (a negative entry) or write
+// entries directly, and leave the resolution format to link-cache.integration.test.ts.
+
+const env = testEnvironment();
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(env.redisUrl);
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+/** Every test gets its own subdomain key, so nothing is shared between tests. */
+function freshHost(): LinkCacheHost {
+  return { subdomainKey: `h${randomUUID().slice(0, 8)}`, environment: 'live' };
+}
+
+const at = (host: LinkCacheHost, alias: string): LinkRef => ({ ...host, alias });
+
+/** Negative entries that outlive any test. */
+const newCache = (prefix = env.redisPrefix) =>
+  new LinkCache(redis, prefix, { positiveSeconds: 300, negativeSeconds: 300 });
+const NEGATIVE_HIT = { kind: 'hit', resolution: null };
+
+describe('LinkCache.invalidateHost', () => {
+  it("drops every entry of the host and bumps each alias' generation", async () => {
+    const cache = newCache();
+    const host = freshHost();
+    // Whatever an entry holds: a resolution of any format, or "no such alias".
+    await redis.set(linkCacheKeys(env.redisPrefix, at(host, 'a')).entry, 'any entry', 'EX', 300);
+    await cache.fill(at(host, 'b'), null, null);
+    await cache.invalidate([at(host, 'c')]);
+    await cache.fill(at(host, 'c'), '1', null);
+
+    expect(await cache.invalidateHost(host)).toBe(3);
+
+    const entries = ['a', 'b', 'c'].map((alias) => linkCacheKeys(env.redisPrefix, at(host, alias)));
+    expect(await redis.exists(...entries.map((keys) => keys.entry))).toBe(0);
+    expect(await redis.mget(...entries.map((keys) => keys.generation))).toEqual(['1', '1', '2']);
+    const generationTtl = await redis.pttl(
+      linkCacheKeys(env.redisPrefix, at(host, 'a')).generation,
+    );
+    expect(generationTtl).toBeGreaterThan(0);
+  });
+
+  it("leaves the other environment's host and other hosts untouched", async () => {
+    const cache = newCache();
+    const host = freshHost();
+    const neighbours: LinkRef[] = [
+      // The same app's other host.
+      at({ ...host, environment: 'test' }, 'a'),
+      // Subdomain keys that extend this one: the pattern must stop at the separator.
+      at({ ...host, subdomainKey: `${host.subdomainKey}x` }, 'a'),
+      at({ ...host, subdomainKey: `${host.subdomainKey}-test` }, 'a'),
+      at(freshHost(), 'a'),
+    ];
+    await cache.fill(at(host, 'a'), null, null);
+    for (const ref of neighbours) await cache.fill(ref, null, null);
+
+    expect(await cache.invalidateHost(host)).toBe(1);
+
+    expect(await cache.lookup(at(host, 'a'))).toEqual({ kind: 'miss', generation: '1' });
+    for (const ref of neighbours) {
+      expect({ ref, found: await cache.lookup(ref) }).toEqual({ ref, found: NEGATIVE_HIT });
+    }
+  });
+
+  it('goes through every SCAN batch of a host with thousands of cached aliases', async () => {
+    const cache = newCache();
+    const host = freshHost();
+    const aliases = Array.from({ length: 2_500 }, (_, i) => `a${i}`);
+    const fill = redis.pipeline();
+    for (const alias of aliases) {
+      fill.set(linkCacheKeys(env.redisPrefix, at(host, alias)).entry, 'x', 'EX', 300);
+    }
+    await fill.exec();
+
+    expect(await cache.invalidateHost(host)).toBe(aliases.length);
+
+    const left = await redis.exists(
+      ...aliases.map((alias) => linkCacheKeys(env.redisPrefix, at(host, alias)).entry),
+    );
+    expect(left).toBe(0);
+    const generations = await redis.mget(
+      ...aliases.map((alias) => linkCacheKeys(env.redisPrefix, at(host, alias)).generation),
+    );
+    expect(new Set(generations)).toEqual(new Set(['1']));
+  });
+
+  it('drops a fill that read Postgres before the invalidation landed', async () => {
+    const cache = newCache();
+    const host = freshHost();
+    const ref = at(host, 'promo');
+    const lookup = await cache.lookup(ref);
+    if (lookup.kind !== 'miss') throw new Error('expected a miss');
+    // Another replica caches the alias, then the operator commits and invalidates the host,
+    // all while this filler's query is in flight.
+    await cache.fill(ref, null, null);
+    await cache.invalidateHost(host);
+
+    expect(await cache.fill(ref, lookup.generation, null)).toBe(false);
+    const next = await cache.lookup(ref);
+    expect(next).toEqual({ kind: 'miss', generation: '1' });
+    if (next.kind !== 'miss') throw new Error('expected a miss');
+    expect(await cache.fill(ref, next.generation, null)).toBe(true);
+    expect(await cache.lookup(ref)).toEqual(NEGATIVE_HIT);
+  });
+
+  it('finds nothing to do on a host with nothing cached', async () => {
+    const cache = newCache();
+    expect(await cache.invalidateHost(freshHost())).toBe(0);
+  });
+
+  it('matches its own prefix literally, glob characters included', async () => {
+    // `[ab]` unescaped would also match the prefixes `…:a` and `…:b`.
+    const base = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const globby = newCache(`${base}:[ab]`);
+    const plain = newCache(`${base}:a`);
+    const host = freshHost();
+    await globby.fill(at(host, 'x'), null, null);
+    await plain.fill(at(host, 'x'), null, null);
+
+    expect(await globby.invalidateHost(host)).toBe(1);
+
+    expect(await globby.lookup(at(host, 'x'))).toMatchObject({ kind: 'miss' });
+    expect(await plain.lookup(at(host, 'x'))).toEqual(NEGATIVE_HIT);
+  });
+});
