@@ -28,6 +28,8 @@ const resolution: LinkResolution = {
   iosFallbackUrl: null,
   expiresAt: Date.UTC(2030, 0, 1),
   archived: false,
+  title: 'Promo',
+  iosDeferredPage: false,
 };
 
 describe('LinkCache', () => {

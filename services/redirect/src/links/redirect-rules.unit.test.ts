@@ -22,6 +22,8 @@ const link: LinkResolution = {
   iosFallbackUrl: 'https://apps.apple.com/app/id1',
   expiresAt: null,
   archived: false,
+  title: null,
+  iosDeferredPage: false,
 };
 
 describe('isIosUserAgent', () => {
