@@ -4,22 +4,25 @@ import type { CountingLookup, LinkCache, LinkRef, LinkResolution } from '@linkse
 import { linkCacheKeys } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickCounter } from '../clicks/click-counter';
+import type { ClickToken } from '../clicks/click-token';
+import { ClickTokenMinter } from '../clicks/click-token';
 import { throttled } from '../throttled';
 import { findLinkResolution } from './link-resolution.repository';
 import type { RedirectOutcome } from './redirect-rules';
 import { redirectOutcome } from './redirect-rules';
 
 /**
- * Resolves `<host>/<alias>` to an outcome and counts the click of a redirecting GET. A hit costs
- * one Redis round trip, click included (the cache's lookup script counts it, in one call with the
- * other redirects of the same event-loop turn); a miss costs one
- * Postgres query, shared by concurrent misses of the same alias and cache generation, and the
- * click is then counted on its own.
+ * Resolves `<host>/<alias>` to an outcome and counts the click of a redirecting GET, with the
+ * click token minted for it. A hit costs one Redis round trip, click and token included (the
+ * cache's lookup script stores both, in one call with the other redirects of the same event-loop
+ * turn); a miss costs one Postgres query, shared by concurrent misses of the same alias and cache
+ * generation, and the click and its token are then written together in one round trip.
  */
 export class RedirectService {
   /** Keyed by cache key and generation: a lookup after an invalidation never joins an older query. */
   private readonly loading = new Map<string, Promise<LinkResolution | null>>();
   private readonly warn: (message: string, error: unknown) => void;
+  private readonly tokens = new ClickTokenMinter();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -44,33 +47,39 @@ export class RedirectService {
     userAgent: string | undefined,
     countClick: boolean,
   ): Promise<RedirectOutcome> {
+    // Minted before the lookup: on a hit the lookup script stores it with the click. Unused
+    // (a 404 or 410) it is simply dropped; it was never stored.
+    const token = countClick ? this.tokens.mint() : null;
     // One clock for the lookup script and the rules, so both agree on expiry.
     const now = Date.now();
     let found: CountingLookup;
     try {
       found = await this.cache.lookupCountingClick(
         ref,
-        countClick ? { hash: this.clicks.pendingKey, at: now } : null,
+        token ? { hash: this.clicks.pendingKey, at: now, tokenHash: token.hash } : null,
       );
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.
       this.warn('link cache unavailable; resolving from Postgres', error);
-      return this.decide(await findLinkResolution(this.db, ref), userAgent, now, countClick);
+      return this.decide(await findLinkResolution(this.db, ref), userAgent, now, token);
     }
     const { lookup, counted } = found;
     const resolution =
       lookup.kind === 'hit' ? lookup.resolution : await this.load(ref, lookup.generation);
-    return this.decide(resolution, userAgent, now, countClick && !counted);
+    return this.decide(resolution, userAgent, now, counted ? null : token);
   }
 
+  /** The outcome; `uncounted`: the token of a click still to be counted if the link redirects. */
   private async decide(
     resolution: LinkResolution | null,
     userAgent: string | undefined,
     now: number,
-    countClick: boolean,
+    uncounted: ClickToken | null,
   ): Promise<RedirectOutcome> {
     const outcome = redirectOutcome(resolution, userAgent, now);
-    if (countClick && outcome.kind === 'redirect') await this.clicks.record(outcome.linkId);
+    if (uncounted && outcome.kind === 'redirect') {
+      await this.clicks.record({ linkId: outcome.linkId, tokenHash: uncounted.hash, at: now });
+    }
     return outcome;
   }
 
