@@ -168,14 +168,14 @@ describe('resolving links', () => {
     }
   });
 
-  it('ignores the query string, the host case and port', async () => {
+  it('passes the query string through, and ignores the host case and port', async () => {
     const app = await createTestApp(h.db);
     const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/q' });
     const res = await h.get(`/${link.alias}?utm_source=mail`, {
       host: `${app.liveHost.toUpperCase()}:8081`,
     });
     expect(res.status).toBe(302);
-    expect(res.headers.get('location')).toBe('https://example.com/q');
+    expect(res.headers.get('location')).toBe('https://example.com/q?utm_source=mail');
   });
 
   it('answers HEAD like GET, without a body', async () => {
