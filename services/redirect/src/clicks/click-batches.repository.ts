@@ -35,7 +35,7 @@ export async function applyClickBatch(
   const clicks = [...clicksByLink.values()];
   const tokenHashes = tokens.map((token) => token.tokenHash);
   const tokenLinks = tokens.map((token) => token.linkId);
-  const clickedAt = tokens.map((token) => new Date(token.clickedAt).toISOString());
+  const clickedAt = tokens.map((token) => token.clickedAt);
   const result = await sql<{ claimed: number }>`
     WITH claim AS (
       INSERT INTO link_click_batches (id) VALUES (${batchId})
@@ -54,10 +54,12 @@ export async function applyClickBatch(
       WHERE links.id = locked.id AND locked.clicks > 0
     ), minted AS (
       INSERT INTO click_tokens (token_hash, link_id, app_id, environment, clicked_at, expires_at)
-      SELECT decode(t.hash, 'hex'), locked.id, locked.app_id, locked.environment, t.clicked_at,
-             t.clicked_at + ${tokenTtlSeconds}::int * interval '1 second'
-      FROM unnest(${tokenHashes}::text[], ${tokenLinks}::text[], ${clickedAt}::timestamptz[])
-        AS t(hash, link_id, clicked_at)
+      SELECT decode(t.hash, 'hex'), locked.id, locked.app_id, locked.environment,
+             timestamptz 'epoch' + t.clicked_ms * interval '1 millisecond',
+             timestamptz 'epoch' + t.clicked_ms * interval '1 millisecond'
+               + ${tokenTtlSeconds}::int * interval '1 second'
+      FROM unnest(${tokenHashes}::text[], ${tokenLinks}::text[], ${clickedAt}::bigint[])
+        AS t(hash, link_id, clicked_ms)
       JOIN locked ON locked.id = t.link_id
       ON CONFLICT (token_hash) DO NOTHING
     )

@@ -6,11 +6,14 @@ const HASH = 'ab'.repeat(32);
 describe('parseBatch', () => {
   it('reads counts from link-id fields and tokens from t: fields', () => {
     expect(
-      parseBatch({
-        lnk_a: '3',
-        lnk_b: '1',
-        [clickTokenField(HASH)]: clickTokenValue('lnk_a', 1_700_000_000_123),
-      }),
+      parseBatch([
+        'lnk_a',
+        '3',
+        'lnk_b',
+        '1',
+        clickTokenField(HASH),
+        clickTokenValue('lnk_a', 1_700_000_000_123),
+      ]),
     ).toEqual({
       counts: new Map([
         ['lnk_a', 3],
@@ -30,6 +33,6 @@ describe('parseBatch', () => {
     ['a token with a bad time', { [`t:${HASH}`]: 'lnk_a soon' }],
     ['a token with no link id', { [`t:${HASH}`]: ' 1' }],
   ])('skips %s, so it cannot make the batch fail', (_name, hash) => {
-    expect(parseBatch(hash)).toEqual({ counts: new Map(), tokens: [] });
+    expect(parseBatch(Object.entries(hash).flat())).toEqual({ counts: new Map(), tokens: [] });
   });
 });
