@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { testEnvironment } from '@linkservice/testing';
-import { LinkCache } from './link-cache';
+import type { ClickTarget } from './link-cache';
+import { CLICK_TOKEN_FIELD_PREFIX, LinkCache, clickTokenField } from './link-cache';
 import type { LinkRef } from './keys';
 import { linkCacheKeys } from './keys';
 import type { LinkResolution } from './resolution';
@@ -28,6 +29,8 @@ const resolution: LinkResolution = {
   iosFallbackUrl: null,
   expiresAt: Date.UTC(2030, 0, 1),
   archived: false,
+  title: 'Promo',
+  iosDeferredPage: false,
 };
 
 describe('LinkCache', () => {
@@ -112,6 +115,16 @@ describe('LinkCache', () => {
     const now = Date.UTC(2029, 0, 1);
     const clicksOf = async (hash: string, linkId: string) =>
       Number((await redis.hget(hash, linkId)) ?? 0);
+    /** A click at `at`, with a token hash of its own. */
+    const click = (hash: string, at = now): ClickTarget => ({
+      hash,
+      at,
+      tokenHash: createHash('sha256').update(randomUUID()).digest('hex'),
+    });
+    const tokensIn = async (hash: string) =>
+      Object.entries(await redis.hgetall(hash)).filter(([field]) =>
+        field.startsWith(CLICK_TOKEN_FIELD_PREFIX),
+      );
 
     it('counts a hit that redirects in the same round trip, and only when asked to', async () => {
       const cache = new LinkCache(redis, env.redisPrefix);
@@ -119,11 +132,13 @@ describe('LinkCache', () => {
       const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
       await cache.fill(ref, null, resolution);
 
-      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toEqual({
+      const first = click(hash);
+      expect(await cache.lookupCountingClick(ref, first)).toEqual({
         lookup: { kind: 'hit', resolution },
         counted: true,
       });
-      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toMatchObject({
+      const second = click(hash, now + 5);
+      expect(await cache.lookupCountingClick(ref, second)).toMatchObject({
         counted: true,
       });
       expect(await cache.lookupCountingClick(ref, null)).toEqual({
@@ -131,21 +146,26 @@ describe('LinkCache', () => {
         counted: false,
       });
       expect(await clicksOf(hash, resolution.linkId)).toBe(2);
+      // Each counted click's token, beside the count: its link and its click time.
+      expect(Object.fromEntries(await tokensIn(hash))).toEqual({
+        [clickTokenField(first.tokenHash)]: `${resolution.linkId} ${now}`,
+        [clickTokenField(second.tokenHash)]: `${resolution.linkId} ${now + 5}`,
+      });
     });
 
     it('counts nothing on a miss or a negative entry, and gives the generation for a fill', async () => {
       const cache = new LinkCache(redis, env.redisPrefix);
       const ref = freshRef();
       const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
-      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toEqual({
+      expect(await cache.lookupCountingClick(ref, click(hash))).toEqual({
         lookup: { kind: 'miss', generation: null },
         counted: false,
       });
       await cache.invalidate([ref]);
-      const miss = await cache.lookupCountingClick(ref, { hash, at: now });
+      const miss = await cache.lookupCountingClick(ref, click(hash));
       expect(miss).toEqual({ lookup: { kind: 'miss', generation: '1' }, counted: false });
       await cache.fill(ref, '1', null);
-      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toEqual({
+      expect(await cache.lookupCountingClick(ref, click(hash))).toEqual({
         lookup: { kind: 'hit', resolution: null },
         counted: false,
       });
@@ -157,11 +177,31 @@ describe('LinkCache', () => {
       const ref = freshRef();
       const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
       await redis.set(linkCacheKeys(env.redisPrefix, ref).entry, '{"i":"lnk_1","a":false}');
-      expect(await cache.lookupCountingClick(ref, { hash, at: now })).toEqual({
+      expect(await cache.lookupCountingClick(ref, click(hash))).toEqual({
         lookup: { kind: 'miss', generation: null },
         counted: false,
       });
       expect(await redis.exists(hash)).toBe(0);
+    });
+
+    it('reads an entry of the format before title and iosDeferredPage as a miss, its click and token counted once', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
+      // Exactly what the previous release wrote for `resolution`.
+      const previous = `${resolution.expiresAt} lnk_1 {"w":"https://example.com/web","s":null,"e":${resolution.expiresAt},"a":false}`;
+      await redis.set(linkCacheKeys(env.redisPrefix, ref).entry, previous);
+      const target = click(hash);
+      // Same leading fields: the script counts the click (the caller must not count again).
+      expect(await cache.lookupCountingClick(ref, target)).toEqual({
+        lookup: { kind: 'miss', generation: null },
+        counted: true,
+      });
+      expect(await cache.lookup(ref)).toEqual({ kind: 'miss', generation: null });
+      expect(await redis.hgetall(hash)).toEqual({
+        lnk_1: '1',
+        [clickTokenField(target.tokenHash)]: `lnk_1 ${now}`,
+      });
     });
 
     it('answers the lookups of one event-loop turn with one script call, each its own', async () => {
@@ -173,15 +213,16 @@ describe('LinkCache', () => {
       await cache.fill(expired, null, expiredLink);
       await cache.fill(negative, null, null);
       await cache.invalidate([unknown]);
+      const [firstHit, secondHit] = [click(hash), click(hash)];
       const calls = jest.spyOn(redis, 'evalsha');
       try {
         const answers = await Promise.all([
-          cache.lookupCountingClick(hit, { hash, at: now }),
-          cache.lookupCountingClick(expired, { hash, at: now }),
-          cache.lookupCountingClick(negative, { hash, at: now }),
-          cache.lookupCountingClick(unknown, { hash, at: now }),
+          cache.lookupCountingClick(hit, firstHit),
+          cache.lookupCountingClick(expired, click(hash)),
+          cache.lookupCountingClick(negative, click(hash)),
+          cache.lookupCountingClick(unknown, click(hash)),
           cache.lookupCountingClick(hit, null),
-          cache.lookupCountingClick(hit, { hash, at: now }),
+          cache.lookupCountingClick(hit, secondHit),
         ]);
         expect(calls).toHaveBeenCalledTimes(1);
         expect(answers).toEqual([
@@ -195,7 +236,12 @@ describe('LinkCache', () => {
       } finally {
         calls.mockRestore();
       }
-      expect(await redis.hgetall(hash)).toEqual({ [resolution.linkId]: '2' });
+      // Only the two counted clicks left a token.
+      expect(await redis.hgetall(hash)).toEqual({
+        [resolution.linkId]: '2',
+        [clickTokenField(firstHit.tokenHash)]: `${resolution.linkId} ${now}`,
+        [clickTokenField(secondHit.tokenHash)]: `${resolution.linkId} ${now}`,
+      });
     });
 
     it('fails every lookup of a call that fails, and later calls work again', async () => {
@@ -253,10 +299,11 @@ describe('LinkCache', () => {
       const link = { ...resolution, ...fields };
       const at = now + offset;
       await cache.fill(ref, null, link);
-      const { lookup, counted } = await cache.lookupCountingClick(ref, { hash, at });
+      const { lookup, counted } = await cache.lookupCountingClick(ref, click(hash, at));
       expect(lookup).toEqual({ kind: 'hit', resolution: link });
       expect(counted).toBe(redirectsAt(link, at));
       expect(await clicksOf(hash, link.linkId)).toBe(counted ? 1 : 0);
+      expect(await tokensIn(hash)).toHaveLength(counted ? 1 : 0);
     });
   });
 });

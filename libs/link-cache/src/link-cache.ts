@@ -14,7 +14,12 @@ export type CacheLookup =
 /** The outcome of `lookupCountingClick`. */
 export interface CountingLookup {
   lookup: CacheLookup;
-  /** The script counted a click: the entry was a link that redirects at `click.at`. */
+  /**
+   * The script counted a click (and stored its token): the entry was a link that redirects at
+   * `click.at`. Also possible with a miss: an entry of an earlier format leads with the same two
+   * fields, so the script counts it though it reads as unreadable here; the caller must then not
+   * count again.
+   */
   counted: boolean;
 }
 
@@ -24,6 +29,24 @@ export interface ClickTarget {
   hash: string;
   /** The request's clock, epoch ms: the same value the caller decides the outcome with. */
   at: number;
+  /**
+   * SHA-256 (hex) of the click token minted for this click, stored beside the count in the same
+   * hash as `t:<tokenHash>` -> `<linkId> <at>` (see `clickTokenField`), so the token travels with
+   * its click's batch.
+   */
+  tokenHash: string;
+}
+
+/** The pending-clicks hash field of a click token (the count fields are bare link ids). */
+export const CLICK_TOKEN_FIELD_PREFIX = 't:';
+
+export function clickTokenField(tokenHash: string): string {
+  return `${CLICK_TOKEN_FIELD_PREFIX}${tokenHash}`;
+}
+
+/** The value of a click token's field: its link and its click time (epoch ms). */
+export function clickTokenValue(linkId: string, clickedAt: number): string {
+  return `${linkId} ${clickedAt}`;
 }
 
 export interface LinkCacheTtl {
@@ -52,22 +75,26 @@ return 0`;
 /**
  * One round trip for any number of redirects: per lookup the entry, the generation (for a fill
  * after a miss) and, when its ARGV carries the request's clock, the click of a link that
- * redirects at that time. KEYS holds (entry, generation, click hash) per lookup, ARGV one clock
- * (epoch ms, empty: count nothing) per lookup. Mirrors `redirectsAt`: the entry starts with
- * `redirectsUntil` (empty: for ever) and the link id, and a link redirects while now < until; a
- * negative or unreadable entry counts nothing. Replies (entry, generation, counted) per lookup;
- * `false` becomes a nil reply (a nil in a Lua table would end the list).
+ * redirects at that time, with its click token. KEYS holds (entry, generation, click hash) per
+ * lookup, ARGV (clock, token hash) per lookup (an empty clock counts nothing). Mirrors
+ * `redirectsAt`: the entry starts with `redirectsUntil` (empty: for ever) and the link id, and a
+ * link redirects while now < until; a negative or unreadable entry counts nothing. A counted
+ * click stores its token in the same hash (`clickTokenField` -> `clickTokenValue`), so the token
+ * costs no round trip of its own and leaves with its click's batch. Replies (entry, generation,
+ * counted) per lookup; `false` becomes a nil reply (a nil in a Lua table would end the list).
  */
 const LOOKUP_COUNTING_CLICK = `
 local replies = {}
-for i = 1, #ARGV do
+for i = 1, #ARGV / 2 do
   local base = (i - 1) * 3
+  local at, tokenHash = ARGV[i * 2 - 1], ARGV[i * 2]
   local entry = redis.call('GET', KEYS[base + 1])
   local counted = 0
-  if entry and ARGV[i] ~= '' then
+  if entry and at ~= '' then
     local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
-    if linkId and (untilMs == '' or tonumber(ARGV[i]) < tonumber(untilMs)) then
+    if linkId and (untilMs == '' or tonumber(at) < tonumber(untilMs)) then
       redis.call('HINCRBY', KEYS[base + 3], linkId, 1)
+      redis.call('HSET', KEYS[base + 3], '${CLICK_TOKEN_FIELD_PREFIX}' .. tokenHash, linkId .. ' ' .. at)
       counted = 1
     end
   end
@@ -104,7 +131,8 @@ export class LinkCache {
 
   /**
    * `lookup`, and in the same round trip, when `click` is given and the entry is a link that
-   * redirects at `click.at`, one click counted in `click.hash` (HINCRBY by link id). The caller
+   * redirects at `click.at`, one click counted in `click.hash` (HINCRBY by link id) and its
+   * click token stored there (`click.tokenHash`). The caller
    * decides its outcome with the same `click.at`, so it counts a click itself only when the
    * lookup did not (a miss, or Redis unavailable).
    */
@@ -134,14 +162,14 @@ export class LinkCache {
   /** One script call for `lookups`; its failure is each lookup's failure. */
   private async lookUpAll(lookups: QueuedLookup[]): Promise<void> {
     const keysAndArgs: string[] = [];
-    const clocks: string[] = [];
+    const args: string[] = [];
     for (const { ref, click } of lookups) {
       const keys = linkCacheKeys(this.prefix, ref);
       // Without a click the third key is never written; the entry's own key stands in.
       keysAndArgs.push(keys.entry, keys.generation, click?.hash ?? keys.entry);
-      clocks.push(click ? String(click.at) : '');
+      args.push(click ? String(click.at) : '', click?.tokenHash ?? '');
     }
-    keysAndArgs.push(...clocks);
+    keysAndArgs.push(...args);
     try {
       const replies = (await this.evalLookup(lookups.length * 3, keysAndArgs)) as unknown[];
       lookups.forEach((lookup, index) => {

@@ -6,6 +6,13 @@ export interface LinkResolution {
   /** Epoch milliseconds; compared with the clock on every request, never baked into the entry. */
   expiresAt: number | null;
   archived: boolean;
+  /** The link's title: link previews show it (else the alias). */
+  title: string | null;
+  /**
+   * The app opted in to the iOS "Get the app" page for this environment
+   * (`app_associations.ios_deferred_page`; false without a row).
+   */
+  iosDeferredPage: boolean;
 }
 
 /**
@@ -32,6 +39,8 @@ interface StoredRest {
   s: string | null;
   e: number | null;
   a: boolean;
+  t: string | null;
+  d: boolean;
 }
 
 const DIGITS = /^\d*$/;
@@ -48,6 +57,8 @@ export function encodeResolution(resolution: LinkResolution | null): string {
     s: resolution.iosFallbackUrl,
     e: resolution.expiresAt,
     a: resolution.archived,
+    t: resolution.title,
+    d: resolution.iosDeferredPage,
   };
   const until = redirectsUntil(resolution);
   return `${until === null ? '' : String(until)} ${resolution.linkId} ${JSON.stringify(rest)}`;
@@ -55,7 +66,8 @@ export function encodeResolution(resolution: LinkResolution | null): string {
 
 /**
  * `null` for the negative marker; `undefined` for anything unreadable (an entry written by an
- * incompatible version), which callers treat as a miss.
+ * incompatible version, such as one without `title` and `iosDeferredPage`), which callers treat
+ * as a miss.
  */
 export function decodeResolution(value: string): LinkResolution | null | undefined {
   if (value === NEGATIVE_ENTRY) return null;
@@ -75,6 +87,8 @@ export function decodeResolution(value: string): LinkResolution | null | undefin
     iosFallbackUrl: rest.s,
     expiresAt: rest.e,
     archived: rest.a,
+    title: rest.t,
+    iosDeferredPage: rest.d,
   };
 }
 
@@ -85,6 +99,10 @@ function isStoredRest(value: unknown): value is StoredRest {
     typeof v.w === 'string' &&
     (v.s === null || typeof v.s === 'string') &&
     (v.e === null || typeof v.e === 'number') &&
-    typeof v.a === 'boolean'
+    typeof v.a === 'boolean' &&
+    // Both arrived with the app interface: an entry written before it lacks them and is
+    // unreadable (a miss), so it is refilled from Postgres instead of hiding a deferred page.
+    (v.t === null || typeof v.t === 'string') &&
+    typeof v.d === 'boolean'
   );
 }

@@ -8,6 +8,8 @@ const link: LinkResolution = {
   iosFallbackUrl: 'https://apps.apple.com/app/id1 "quoted"',
   expiresAt: now,
   archived: false,
+  title: 'Summer "sale" <b>',
+  iosDeferredPage: true,
 };
 
 describe('encodeResolution / decodeResolution', () => {
@@ -15,6 +17,7 @@ describe('encodeResolution / decodeResolution', () => {
     ['expiring', link],
     ['no expiry, no iOS fallback', { ...link, expiresAt: null, iosFallbackUrl: null }],
     ['archived', { ...link, archived: true }],
+    ['no title, no deferred page', { ...link, title: null, iosDeferredPage: false }],
   ])('round-trips a link: %s', (_name, resolution) => {
     expect(decodeResolution(encodeResolution(resolution))).toEqual(resolution);
   });
@@ -29,6 +32,18 @@ describe('encodeResolution / decodeResolution', () => {
   });
 
   it.each([
+    [
+      'the format before title and iosDeferredPage',
+      `${now} lnk_1 {"w":"https://e.com","s":null,"e":${now},"a":false}`,
+    ],
+    [
+      'a title that is not a string',
+      ' lnk_1 {"w":"https://e.com","s":null,"e":null,"a":false,"t":1,"d":false}',
+    ],
+    [
+      'a missing deferred-page flag',
+      ' lnk_1 {"w":"https://e.com","s":null,"e":null,"a":false,"t":null}',
+    ],
     ['the former JSON entry', '{"i":"lnk_1","w":"https://e.com","s":null,"e":null,"a":false}'],
     ['no link id', '  {"w":"https://e.com","s":null,"e":null,"a":false}'],
     ['a non-numeric expiry', 'x lnk_1 {"w":"https://e.com","s":null,"e":null,"a":false}'],

@@ -1,6 +1,12 @@
 import type { Answer, Harness } from './testing/harness';
 import { eventually, insertLink } from '@linkservice/testing';
-import { LINK_DOMAIN, clickCount, createTestApp, startRedirect } from './testing/harness';
+import {
+  LINK_DOMAIN,
+  clickCount,
+  clickTokensOf,
+  createTestApp,
+  startRedirect,
+} from './testing/harness';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
@@ -162,14 +168,14 @@ describe('resolving links', () => {
     }
   });
 
-  it('ignores the query string, the host case and port', async () => {
+  it('passes the query string through, and ignores the host case and port', async () => {
     const app = await createTestApp(h.db);
     const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/q' });
     const res = await h.get(`/${link.alias}?utm_source=mail`, {
       host: `${app.liveHost.toUpperCase()}:8081`,
     });
     expect(res.status).toBe(302);
-    expect(res.headers.get('location')).toBe('https://example.com/q');
+    expect(res.headers.get('location')).toBe('https://example.com/q?utm_source=mail');
   });
 
   it('answers HEAD like GET, without a body', async () => {
@@ -632,6 +638,8 @@ describe('without Redis', () => {
       expect((await degraded.get('/readyz', { host: 'probe' })).status).toBe(503);
       await degraded.resources.flusher.flush().catch(() => undefined);
       expect(await clickCount(degraded.db, link.id)).toBe(1);
+      // Its click token waited in memory with it, and landed with it.
+      expect(await clickTokensOf(degraded.db, link.id)).toHaveLength(1);
     } finally {
       await degraded.close();
     }

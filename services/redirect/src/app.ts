@@ -5,10 +5,13 @@ import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import { associationDocument, associationFileFor } from './associations/association.service';
 import type { RedirectDeps } from './deps';
 import type { LinkHost } from '@linkservice/contracts';
-import { aliasFromPath, parseLinkHost } from '@linkservice/contracts';
+import { aliasFromPath, linkUrlFor, parseLinkHost } from '@linkservice/contracts';
 import { requestHost } from './http/host';
-import { requestPath } from './http/request-target';
+import { requestPath, requestQuery } from './http/request-target';
 import { PAGES, sendJson, sendPage, sendRedirect } from './http/responses';
+import { CLICK_TOKEN_LENGTH } from './clicks/click-token';
+import { DEFERRED_PAGE_HEADERS, renderDeferredPage } from './pages/deferred-page';
+import { PREVIEW_PAGE_HEADERS, renderPreviewPage } from './pages/preview-page';
 import { throttled } from './throttled';
 
 export interface AppOptions {
@@ -18,6 +21,12 @@ export interface AppOptions {
 
 const ALLOW = { Allow: 'GET, HEAD' };
 const RETRY_SOON = { 'Retry-After': '5' };
+/**
+ * A HEAD of the deferred page mints no token, yet answers with the GET's headers: its page (whose
+ * body node:http drops) is rendered with this stand-in of a token's length, so Content-Length is
+ * the same.
+ */
+const HEAD_TOKEN_STAND_IN = '0'.repeat(CLICK_TOKEN_LENGTH);
 
 /**
  * The link host, on plain node:http (the hottest path of the system). Requests for a link host
@@ -61,7 +70,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
     res: ServerResponse,
     host: LinkHost,
     path: string,
-    countsClick: boolean,
+    isGet: boolean,
   ): Promise<void> {
     const alias = aliasFromPath(path);
     if (alias === null) {
@@ -78,16 +87,18 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
 
     let outcome;
     try {
-      outcome = await deps.redirects.outcome(
-        { subdomainKey: host.subdomainKey, environment: host.environment, alias },
-        req.headers['user-agent'],
-        countsClick,
-      );
+      outcome = await deps.redirects.outcome({
+        ref: { subdomainKey: host.subdomainKey, environment: host.environment, alias },
+        userAgent: req.headers['user-agent'],
+        query: requestQuery(req.url),
+        isGet,
+      });
     } catch (error) {
       warnUnavailable(error);
       sendPage(res, 503, PAGES.unavailable, RETRY_SOON);
       return;
     }
+    // The click (of a GET) is already counted, so one the client saw survives a shutdown.
     switch (outcome.kind) {
       case 'not_found':
         sendPage(res, 404, PAGES.notFound);
@@ -96,9 +107,26 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
         sendPage(res, 410, PAGES.expired);
         return;
       case 'redirect':
-        // The click (of a GET) is already counted, so one the client saw survives a shutdown.
         sendRedirect(res, outcome.location);
         return;
+      case 'preview': {
+        const page = renderPreviewPage({
+          title: outcome.title ?? alias,
+          linkUrl: linkUrlFor(host.subdomainKey, host.environment, alias, config.LINK_DOMAIN),
+        });
+        sendPage(res, 200, page, PREVIEW_PAGE_HEADERS);
+        return;
+      }
+      case 'deferred_page': {
+        const linkUrl = linkUrlFor(host.subdomainKey, host.environment, alias, config.LINK_DOMAIN);
+        const page = renderDeferredPage({
+          title: outcome.title,
+          fallbackUrl: outcome.fallback,
+          copyUrl: `${linkUrl}?ls_click=${outcome.clickToken ?? HEAD_TOKEN_STAND_IN}`,
+        });
+        sendPage(res, 200, page, DEFERRED_PAGE_HEADERS);
+        return;
+      }
     }
   }
 

@@ -16,6 +16,11 @@ export const redirectEnvSchema = baseEnvSchema.extend({
   CLICK_FLUSH_INTERVAL_MS: positiveInt(1_000),
   /** A click batch left unapplied this long is taken over (its replica is presumed dead). */
   CLICK_RECOVERY_AFTER_MS: positiveInt(30_000),
+  /**
+   * How long a click token (the `ls_click` minted with each counted click) can match an install,
+   * counted from its click: click_tokens.expires_at. The app interface's matching window.
+   */
+  CLICK_TOKEN_TTL_SECONDS: positiveInt(3_600),
   /** After SIGTERM: how long in-flight requests may take before connections are cut. */
   SHUTDOWN_GRACE_MS: positiveInt(10_000),
 });

@@ -69,6 +69,7 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     logger,
     intervalMs: config.CLICK_FLUSH_INTERVAL_MS,
     recoverAfterMs: config.CLICK_RECOVERY_AFTER_MS,
+    clickTokenTtlSeconds: config.CLICK_TOKEN_TTL_SECONDS,
   });
   const redirects = new RedirectService(postgres.db, cache, clicks, config.REDIS_PREFIX, logger);
 

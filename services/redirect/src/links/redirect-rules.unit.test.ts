@@ -1,19 +1,6 @@
 import type { LinkResolution } from '@linkservice/link-cache';
-import { headerSafeUrl, isIosUserAgent, redirectOutcome } from './redirect-rules';
-
-const UA = {
-  iPhone:
-    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
-  iPad: 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1',
-  iPod: 'Mozilla/5.0 (iPod touch; CPU iPhone OS 15_7 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/15.0 Mobile/15E148 Safari/604.1',
-  instagramOnIphone:
-    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 300.0.0.0',
-  android:
-    'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
-  mac: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15',
-  windows:
-    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
-};
+import type { LinkRequest } from './redirect-rules';
+import { countsClick, headerSafeUrl, redirectOutcome } from './redirect-rules';
 
 const now = Date.UTC(2027, 0, 1);
 const link: LinkResolution = {
@@ -22,53 +9,167 @@ const link: LinkResolution = {
   iosFallbackUrl: 'https://apps.apple.com/app/id1',
   expiresAt: null,
   archived: false,
+  title: 'Summer sale',
+  iosDeferredPage: false,
 };
+const TOKEN = 'AbC123xyz0AbC123xyz0Ab';
+const PLAY = 'https://play.google.com/store/apps/details?id=com.example.app';
 
-describe('isIosUserAgent', () => {
-  it.each([UA.iPhone, UA.iPad, UA.iPod, UA.instagramOnIphone])('%s is iOS', (ua) => {
-    expect(isIosUserAgent(ua)).toBe(true);
-  });
-  it.each([UA.android, UA.mac, UA.windows, '', undefined])('%s is not iOS', (ua) => {
-    expect(isIosUserAgent(ua)).toBe(false);
-  });
+/** A person's GET: a token was minted. */
+const get = (client: LinkRequest['client'], query = ''): LinkRequest => ({
+  client,
+  query,
+  clickToken: TOKEN,
+});
+/** A HEAD (or any request that counts nothing): no token. */
+const head = (client: LinkRequest['client'], query = ''): LinkRequest => ({
+  client,
+  query,
+  clickToken: null,
 });
 
 describe('redirectOutcome', () => {
-  it('is not_found for a missing link', () => {
-    expect(redirectOutcome(null, UA.iPhone, now)).toEqual({ kind: 'not_found' });
+  it('is not_found for a missing link, for everyone', () => {
+    for (const client of ['ios', 'other', 'previewer'] as const) {
+      expect(redirectOutcome(null, get(client), now)).toEqual({ kind: 'not_found' });
+    }
   });
 
   it('sends iOS devices to the iOS fallback and everyone else to the web fallback', () => {
-    expect(redirectOutcome(link, UA.iPad, now)).toEqual({
+    expect(redirectOutcome(link, get('ios'), now)).toEqual({
       kind: 'redirect',
       linkId: 'lnk_1',
       location: link.iosFallbackUrl,
     });
-    expect(redirectOutcome(link, UA.android, now)).toMatchObject({
+    expect(redirectOutcome(link, get('other'), now)).toEqual({
+      kind: 'redirect',
+      linkId: 'lnk_1',
       location: link.webFallbackUrl,
     });
-    expect(redirectOutcome(link, undefined, now)).toMatchObject({ location: link.webFallbackUrl });
   });
 
   it('sends iOS devices to the web fallback when no iOS fallback is set', () => {
-    const noIos = { ...link, iosFallbackUrl: null };
-    expect(redirectOutcome(noIos, UA.iPhone, now)).toMatchObject({
+    const noIos = { ...link, iosFallbackUrl: null, iosDeferredPage: true };
+    expect(redirectOutcome(noIos, get('ios'), now)).toMatchObject({
+      kind: 'redirect',
       location: link.webFallbackUrl,
     });
   });
 
-  it('is expired from expiresAt on, evaluated against the given clock', () => {
+  it('is expired from expiresAt on, evaluated against the given clock, for previews too', () => {
     const expiring = { ...link, expiresAt: now };
-    expect(redirectOutcome(expiring, UA.android, now - 1)).toMatchObject({ kind: 'redirect' });
-    expect(redirectOutcome(expiring, UA.android, now)).toEqual({ kind: 'expired' });
+    expect(redirectOutcome(expiring, get('other'), now - 1)).toMatchObject({ kind: 'redirect' });
+    expect(redirectOutcome(expiring, get('other'), now)).toEqual({ kind: 'expired' });
+    expect(redirectOutcome(expiring, head('previewer'), now)).toEqual({ kind: 'expired' });
   });
 
   it('keeps redirecting an archived link, even past its expiry', () => {
     const archived = { ...link, archived: true, expiresAt: now - 1000 };
-    expect(redirectOutcome(archived, UA.android, now)).toMatchObject({
+    expect(redirectOutcome(archived, get('other'), now)).toMatchObject({
       kind: 'redirect',
       location: link.webFallbackUrl,
     });
+    expect(redirectOutcome(archived, head('previewer'), now)).toMatchObject({ kind: 'preview' });
+  });
+
+  it('gives previewers the preview, with the title (null when the link has none)', () => {
+    expect(redirectOutcome(link, head('previewer'), now)).toEqual({
+      kind: 'preview',
+      linkId: 'lnk_1',
+      title: 'Summer sale',
+    });
+    expect(redirectOutcome({ ...link, title: null }, head('previewer'), now)).toEqual({
+      kind: 'preview',
+      linkId: 'lnk_1',
+      title: null,
+    });
+  });
+
+  it('passes the query through to either fallback', () => {
+    const withQuery = { ...link, webFallbackUrl: 'https://example.com/web?x=1#f' };
+    expect(redirectOutcome(withQuery, get('other', 'utm=a%20b'), now)).toMatchObject({
+      location: 'https://example.com/web?x=1&utm=a%20b#f',
+    });
+    expect(redirectOutcome(link, get('ios', 'utm=a'), now)).toMatchObject({
+      location: 'https://apps.apple.com/app/id1?utm=a',
+    });
+  });
+
+  describe('Play Store fallback', () => {
+    const play = { ...link, webFallbackUrl: PLAY };
+
+    it('carries the click token in the install referrer, whatever the user agent', () => {
+      for (const client of ['other', 'ios'] as const) {
+        const noIos = { ...play, iosFallbackUrl: null };
+        expect(redirectOutcome(noIos, get(client), now)).toMatchObject({
+          location: `${PLAY}&referrer=ls_click%3D${TOKEN}`,
+        });
+      }
+    });
+
+    it('adds the token after the passthrough query, to its referrer too', () => {
+      expect(redirectOutcome(play, get('other', 'referrer=utm_source%3Dmail'), now)).toMatchObject({
+        location: `${PLAY}&referrer=utm_source%3Dmail%26ls_click%3D${TOKEN}`,
+      });
+    });
+
+    it('carries no token without a click (HEAD)', () => {
+      expect(redirectOutcome(play, head('other', 'a=1'), now)).toMatchObject({
+        location: `${PLAY}&a=1`,
+      });
+    });
+
+    it('is not touched on the iOS fallback', () => {
+      const iosPlay = { ...link, iosFallbackUrl: PLAY };
+      expect(redirectOutcome(iosPlay, get('ios'), now)).toMatchObject({ location: PLAY });
+    });
+  });
+
+  describe('iOS deferred page', () => {
+    const optedIn = { ...link, iosDeferredPage: true };
+
+    it('replaces the iOS redirect where the app opted in, with the passthrough query', () => {
+      expect(redirectOutcome(optedIn, get('ios', 'utm=a'), now)).toEqual({
+        kind: 'deferred_page',
+        linkId: 'lnk_1',
+        title: 'Summer sale',
+        fallback: 'https://apps.apple.com/app/id1?utm=a',
+        clickToken: TOKEN,
+      });
+      expect(redirectOutcome(optedIn, head('ios'), now)).toMatchObject({
+        kind: 'deferred_page',
+        clickToken: null,
+      });
+    });
+
+    it('is for iOS only, and only with an iOS fallback', () => {
+      expect(redirectOutcome(optedIn, get('other'), now)).toMatchObject({ kind: 'redirect' });
+      expect(redirectOutcome(optedIn, head('previewer'), now)).toMatchObject({ kind: 'preview' });
+      expect(redirectOutcome(link, get('ios'), now)).toMatchObject({ kind: 'redirect' });
+    });
+
+    it('never puts a fallback that is not http(s) into the page', () => {
+      const odd = { ...optedIn, iosFallbackUrl: 'javascript:alert(1)' };
+      expect(redirectOutcome(odd, get('ios'), now)).toMatchObject({ kind: 'redirect' });
+    });
+  });
+});
+
+describe('countsClick', () => {
+  it('holds for a person following the link: a redirect or the deferred page', () => {
+    expect(countsClick({ kind: 'redirect', linkId: 'l', location: 'https://e.com' })).toBe(true);
+    expect(
+      countsClick({
+        kind: 'deferred_page',
+        linkId: 'l',
+        title: null,
+        fallback: 'https://e.com',
+        clickToken: null,
+      }),
+    ).toBe(true);
+    expect(countsClick({ kind: 'preview', linkId: 'l', title: null })).toBe(false);
+    expect(countsClick({ kind: 'expired' })).toBe(false);
+    expect(countsClick({ kind: 'not_found' })).toBe(false);
   });
 });
 

@@ -4,22 +4,36 @@ import type { CountingLookup, LinkCache, LinkRef, LinkResolution } from '@linkse
 import { linkCacheKeys } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickCounter } from '../clicks/click-counter';
+import type { ClickToken } from '../clicks/click-token';
+import { ClickTokenMinter } from '../clicks/click-token';
 import { throttled } from '../throttled';
 import { findLinkResolution } from './link-resolution.repository';
-import type { RedirectOutcome } from './redirect-rules';
-import { redirectOutcome } from './redirect-rules';
+import type { LinkRequest, RedirectOutcome } from './redirect-rules';
+import { countsClick, redirectOutcome } from './redirect-rules';
+import { clientOf } from './user-agents';
+
+/** A request for `<host>/<alias>`, as the rules see it. */
+export interface LinkHostRequest {
+  ref: LinkRef;
+  userAgent: string | undefined;
+  /** The request target's raw query, without `?`; empty when there is none. */
+  query: string;
+  /** A GET; only a GET counts a click and mints a click token. */
+  isGet: boolean;
+}
 
 /**
- * Resolves `<host>/<alias>` to an outcome and counts the click of a redirecting GET. A hit costs
- * one Redis round trip, click included (the cache's lookup script counts it, in one call with the
- * other redirects of the same event-loop turn); a miss costs one
- * Postgres query, shared by concurrent misses of the same alias and cache generation, and the
- * click is then counted on its own.
+ * Resolves `<host>/<alias>` to an outcome and counts the click of a person's GET, with the click
+ * token minted for it. A hit costs one Redis round trip, click and token included (the cache's
+ * lookup script stores both, in one call with the other redirects of the same event-loop turn);
+ * a miss costs one Postgres query, shared by concurrent misses of the same alias and cache
+ * generation, and the click and its token are then written together in one round trip.
  */
 export class RedirectService {
   /** Keyed by cache key and generation: a lookup after an invalidation never joins an older query. */
   private readonly loading = new Map<string, Promise<LinkResolution | null>>();
   private readonly warn: (message: string, error: unknown) => void;
+  private readonly tokens = new ClickTokenMinter();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -35,42 +49,48 @@ export class RedirectService {
   }
 
   /**
-   * The outcome at this moment; with `countClick`, a redirect's click is counted before this
-   * resolves (in Redis, or in memory when Redis cannot take it), so a click the client saw
-   * survives a clean shutdown.
+   * The outcome at this moment. A person's GET of a link that resolves counts a click before
+   * this resolves (in Redis, or in memory when Redis cannot take it), so a click the client saw
+   * survives a clean shutdown, and its token is stored with it. Whether the client is a preview
+   * fetcher is decided first: a preview's lookup counts nothing and it mints no token.
    */
-  async outcome(
-    ref: LinkRef,
-    userAgent: string | undefined,
-    countClick: boolean,
-  ): Promise<RedirectOutcome> {
+  async outcome({ ref, userAgent, query, isGet }: LinkHostRequest): Promise<RedirectOutcome> {
+    const client = clientOf(userAgent);
+    // Minted before the lookup: on a hit the lookup script stores it with the click. Unused
+    // (a 404 or 410) it is simply dropped; it was never stored.
+    const token = isGet && client !== 'previewer' ? this.tokens.mint() : null;
     // One clock for the lookup script and the rules, so both agree on expiry.
     const now = Date.now();
+    const request = { client, query, clickToken: token?.token ?? null };
     let found: CountingLookup;
     try {
       found = await this.cache.lookupCountingClick(
         ref,
-        countClick ? { hash: this.clicks.pendingKey, at: now } : null,
+        token ? { hash: this.clicks.pendingKey, at: now, tokenHash: token.hash } : null,
       );
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.
       this.warn('link cache unavailable; resolving from Postgres', error);
-      return this.decide(await findLinkResolution(this.db, ref), userAgent, now, countClick);
+      const resolution = await findLinkResolution(this.db, ref);
+      return this.decide(resolution, request, now, token);
     }
     const { lookup, counted } = found;
     const resolution =
       lookup.kind === 'hit' ? lookup.resolution : await this.load(ref, lookup.generation);
-    return this.decide(resolution, userAgent, now, countClick && !counted);
+    return this.decide(resolution, request, now, counted ? null : token);
   }
 
+  /** The outcome; `uncounted`: the token of a click still to be counted if the link resolves. */
   private async decide(
     resolution: LinkResolution | null,
-    userAgent: string | undefined,
+    request: LinkRequest,
     now: number,
-    countClick: boolean,
+    uncounted: ClickToken | null,
   ): Promise<RedirectOutcome> {
-    const outcome = redirectOutcome(resolution, userAgent, now);
-    if (countClick && outcome.kind === 'redirect') await this.clicks.record(outcome.linkId);
+    const outcome = redirectOutcome(resolution, request, now);
+    if (uncounted && countsClick(outcome)) {
+      await this.clicks.record({ linkId: outcome.linkId, tokenHash: uncounted.hash, at: now });
+    }
     return outcome;
   }
 

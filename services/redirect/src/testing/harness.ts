@@ -112,3 +112,35 @@ export async function clickCount(db: Kysely<Database>, linkId: string): Promise<
     .executeTakeFirstOrThrow();
   return row.click_count;
 }
+
+/** A stored click token, as the app interface will look it up. */
+export interface StoredClickToken {
+  tokenHash: string;
+  linkId: string;
+  appId: string;
+  environment: Environment;
+  clickedAt: number;
+  expiresAt: number;
+}
+
+/** The click tokens stored for a link (hash as hex), oldest click first. */
+export async function clickTokensOf(
+  db: Kysely<Database>,
+  linkId: string,
+): Promise<StoredClickToken[]> {
+  const rows = await db
+    .selectFrom('click_tokens')
+    .selectAll()
+    .where('link_id', '=', linkId)
+    .orderBy('clicked_at')
+    .orderBy('token_hash')
+    .execute();
+  return rows.map((row) => ({
+    tokenHash: row.token_hash.toString('hex'),
+    linkId: row.link_id,
+    appId: row.app_id,
+    environment: row.environment,
+    clickedAt: row.clicked_at.getTime(),
+    expiresAt: row.expires_at.getTime(),
+  }));
+}

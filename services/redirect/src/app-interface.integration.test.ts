@@ -1,0 +1,428 @@
+import { createHash } from 'node:crypto';
+import type { Environment } from '@linkservice/db';
+import { insertLink } from '@linkservice/testing';
+import { clickTokenField } from '@linkservice/link-cache';
+import { clickKeys } from './clicks/click-keys';
+import type { Answer, Harness, TestApp } from './testing/harness';
+import {
+  LINK_DOMAIN,
+  clickCount,
+  clickTokensOf,
+  createTestApp,
+  startRedirect,
+} from './testing/harness';
+
+/**
+ * The link host for people (app-interface.md): query passthrough, click tokens, the Play Store
+ * referrer, the iOS deferred page and link previews, through the real service on real Postgres
+ * and Redis.
+ */
+
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+const ANDROID =
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36';
+const FACEBOOK = 'facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)';
+const SLACK = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
+const PLAY = 'https://play.google.com/store/apps/details?id=com.example.app';
+const APP_STORE = 'https://apps.apple.com/app/id42';
+const TOKEN_TTL_SECONDS = 900;
+const TOKEN = /^[0-9A-Za-z]{22}$/;
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startRedirect({
+    CLICK_FLUSH_INTERVAL_MS: '600000',
+    CLICK_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
+  });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const sha256 = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/** The `ls_click` token in a Play Store Location (inside the referrer value). */
+function playToken(answer: Answer): string {
+  const token = /ls_click%3D([^&#%]*)/.exec(answer.headers.get('location') ?? '')?.[1];
+  if (token === undefined) throw new Error(`no ls_click in ${answer.headers.get('location')}`);
+  return token;
+}
+
+/** The token in the deferred page's link to copy. */
+function pageToken(answer: Answer): string {
+  const token = /\?ls_click=([^"&]*)"/.exec(answer.text)?.[1];
+  if (token === undefined) throw new Error('no ls_click in the page');
+  return token;
+}
+
+async function tokensOfApp(appId: string): Promise<number> {
+  const rows = await h.db
+    .selectFrom('click_tokens')
+    .select('token_hash')
+    .where('app_id', '=', appId)
+    .execute();
+  return rows.length;
+}
+
+async function setDeferredPage(app: TestApp, environment: Environment, on: boolean) {
+  await h.db
+    .insertInto('app_associations')
+    .values({
+      app_id: app.appId,
+      environment,
+      ios_team_id: 'ABCDE12345',
+      ios_bundle_id: 'com.example.app',
+      ios_deferred_page: on,
+    })
+    .onConflict((oc) =>
+      oc.columns(['app_id', 'environment']).doUpdateSet({ ios_deferred_page: on }),
+    )
+    .execute();
+}
+
+describe('query passthrough', () => {
+  it('appends the raw query to the fallback, before its fragment, on a miss and on a hit', async () => {
+    const app = await createTestApp(h.db);
+    const link = await insertLink(h.db, app, {
+      web_fallback_url: 'https://example.com/p?src=link#top',
+      ios_fallback_url: APP_STORE,
+    });
+    const query = 'utm_source=mail&q=caf%C3%A9+%2B&src=tap&empty=&flag';
+    const miss = await h.get(`/${link.alias}?${query}`, { host: app.liveHost });
+    expect(miss.headers.get('location')).toBe(`https://example.com/p?src=link&${query}#top`);
+    await h.cached(app, link.alias);
+    const hit = await h.get(`/${link.alias}?${query}`, { host: app.liveHost });
+    expect(hit.headers.get('location')).toBe(`https://example.com/p?src=link&${query}#top`);
+
+    const ios = await h.get(`/${link.alias}?a=1`, {
+      host: app.liveHost,
+      headers: { 'user-agent': IPHONE },
+    });
+    expect(ios.headers.get('location')).toBe(`${APP_STORE}?a=1`);
+    // `?` alone adds nothing.
+    expect((await h.get(`/${link.alias}?`, { host: app.liveHost })).headers.get('location')).toBe(
+      'https://example.com/p?src=link#top',
+    );
+  });
+});
+
+describe('click tokens', () => {
+  it('lands a token per counted click, on a miss and on a hit, with link, app, environment and expiry', async () => {
+    const app = await createTestApp(h.db);
+    const live = await insertLink(h.db, app, { web_fallback_url: PLAY });
+    const test = await insertLink(
+      h.db,
+      { appId: app.appId, environment: 'test' },
+      {
+        web_fallback_url: PLAY,
+      },
+    );
+    const before = Date.now();
+    const onMiss = await h.get(`/${live.alias}`, { host: app.liveHost });
+    await h.cached(app, live.alias);
+    const onHit = await h.get(`/${live.alias}`, { host: app.liveHost });
+    const onTest = await h.get(`/${test.alias}`, { host: app.testHost });
+    const after = Date.now();
+    const minted = [onMiss, onHit, onTest].map(playToken);
+    for (const token of minted) expect(token).toMatch(TOKEN);
+    expect(new Set(minted).size).toBe(3);
+
+    // Matchable once its batch is flushed.
+    expect(await clickTokensOf(h.db, live.id)).toEqual([]);
+    await h.resources.flusher.flush();
+
+    const liveTokens = await clickTokensOf(h.db, live.id);
+    expect(liveTokens.map((t) => t.tokenHash).sort()).toEqual(
+      [sha256(minted[0]), sha256(minted[1])].sort(),
+    );
+    const testTokens = await clickTokensOf(h.db, test.id);
+    expect(testTokens.map((t) => t.tokenHash)).toEqual([sha256(minted[2])]);
+    for (const token of [...liveTokens, ...testTokens]) {
+      expect(token.appId).toBe(app.appId);
+      expect(token.clickedAt).toBeGreaterThanOrEqual(before);
+      expect(token.clickedAt).toBeLessThanOrEqual(after);
+      expect(token.expiresAt - token.clickedAt).toBe(TOKEN_TTL_SECONDS * 1000);
+    }
+    expect(liveTokens.map((t) => t.environment)).toEqual(['live', 'live']);
+    expect(testTokens.map((t) => t.environment)).toEqual(['test']);
+    expect(await clickCount(h.db, live.id)).toBe(2);
+
+    // Flushing again (nothing new) changes nothing: each token exactly once.
+    await h.resources.flusher.flush();
+    expect(await clickTokensOf(h.db, live.id)).toHaveLength(2);
+  });
+
+  it('mints none for HEAD, 404 or 410, and HEAD carries no ls_click', async () => {
+    const app = await createTestApp(h.db);
+    const link = await insertLink(h.db, app, { web_fallback_url: PLAY });
+    const expired = await insertLink(h.db, app, { expires_at: new Date(Date.now() - 1000) });
+    const head = await h.get(`/${link.alias}?a=1`, { host: app.liveHost, method: 'HEAD' });
+    expect(head.status).toBe(302);
+    expect(head.headers.get('location')).toBe(`${PLAY}&a=1`);
+    await h.cached(app, link.alias);
+    const cachedHead = await h.get(`/${link.alias}`, { host: app.liveHost, method: 'HEAD' });
+    expect(cachedHead.headers.get('location')).toBe(PLAY);
+    expect((await h.get(`/${expired.alias}`, { host: app.liveHost })).status).toBe(410);
+    await h.cached(app, expired.alias);
+    expect((await h.get(`/${expired.alias}`, { host: app.liveHost })).status).toBe(410);
+    expect((await h.get('/nope', { host: app.liveHost })).status).toBe(404);
+    await h.resources.flusher.flush();
+    expect(await tokensOfApp(app.appId)).toBe(0);
+    expect(await clickCount(h.db, link.id)).toBe(0);
+  });
+
+  it('keeps the token of a click Redis could not take in memory, and lands it once Redis is back', async () => {
+    const app = await createTestApp(h.db);
+    const link = await insertLink(h.db, app, { web_fallback_url: PLAY });
+    const redis = h.resources.deps.redis;
+    // Redis "down" for this request: the lookup and the click's write both fail.
+    const lookup = jest
+      .spyOn(redis, 'evalsha')
+      .mockRejectedValue(new Error('Connection is closed.'));
+    const write = jest.spyOn(redis, 'multi').mockImplementation(() => {
+      throw new Error('Connection is closed.');
+    });
+    let res: Answer;
+    try {
+      res = await h.get(`/${link.alias}`, { host: app.liveHost });
+    } finally {
+      lookup.mockRestore();
+      write.mockRestore();
+    }
+    expect(res.status).toBe(302);
+    const token = playToken(res);
+    // Not in Redis: held in memory until the flusher writes it.
+    const pending = clickKeys(h.config.REDIS_PREFIX).pending;
+    expect(await redis.hexists(pending, clickTokenField(sha256(token)))).toBe(0);
+
+    await h.resources.flusher.flush();
+    expect(await clickTokensOf(h.db, link.id)).toEqual([
+      expect.objectContaining({ tokenHash: sha256(token), linkId: link.id, appId: app.appId }),
+    ]);
+    expect(await clickCount(h.db, link.id)).toBe(1);
+  });
+});
+
+describe('Play Store fallback', () => {
+  it('carries the token in the install referrer whatever the user agent, keeping a referrer given', async () => {
+    const app = await createTestApp(h.db);
+    const link = await insertLink(h.db, app, {
+      web_fallback_url: `${PLAY}&referrer=utm_source%3Dsite&hl=en`,
+    });
+    const android = await h.get(`/${link.alias}`, {
+      host: app.liveHost,
+      headers: { 'user-agent': ANDROID },
+    });
+    const token = playToken(android);
+    expect(android.headers.get('location')).toBe(
+      `${PLAY}&referrer=utm_source%3Dsite%26ls_click%3D${token}&hl=en`,
+    );
+    // iOS without an iOS fallback, and a desktop: the same listing, each its own token.
+    const iphone = await h.get(`/${link.alias}`, {
+      host: app.liveHost,
+      headers: { 'user-agent': IPHONE },
+    });
+    const desktop = await h.get(`/${link.alias}`, { host: app.liveHost });
+    expect(new Set([token, playToken(iphone), playToken(desktop)]).size).toBe(3);
+
+    await h.resources.flusher.flush();
+    const stored = (await clickTokensOf(h.db, link.id)).map((t) => t.tokenHash);
+    expect(stored.sort()).toEqual(
+      [token, playToken(iphone), playToken(desktop)].map(sha256).sort(),
+    );
+  });
+
+  it('puts the token in a referrer the passthrough query brought too', async () => {
+    const app = await createTestApp(h.db);
+    const link = await insertLink(h.db, app, { web_fallback_url: PLAY });
+    const res = await h.get(`/${link.alias}?referrer=utm_source%3Dmail`, { host: app.liveHost });
+    const token = playToken(res);
+    expect(res.headers.get('location')).toBe(
+      `${PLAY}&referrer=utm_source%3Dmail%26ls_click%3D${token}`,
+    );
+  });
+});
+
+describe('iOS deferred page', () => {
+  async function optedInLink() {
+    const app = await createTestApp(h.db);
+    const link = await insertLink(h.db, app, {
+      title: 'Summer <sale>',
+      web_fallback_url: 'https://example.com/web',
+      ios_fallback_url: APP_STORE,
+    });
+    await insertLink(
+      h.db,
+      { appId: app.appId, environment: 'test' },
+      {
+        alias: link.alias,
+        ios_fallback_url: APP_STORE,
+      },
+    );
+    await setDeferredPage(app, 'live', true);
+    await setDeferredPage(app, 'test', false);
+    return { app, link };
+  }
+  const iphone = { 'user-agent': IPHONE };
+
+  it('answers iOS with the page where the app opted in, counting the click and minting the token', async () => {
+    const { app, link } = await optedInLink();
+    const res = await h.get(`/${link.alias}?utm=a&b=%22`, { host: app.liveHost, headers: iphone });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toMatch(
+      /^default-src 'none'; script-src 'sha256-[^']+'; style-src 'sha256-[^']+';/,
+    );
+    expect(res.headers.get('location')).toBeNull();
+    expect(res.text).toContain('<title>Summer &lt;sale&gt;</title>');
+    expect(res.text).toContain(`href="${APP_STORE}?utm=a&amp;b=%22">Continue without copying</a>`);
+    const token = pageToken(res);
+    expect(token).toMatch(TOKEN);
+    expect(res.text).toContain(
+      `value="https://${app.subdomainKey}.${LINK_DOMAIN}/${link.alias}?ls_click=${token}"`,
+    );
+
+    await h.resources.flusher.flush();
+    expect(await clickCount(h.db, link.id)).toBe(1);
+    expect(await clickTokensOf(h.db, link.id)).toEqual([
+      expect.objectContaining({ tokenHash: sha256(token), environment: 'live' }),
+    ]);
+  });
+
+  it('serves the page from the cache too, and a HEAD with the same headers, counting nothing', async () => {
+    const { app, link } = await optedInLink();
+    const first = await h.get(`/${link.alias}`, { host: app.liveHost, headers: iphone });
+    await h.cached(app, link.alias);
+    const hit = await h.get(`/${link.alias}`, { host: app.liveHost, headers: iphone });
+    expect(hit.status).toBe(200);
+    expect(pageToken(hit)).not.toBe(pageToken(first));
+    const head = await h.get(`/${link.alias}`, {
+      host: app.liveHost,
+      headers: iphone,
+      method: 'HEAD',
+    });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    for (const name of [
+      'content-length',
+      'content-type',
+      'cache-control',
+      'content-security-policy',
+    ]) {
+      expect(head.headers.get(name)).toBe(hit.headers.get(name));
+    }
+    await h.resources.flusher.flush();
+    expect(await clickCount(h.db, link.id)).toBe(2);
+    expect(await clickTokensOf(h.db, link.id)).toHaveLength(2);
+  });
+
+  it('is per environment, for iOS only, and follows the setting once the cache is invalidated', async () => {
+    const { app, link } = await optedInLink();
+    // Test environment: iOS set, page off.
+    const test = await h.get(`/${link.alias}`, { host: app.testHost, headers: iphone });
+    expect(test.status).toBe(302);
+    expect(test.headers.get('location')).toBe(APP_STORE);
+    // Android on the live host: the web fallback as ever.
+    const android = await h.get(`/${link.alias}`, {
+      host: app.liveHost,
+      headers: { 'user-agent': ANDROID },
+    });
+    expect(android.headers.get('location')).toBe('https://example.com/web');
+
+    expect((await h.get(`/${link.alias}`, { host: app.liveHost, headers: iphone })).status).toBe(
+      200,
+    );
+    await setDeferredPage(app, 'live', false);
+    await h.cache.invalidate([
+      { subdomainKey: app.subdomainKey, environment: 'live', alias: link.alias },
+    ]);
+    const off = await h.get(`/${link.alias}`, { host: app.liveHost, headers: iphone });
+    expect(off.status).toBe(302);
+    expect(off.headers.get('location')).toBe(APP_STORE);
+  });
+
+  it('is not served for a link without an iOS fallback', async () => {
+    const app = await createTestApp(h.db);
+    await setDeferredPage(app, 'live', true);
+    const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/web' });
+    const res = await h.get(`/${link.alias}`, { host: app.liveHost, headers: iphone });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('https://example.com/web');
+  });
+});
+
+describe('link previews', () => {
+  it('gives previewers a page with the title and the link URL, counting and minting nothing', async () => {
+    const app = await createTestApp(h.db);
+    await setDeferredPage(app, 'live', true);
+    const link = await insertLink(h.db, app, {
+      title: `"Summer" <sale> & more`,
+      web_fallback_url: PLAY,
+      ios_fallback_url: APP_STORE,
+    });
+    const linkUrl = `https://${app.subdomainKey}.${LINK_DOMAIN}/${link.alias}`;
+    for (const ua of [FACEBOOK, SLACK]) {
+      const res = await h.get(`/${link.alias}?utm=x`, {
+        host: app.liveHost,
+        headers: { 'user-agent': ua },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'none'/);
+      expect(res.text).toContain(
+        '<meta property="og:title" content="&quot;Summer&quot; &lt;sale&gt; &amp; more">',
+      );
+      expect(res.text).toContain(`<meta property="og:url" content="${linkUrl}">`);
+      expect(res.text).toContain(`<link rel="canonical" href="${linkUrl}">`);
+      expect(res.text).toContain('<title>&quot;Summer&quot; &lt;sale&gt; &amp; more</title>');
+      expect(res.text).not.toContain('ls_click');
+    }
+    // From the cache as well: the lookup itself must not count.
+    await h.cached(app, link.alias);
+    const cached = await h.get(`/${link.alias}`, {
+      host: app.liveHost,
+      headers: { 'user-agent': FACEBOOK },
+    });
+    expect(cached.status).toBe(200);
+    const head = await h.get(`/${link.alias}`, {
+      host: app.liveHost,
+      headers: { 'user-agent': FACEBOOK },
+      method: 'HEAD',
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(cached.headers.get('content-length'));
+
+    await h.resources.flusher.flush();
+    expect(await clickCount(h.db, link.id)).toBe(0);
+    expect(await tokensOfApp(app.appId)).toBe(0);
+  });
+
+  it('titles an untitled link with its alias, previews archived links, and answers 410 and 404 as for people', async () => {
+    const app = await createTestApp(h.db);
+    const untitled = await insertLink(h.db, app);
+    const archived = await insertLink(h.db, app, { title: 'Old', archived_at: new Date() });
+    const expired = await insertLink(h.db, app, { expires_at: new Date(Date.now() - 1000) });
+    const as = { host: app.liveHost, headers: { 'user-agent': FACEBOOK } };
+
+    const plain = await h.get(`/${untitled.alias}`, as);
+    expect(plain.status).toBe(200);
+    expect(plain.text).toContain(`<meta property="og:title" content="${untitled.alias}">`);
+    const old = await h.get(`/${archived.alias}`, as);
+    expect(old.status).toBe(200);
+    expect(old.text).toContain('<meta property="og:title" content="Old">');
+    const gone = await h.get(`/${expired.alias}`, as);
+    expect(gone.status).toBe(410);
+    expect(gone.text).toContain('Link expired');
+    const missing = await h.get('/nope', as);
+    expect(missing.status).toBe(404);
+    expect(missing.text).toContain('Link not found');
+
+    await h.resources.flusher.flush();
+    expect(await clickCount(h.db, untitled.id)).toBe(0);
+    expect(await clickCount(h.db, archived.id)).toBe(0);
+    expect(await tokensOfApp(app.appId)).toBe(0);
+  });
+});
