@@ -82,19 +82,6 @@ export interface Database {
     created_at: GeneratedTimestamp;
     updated_at: GeneratedTimestamp;
   };
-  /**
-   * Click tokens minted by the link host with counted clicks (app-interface.md): the token's
-   * SHA-256 only, the link, its app and environment, the click time and the expiry
-   * (CLICK_TOKEN_TTL_SECONDS after the click). No device data. Written with the click batches.
-   */
-  click_tokens: {
-    token_hash: Buffer;
-    link_id: string;
-    app_id: string;
-    environment: Environment;
-    clicked_at: Timestamp;
-    expires_at: Timestamp;
-  };
   /** Click batches already added to links.click_count (see the link-host migration). */
   link_click_batches: {
     id: string;
@@ -110,4 +97,3 @@ export type LinkRow = Selectable<Database['links']>;
 export type NewLink = Insertable<Database['links']>;
 export type LinkUpdate = Updateable<Database['links']>;
 export type AppAssociationRow = Selectable<Database['app_associations']>;
-export type ClickTokenRow = Selectable<Database['click_tokens']>;

@@ -1,3 +1,4 @@
 export * from './keys';
 export * from './resolution';
 export * from './link-cache';
+export * from './click-tokens';

@@ -1,8 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { testEnvironment } from '@linkservice/testing';
 import type { ClickTarget } from './link-cache';
-import { CLICK_TOKEN_FIELD_PREFIX, LinkCache, clickTokenField } from './link-cache';
+import { LinkCache } from './link-cache';
+import { clickTokenKey, hashClickToken } from './click-tokens';
 import type { LinkRef } from './keys';
 import { linkCacheKeys } from './keys';
 import type { LinkResolution } from './resolution';
@@ -115,16 +116,18 @@ describe('LinkCache', () => {
     const now = Date.UTC(2029, 0, 1);
     const clicksOf = async (hash: string, linkId: string) =>
       Number((await redis.hget(hash, linkId)) ?? 0);
-    /** A click at `at`, with a token hash of its own. */
+    const TOKEN_TTL_MS = 60_000;
+    /** A click at `at`, with a token of its own. */
     const click = (hash: string, at = now): ClickTarget => ({
       hash,
       at,
-      tokenHash: createHash('sha256').update(randomUUID()).digest('hex'),
+      token: {
+        key: clickTokenKey(env.redisPrefix, hashClickToken(randomUUID())),
+        ttlMs: TOKEN_TTL_MS,
+      },
     });
-    const tokensIn = async (hash: string) =>
-      Object.entries(await redis.hgetall(hash)).filter(([field]) =>
-        field.startsWith(CLICK_TOKEN_FIELD_PREFIX),
-      );
+    /** What a click's token key holds (null: nothing was stored). */
+    const tokenOf = (target: ClickTarget) => redis.get(target.token.key);
 
     it('counts a hit that redirects in the same round trip, and only when asked to', async () => {
       const cache = new LinkCache(redis, env.redisPrefix);
@@ -146,11 +149,12 @@ describe('LinkCache', () => {
         counted: false,
       });
       expect(await clicksOf(hash, resolution.linkId)).toBe(2);
-      // Each counted click's token, beside the count: its link and its click time.
-      expect(Object.fromEntries(await tokensIn(hash))).toEqual({
-        [clickTokenField(first.tokenHash)]: `${resolution.linkId} ${now}`,
-        [clickTokenField(second.tokenHash)]: `${resolution.linkId} ${now + 5}`,
-      });
+      // Each counted click's token: its link and its click time, expiring with the token.
+      expect(await tokenOf(first)).toBe(`${resolution.linkId} ${now}`);
+      expect(await tokenOf(second)).toBe(`${resolution.linkId} ${now + 5}`);
+      const ttl = await redis.pttl(first.token.key);
+      expect(ttl).toBeGreaterThan(TOKEN_TTL_MS - 5_000);
+      expect(ttl).toBeLessThanOrEqual(TOKEN_TTL_MS);
     });
 
     it('counts nothing on a miss or a negative entry, and gives the generation for a fill', async () => {
@@ -198,10 +202,8 @@ describe('LinkCache', () => {
         counted: true,
       });
       expect(await cache.lookup(ref)).toEqual({ kind: 'miss', generation: null });
-      expect(await redis.hgetall(hash)).toEqual({
-        lnk_1: '1',
-        [clickTokenField(target.tokenHash)]: `lnk_1 ${now}`,
-      });
+      expect(await redis.hgetall(hash)).toEqual({ lnk_1: '1' });
+      expect(await tokenOf(target)).toBe(`lnk_1 ${now}`);
     });
 
     it('answers the lookups of one event-loop turn with one script call, each its own', async () => {
@@ -214,13 +216,14 @@ describe('LinkCache', () => {
       await cache.fill(negative, null, null);
       await cache.invalidate([unknown]);
       const [firstHit, secondHit] = [click(hash), click(hash)];
+      const uncounted = [click(hash), click(hash), click(hash)];
       const calls = jest.spyOn(redis, 'evalsha');
       try {
         const answers = await Promise.all([
           cache.lookupCountingClick(hit, firstHit),
-          cache.lookupCountingClick(expired, click(hash)),
-          cache.lookupCountingClick(negative, click(hash)),
-          cache.lookupCountingClick(unknown, click(hash)),
+          cache.lookupCountingClick(expired, uncounted[0]),
+          cache.lookupCountingClick(negative, uncounted[1]),
+          cache.lookupCountingClick(unknown, uncounted[2]),
           cache.lookupCountingClick(hit, null),
           cache.lookupCountingClick(hit, secondHit),
         ]);
@@ -237,11 +240,10 @@ describe('LinkCache', () => {
         calls.mockRestore();
       }
       // Only the two counted clicks left a token.
-      expect(await redis.hgetall(hash)).toEqual({
-        [resolution.linkId]: '2',
-        [clickTokenField(firstHit.tokenHash)]: `${resolution.linkId} ${now}`,
-        [clickTokenField(secondHit.tokenHash)]: `${resolution.linkId} ${now}`,
-      });
+      expect(await redis.hgetall(hash)).toEqual({ [resolution.linkId]: '2' });
+      expect(await tokenOf(firstHit)).toBe(`${resolution.linkId} ${now}`);
+      expect(await tokenOf(secondHit)).toBe(`${resolution.linkId} ${now}`);
+      for (const target of uncounted) expect(await tokenOf(target)).toBeNull();
     });
 
     it('fails every lookup of a call that fails, and later calls work again', async () => {
@@ -299,11 +301,12 @@ describe('LinkCache', () => {
       const link = { ...resolution, ...fields };
       const at = now + offset;
       await cache.fill(ref, null, link);
-      const { lookup, counted } = await cache.lookupCountingClick(ref, click(hash, at));
+      const target = click(hash, at);
+      const { lookup, counted } = await cache.lookupCountingClick(ref, target);
       expect(lookup).toEqual({ kind: 'hit', resolution: link });
       expect(counted).toBe(redirectsAt(link, at));
       expect(await clicksOf(hash, link.linkId)).toBe(counted ? 1 : 0);
-      expect(await tokensIn(hash)).toHaveLength(counted ? 1 : 0);
+      expect(await tokenOf(target)).toBe(counted ? `${link.linkId} ${at}` : null);
     });
   });
 });

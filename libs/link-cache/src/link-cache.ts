@@ -30,23 +30,11 @@ export interface ClickTarget {
   /** The request's clock, epoch ms: the same value the caller decides the outcome with. */
   at: number;
   /**
-   * SHA-256 (hex) of the click token minted for this click, stored beside the count in the same
-   * hash as `t:<tokenHash>` -> `<linkId> <at>` (see `clickTokenField`), so the token travels with
-   * its click's batch.
+   * The click token minted for this click: its key (`clickTokenKey`) is set to the click's
+   * record (`<linkId> <at>`, see `clickTokenValue`) with this expiry, in the same script call
+   * that counts the click, so the token costs no round trip of its own.
    */
-  tokenHash: string;
-}
-
-/** The pending-clicks hash field of a click token (the count fields are bare link ids). */
-export const CLICK_TOKEN_FIELD_PREFIX = 't:';
-
-export function clickTokenField(tokenHash: string): string {
-  return `${CLICK_TOKEN_FIELD_PREFIX}${tokenHash}`;
-}
-
-/** The value of a click token's field: its link and its click time (epoch ms). */
-export function clickTokenValue(linkId: string, clickedAt: number): string {
-  return `${linkId} ${clickedAt}`;
+  token: { key: string; ttlMs: number };
 }
 
 export interface LinkCacheTtl {
@@ -75,31 +63,31 @@ return 0`;
 /**
  * One round trip for any number of redirects: per lookup the entry, the generation (for a fill
  * after a miss) and, when its ARGV carries the request's clock, the click of a link that
- * redirects at that time, with its click token. KEYS holds (entry, generation, click hash) per
- * lookup, ARGV (clock, token hash) per lookup (an empty clock counts nothing). Mirrors
+ * redirects at that time, with its click token. KEYS holds (entry, generation, click hash, token
+ * key) per lookup, ARGV (clock, token TTL ms) per lookup (an empty clock counts nothing). Mirrors
  * `redirectsAt`: the entry starts with `redirectsUntil` (empty: for ever) and the link id, and a
  * link redirects while now < until; a negative or unreadable entry counts nothing. A counted
- * click stores its token in the same hash (`clickTokenField` -> `clickTokenValue`), so the token
- * costs no round trip of its own and leaves with its click's batch. Replies (entry, generation,
- * counted) per lookup; `false` becomes a nil reply (a nil in a Lua table would end the list).
+ * click sets its token's key to `<linkId> <clock>` (`clickTokenValue`) with the token's expiry.
+ * Replies (entry, generation, counted) per lookup; `false` becomes a nil reply (a nil in a Lua
+ * table would end the list).
  */
 const LOOKUP_COUNTING_CLICK = `
 local replies = {}
 for i = 1, #ARGV / 2 do
   local base = (i - 1) * 3
-  local at, tokenHash = ARGV[i * 2 - 1], ARGV[i * 2]
-  local entry = redis.call('GET', KEYS[base + 1])
+  local at, tokenTtl = ARGV[i * 2 - 1], ARGV[i * 2]
+  local entry = redis.call('GET', KEYS[(i - 1) * 4 + 1])
   local counted = 0
   if entry and at ~= '' then
     local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
     if linkId and (untilMs == '' or tonumber(at) < tonumber(untilMs)) then
-      redis.call('HINCRBY', KEYS[base + 3], linkId, 1)
-      redis.call('HSET', KEYS[base + 3], '${CLICK_TOKEN_FIELD_PREFIX}' .. tokenHash, linkId .. ' ' .. at)
+      redis.call('HINCRBY', KEYS[(i - 1) * 4 + 3], linkId, 1)
+      redis.call('SET', KEYS[(i - 1) * 4 + 4], linkId .. ' ' .. at, 'PX', tokenTtl)
       counted = 1
     end
   end
   replies[base + 1] = entry
-  replies[base + 2] = redis.call('GET', KEYS[base + 2])
+  replies[base + 2] = redis.call('GET', KEYS[(i - 1) * 4 + 2])
   replies[base + 3] = counted
 end
 return replies`;
@@ -132,7 +120,7 @@ export class LinkCache {
   /**
    * `lookup`, and in the same round trip, when `click` is given and the entry is a link that
    * redirects at `click.at`, one click counted in `click.hash` (HINCRBY by link id) and its
-   * click token stored there (`click.tokenHash`). The caller
+   * click token stored (`click.token`). The caller
    * decides its outcome with the same `click.at`, so it counts a click itself only when the
    * lookup did not (a miss, or Redis unavailable).
    */
@@ -165,13 +153,18 @@ export class LinkCache {
     const args: string[] = [];
     for (const { ref, click } of lookups) {
       const keys = linkCacheKeys(this.prefix, ref);
-      // Without a click the third key is never written; the entry's own key stands in.
-      keysAndArgs.push(keys.entry, keys.generation, click?.hash ?? keys.entry);
-      args.push(click ? String(click.at) : '', click?.tokenHash ?? '');
+      // Without a click the third and fourth keys are never written; the entry's key stands in.
+      keysAndArgs.push(
+        keys.entry,
+        keys.generation,
+        click?.hash ?? keys.entry,
+        click?.token.key ?? keys.entry,
+      );
+      args.push(click ? String(click.at) : '', click ? String(click.token.ttlMs) : '');
     }
     keysAndArgs.push(...args);
     try {
-      const replies = (await this.evalLookup(lookups.length * 3, keysAndArgs)) as unknown[];
+      const replies = (await this.evalLookup(lookups.length * 4, keysAndArgs)) as unknown[];
       lookups.forEach((lookup, index) => {
         const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
         lookup.resolve({

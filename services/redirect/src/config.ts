@@ -18,7 +18,7 @@ export const redirectEnvSchema = baseEnvSchema.extend({
   CLICK_RECOVERY_AFTER_MS: positiveInt(30_000),
   /**
    * How long a click token (the `ls_click` minted with each counted click) can match an install,
-   * counted from its click: click_tokens.expires_at. The app interface's matching window.
+   * counted from its click: its Redis key expires then. The app interface's matching window.
    */
   CLICK_TOKEN_TTL_SECONDS: positiveInt(3_600),
   /** After SIGTERM: how long in-flight requests may take before connections are cut. */

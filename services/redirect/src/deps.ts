@@ -26,6 +26,8 @@ export interface RedirectDeps {
 
 export interface RedirectResources extends Resources<RedirectDeps> {
   flusher: ClickFlusher;
+  /** Counts clicks and stores their click tokens (what waits in memory while Redis is away). */
+  clicks: ClickCounter;
   /**
    * Applies leftover click batches (a crash, a dead replica), then flushes every interval.
    * Redis commands fail until it is connected (no offline queue), so this begins once it is.
@@ -60,7 +62,13 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     negativeSeconds: config.LINK_CACHE_NEGATIVE_TTL_SECONDS,
   });
   const keys = clickKeys(config.REDIS_PREFIX);
-  const clicks = new ClickCounter(redis, keys, logger);
+  const clicks = new ClickCounter({
+    redis,
+    keys,
+    redisPrefix: config.REDIS_PREFIX,
+    tokenTtlMs: config.CLICK_TOKEN_TTL_SECONDS * 1000,
+    logger,
+  });
   const flusher = new ClickFlusher({
     redis,
     db: postgres.db,
@@ -69,7 +77,6 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     logger,
     intervalMs: config.CLICK_FLUSH_INTERVAL_MS,
     recoverAfterMs: config.CLICK_RECOVERY_AFTER_MS,
-    clickTokenTtlSeconds: config.CLICK_TOKEN_TTL_SECONDS,
   });
   const redirects = new RedirectService(postgres.db, cache, clicks, config.REDIS_PREFIX, logger);
 
@@ -77,6 +84,7 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
   return {
     deps: { config, logger, db: postgres.db, redis, redirects },
     flusher,
+    clicks,
     startFlushing: () => {
       if (redis.status === 'ready') flusher.start();
       else

@@ -25,11 +25,6 @@ export const workerEnvSchema = baseEnvSchema
      */
     CREATION_REQUESTS_RETENTION_HOURS: positiveInt(24),
     CREATION_REQUESTS_CLEANUP_INTERVAL_MS: positiveInt(10 * 60_000),
-    /**
-     * How often expired click tokens are deleted. A token is useless once expired (it matches no
-     * install), and the click it records should not outlive it by much: a minute.
-     */
-    CLICK_TOKENS_CLEANUP_INTERVAL_MS: positiveInt(60_000),
     /** After SIGTERM: how long in-flight jobs may take before the process exits anyway. */
     SHUTDOWN_GRACE_MS: positiveInt(15_000),
     /**

@@ -8,7 +8,6 @@ describe('worker config', () => {
       WORKER_HEALTH_PORT: 8082,
       WORKER_CONCURRENCY: 8,
       CREATION_REQUESTS_RETENTION_HOURS: 24,
-      CLICK_TOKENS_CLEANUP_INTERVAL_MS: 60_000,
       WORKER_TEST_DELAY_MS: 0,
       REDIS_PREFIX: 'ls',
     });

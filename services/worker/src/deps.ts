@@ -11,7 +11,6 @@ import {
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import { CreationRequestsRepository, CreationTransactions } from '@linkservice/creation';
-import { ClickTokensRepository } from './click-tokens.repository';
 import type { WorkerConfig } from './config';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
@@ -27,7 +26,7 @@ export interface WorkerClients {
 
 /**
  * Everything the worker runs on, built once per process by buildDeps(); the job module and the
- * cleanups receive their services from here and never build any.
+ * cleanup receive their services from here and never build any.
  */
 export interface WorkerDeps extends WorkerClients {
   config: WorkerConfig;
@@ -35,8 +34,6 @@ export interface WorkerDeps extends WorkerClients {
   links: LinksRepository;
   /** The creation protocol's bookkeeping rows: the cleanup deletes the old ones. */
   creationRequests: CreationRequestsRepository;
-  /** Minted by the link host; the worker deletes the expired ones. */
-  clickTokens: ClickTokensRepository;
   creation: LinkCreationService;
 }
 
@@ -73,7 +70,6 @@ export function buildDeps(
 
   const links = new LinksRepository();
   const creationRequests = new CreationRequestsRepository(used.db);
-  const clickTokens = new ClickTokensRepository(used.db);
   const creation = new LinkCreationService(new CreationTransactions(used.db), links, {
     linkDomain: config.LINK_DOMAIN,
     logger,
@@ -88,7 +84,7 @@ export function buildDeps(
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { ...used, config, logger, links, creationRequests, clickTokens, creation },
+    deps: { ...used, config, logger, links, creationRequests, creation },
     // What was opened here, whatever a test swapped in.
     close: () =>
       (closing ??= (async () => {

@@ -6,7 +6,6 @@ import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { pingDatabase } from '@linkservice/db';
 import { createProbeServer, settlesWithin } from '@linkservice/lifecycle';
 import { Worker } from 'bullmq';
-import { scheduleClickTokensCleanup } from './click-tokens.cleanup';
 import type { WorkerConfig } from './config';
 import { createLinksProcessor } from './create-links.job';
 import type { WorkerDeps } from './deps';
@@ -51,7 +50,7 @@ export function startCreationWorker(
 
 /**
  * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer and
- * the cleanups (old creation_requests, expired click_tokens). Stopping lets in-flight jobs finish (each is bounded by its
+ * the creation_requests cleanup. Stopping lets in-flight jobs finish (each is bounded by its
  * deadline; the grace period bounds the whole); a job cut off by the exit rolls back and is
  * redelivered, or settled by the gateway: never half-done.
  */
@@ -78,21 +77,14 @@ export async function startWorker(
   await once(probes, 'listening');
 
   const worker = startCreationWorker(deps);
-  const cleanups = [
-    scheduleCreationRequestsCleanup(
-      deps.creationRequests,
-      {
-        retentionHours: config.CREATION_REQUESTS_RETENTION_HOURS,
-        intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS,
-      },
-      logger,
-    ),
-    scheduleClickTokensCleanup(
-      deps.clickTokens,
-      { intervalMs: config.CLICK_TOKENS_CLEANUP_INTERVAL_MS },
-      logger,
-    ),
-  ];
+  const cleanup = scheduleCreationRequestsCleanup(
+    deps.creationRequests,
+    {
+      retentionHours: config.CREATION_REQUESTS_RETENTION_HOURS,
+      intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS,
+    },
+    logger,
+  );
   logger.info(
     { healthPort: (probes.address() as AddressInfo).port, concurrency: config.WORKER_CONCURRENCY },
     'worker started',
@@ -109,7 +101,7 @@ export async function startWorker(
           // failure would surface as an unhandled 'error').
           await worker.waitUntilReady().catch(() => undefined);
         }
-        await Promise.all([worker.close(), ...cleanups.map((cleanup) => cleanup.stop())]);
+        await Promise.all([worker.close(), cleanup.stop()]);
       })();
       if (!(await settlesWithin(finished, graceMs))) {
         logger.warn('grace period over: exiting with jobs still running; they roll back');

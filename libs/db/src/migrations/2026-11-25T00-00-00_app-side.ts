@@ -4,9 +4,9 @@ import { sql } from 'kysely';
 // Frozen: never edit a migration that has shipped; add a new dated file instead.
 
 /**
- * The app interface (app-interface.md): publishable keys, the opt-in iOS deferred page, and the
- * click tokens the link host mints with every counted click. Adding columns with constant
- * defaults and a new table: no rewrite of existing rows, and code of the previous release keeps
+ * The app interface (app-interface.md): publishable keys and the opt-in iOS deferred page (click
+ * tokens live in Redis: see @linkservice/link-cache). Adding columns with constant defaults: no
+ * rewrite of existing rows, and code of the previous release keeps
  * working against it (its keys are all secret keys; it never reads the new columns).
  */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -36,31 +36,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       sql`NOT ios_deferred_page OR ios_team_id IS NOT NULL`,
     )
     .execute();
-
-  // One row per click token the link host minted: the token's SHA-256 (the token itself is
-  // never stored), the link clicked, its app and environment, and when. Nothing about the device
-  // or its address. Rows arrive with the click batches (see link_click_batches) and are deleted
-  // once expired.
-  await db.schema
-    .createTable('click_tokens')
-    .addColumn('token_hash', 'bytea', (col) => col.primaryKey())
-    .addColumn('link_id', 'text', (col) => col.notNull().references('links.id'))
-    .addColumn('app_id', 'text', (col) => col.notNull())
-    .addColumn('environment', 'text', (col) =>
-      col.notNull().check(sql`environment IN ('live', 'test')`),
-    )
-    .addColumn('clicked_at', 'timestamptz', (col) => col.notNull())
-    .addColumn('expires_at', 'timestamptz', (col) => col.notNull())
-    .execute();
-  await db.schema
-    .createIndex('click_tokens_expires_at_idx')
-    .on('click_tokens')
-    .column('expires_at')
-    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropTable('click_tokens').execute();
   await db.schema
     .alterTable('app_associations')
     .dropConstraint('app_associations_ios_deferred_page_needs_ios')

@@ -1,4 +1,5 @@
 import type { KyselyPlugin } from 'kysely';
+import { clickTokenKey, parseClickTokenValue } from '@linkservice/link-cache';
 import type { Environment, LinkRow } from '@linkservice/db';
 import { generatePublishableKey } from '@linkservice/keys';
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
@@ -493,11 +494,23 @@ describe('POST /sdk/resolve: cost and side effects', () => {
   });
 });
 
+/** Click tokens (Redis, see @linkservice/link-cache) stored for `linkId` under the gateway's prefix. */
 async function clickTokenCount(linkId: string): Promise<number> {
-  const rows = await gateway.deps.db
-    .selectFrom('click_tokens')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('link_id', '=', linkId)
-    .execute();
-  return rows[0]?.count ?? 0;
+  const { redis, config } = gateway.deps;
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(
+      cursor,
+      'MATCH',
+      clickTokenKey(config.REDIS_PREFIX, '*'),
+      'COUNT',
+      1000,
+    );
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== '0');
+  const values = keys.length > 0 ? await redis.mget(...keys) : [];
+  return values.filter((value) => value !== null && parseClickTokenValue(value)?.linkId === linkId)
+    .length;
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { clickTokenField, clickTokenValue } from '@linkservice/link-cache';
+import { clickTokenKey, clickTokenValue } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickKeys } from './click-keys';
 import { throttled } from '../throttled';
@@ -7,78 +7,111 @@ import { throttled } from '../throttled';
 /** One counted click and the token minted with it. */
 export interface CountedClick {
   linkId: string;
-  /** SHA-256 hex of the click token (see click-token.ts). */
+  /** SHA-256 of the click token, base64url (see click-token.ts). */
   tokenHash: string;
   /** The request's clock, epoch ms. */
   at: number;
 }
 
-/** A click token waiting for its batch: click_tokens gets it with the batch's counts. */
-export interface PendingToken {
-  tokenHash: string;
-  linkId: string;
-  clickedAt: number;
-}
-
-/** Clicks Redis could not take, and their tokens. */
-export interface UnrecordedClicks {
-  counts: Map<string, number>;
-  tokens: PendingToken[];
+export interface ClickCounterOptions {
+  redis: Redis;
+  keys: ClickKeys;
+  /** REDIS_PREFIX: click tokens are stored under it (`clickTokenKey`). */
+  redisPrefix: string;
+  /** CLICK_TOKEN_TTL_SECONDS, in ms: a token's key expires this long after its click. */
+  tokenTtlMs: number;
+  logger: Logger;
 }
 
 /**
  * Counts a redirect's click on the request path in the shared pending hash, never with a
- * database write: on a cache hit the link cache's lookup script does the HINCRBY on `pendingKey`
- * (and stores the click token) in the same round trip; otherwise `record` does both in one
- * MULTI. When Redis cannot take it, the click and its token are kept in memory and the flusher
- * writes them to Postgres itself, so an outage of Redis does not lose clicks (or their tokens)
- * of a process that keeps running.
+ * database write, and stores the click token minted with it: on a cache hit the link cache's
+ * lookup script does both in the same round trip; otherwise `record` does both in one MULTI.
+ * When Redis cannot take them, the click and its token are kept in memory: the flusher writes
+ * the click to Postgres itself and hands the token back to Redis once it answers (while the
+ * token is still within its time), so an outage of Redis loses neither for a process that keeps
+ * running.
  */
 export class ClickCounter {
-  private unrecorded: UnrecordedClicks = { counts: new Map(), tokens: [] };
+  private unrecorded = new Map<string, number>();
+  private untokened: CountedClick[] = [];
   private readonly warn: (message: string, error: unknown) => void;
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly keys: ClickKeys,
-    logger: Logger,
-  ) {
+  constructor(private readonly options: ClickCounterOptions) {
     this.warn = throttled(10_000, (message, error) => {
-      logger.warn({ err: error }, message);
+      options.logger.warn({ err: error }, message);
     });
   }
 
-  /**
-   * The hash a click is counted in: link id -> clicks, and `t:<token hash>` -> `<linkId>
-   * <clickedAtMs>` per token (see clickTokenField in @linkservice/link-cache).
-   */
+  /** The hash a click is counted in (link id -> clicks). */
   get pendingKey(): string {
-    return this.keys.pending;
+    return this.options.keys.pending;
   }
 
-  async record({ linkId, tokenHash, at }: CountedClick): Promise<void> {
+  /** Where a click token is stored, and for how long (the lookup script's `click.token`). */
+  tokenTarget(tokenHash: string): { key: string; ttlMs: number } {
+    return {
+      key: clickTokenKey(this.options.redisPrefix, tokenHash),
+      ttlMs: this.options.tokenTtlMs,
+    };
+  }
+
+  async record(click: CountedClick): Promise<void> {
+    const { redis, keys } = this.options;
+    const token = this.tokenTarget(click.tokenHash);
     try {
-      // One round trip, and atomic: the token is in whichever batch takes the count.
-      const results = await this.redis
+      // One round trip for both, and atomic: a counted click always has its token.
+      const results = await redis
         .multi()
-        .hincrby(this.keys.pending, linkId, 1)
-        .hset(this.keys.pending, clickTokenField(tokenHash), clickTokenValue(linkId, at))
+        .hincrby(keys.pending, click.linkId, 1)
+        .set(
+          token.key,
+          clickTokenValue({ linkId: click.linkId, clickedAt: click.at }),
+          'PX',
+          token.ttlMs,
+        )
         .exec();
       if (results === null) throw new Error('click transaction was aborted');
       const failed = results.find(([error]) => error !== null);
       if (failed?.[0]) throw failed[0];
     } catch (error) {
-      const { counts, tokens } = this.unrecorded;
-      counts.set(linkId, (counts.get(linkId) ?? 0) + 1);
-      tokens.push({ tokenHash, linkId, clickedAt: at });
+      this.unrecorded.set(click.linkId, (this.unrecorded.get(click.linkId) ?? 0) + 1);
+      this.untokened.push(click);
       this.warn('could not count a click in Redis; keeping it in memory', error);
     }
   }
 
-  /** Hands the in-memory clicks and tokens to the flusher and starts afresh. */
-  takeUnrecorded(): UnrecordedClicks {
+  /** Click tokens waiting for Redis (storeUntokened). */
+  get untokenedCount(): number {
+    return this.untokened.length;
+  }
+
+  /** Hands the in-memory clicks to the flusher and starts afresh. */
+  takeUnrecorded(): Map<string, number> {
     const taken = this.unrecorded;
-    this.unrecorded = { counts: new Map(), tokens: [] };
+    this.unrecorded = new Map();
     return taken;
+  }
+
+  /**
+   * Stores the tokens Redis could not take when their clicks were counted, with what is left of
+   * their time; expired ones are dropped. Those Redis still refuses stay for the next call.
+   * Resolves with how many are still waiting.
+   */
+  async storeUntokened(now = Date.now()): Promise<number> {
+    const waiting = this.untokened.filter((click) => click.at + this.options.tokenTtlMs > now);
+    this.untokened = [];
+    if (waiting.length === 0) return 0;
+    const pipeline = this.options.redis.pipeline();
+    for (const click of waiting) {
+      const token = this.tokenTarget(click.tokenHash);
+      const value = clickTokenValue({ linkId: click.linkId, clickedAt: click.at });
+      pipeline.set(token.key, value, 'PX', click.at + token.ttlMs - now);
+    }
+    const results = (await pipeline.exec().catch(() => null)) ?? waiting.map(() => [new Error()]);
+    const refused = waiting.filter((_click, index) => results[index]?.[0]);
+    // Tokens minted meanwhile go after these, so the oldest are retried first.
+    this.untokened = [...refused, ...this.untokened];
+    return this.untokened.length;
   }
 }

@@ -1,6 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { DbHandle } from '@linkservice/db';
+import { clickTokenKey, hashClickToken, parseClickTokenValue } from '@linkservice/link-cache';
 import { createLogger } from '@linkservice/logger';
 import {
   createTenant,
@@ -9,15 +10,12 @@ import {
   testDatabase,
   testEnvironment,
 } from '@linkservice/testing';
-import { clickCount, clickTokensOf } from '../testing/harness';
-import { applyClickBatch } from './click-batches.repository';
+import { clickCount } from '../testing/harness';
 import type { CountedClick } from './click-counter';
 import { ClickCounter } from './click-counter';
-import { ClickTokenMinter } from './click-token';
 import { ClickFlusher } from './click-flusher';
 import type { ClickKeys } from './click-keys';
 import { batchName, clickKeys } from './click-keys';
-import { clickTokenField, clickTokenValue } from '@linkservice/link-cache';
 
 const env = testEnvironment();
 const logger = createLogger('click-flusher-test', 'silent');
@@ -33,21 +31,23 @@ afterAll(async () => {
   await postgres.close();
 });
 
-const TOKEN_TTL_SECONDS = 600;
-const minter = new ClickTokenMinter();
-
-/** A click on `linkId` now, with a token of its own. */
-function clickOn(linkId: string, at = Date.now()): CountedClick & { token: string } {
-  const { token, hash } = minter.mint();
-  return { linkId, tokenHash: hash, at, token };
-}
-
 /** Each test counts under its own key namespace, as one deployment would. */
 function isolatedKeys(): ClickKeys {
   return clickKeys(`${env.redisPrefix}:${randomUUID().slice(0, 8)}`);
 }
 
-function flusherFor(keys: ClickKeys, counter = new ClickCounter(redis, keys, logger)) {
+const TOKEN_TTL_MS = 60_000;
+
+function counterFor(client: Redis, keys: ClickKeys, redisPrefix = `${env.redisPrefix}:tokens`) {
+  return new ClickCounter({ redis: client, keys, redisPrefix, tokenTtlMs: TOKEN_TTL_MS, logger });
+}
+
+/** A click on `linkId` now, with a fresh token (its hash stands for a minted token's). */
+function clickOn(linkId: string, at = Date.now()): CountedClick {
+  return { linkId, tokenHash: hashClickToken(randomUUID()), at };
+}
+
+function flusherFor(keys: ClickKeys, counter = counterFor(redis, keys)) {
   return {
     counter,
     flusher: new ClickFlusher({
@@ -58,7 +58,6 @@ function flusherFor(keys: ClickKeys, counter = new ClickCounter(redis, keys, log
       logger,
       intervalMs: 60_000,
       recoverAfterMs: 30_000,
-      clickTokenTtlSeconds: TOKEN_TTL_SECONDS,
     }),
   };
 }
@@ -83,76 +82,8 @@ describe('ClickFlusher', () => {
 
     expect(await clickCount(postgres.db, a.id)).toBe(2);
     expect(await clickCount(postgres.db, b.id)).toBe(1);
-    expect(await clickTokensOf(postgres.db, a.id)).toHaveLength(2);
-    expect(await clickTokensOf(postgres.db, b.id)).toHaveLength(1);
     expect(await redis.exists(keys.pending)).toBe(0);
     expect(await redis.smembers(keys.batches)).toEqual([]);
-  });
-
-  it("stores each click's token: its hash, link, app, environment, click time and expiry", async () => {
-    const keys = isolatedKeys();
-    const { counter, flusher } = flusherFor(keys);
-    const app = await createTenant(postgres.db);
-    const live = await insertLink(postgres.db, app);
-    const test = await insertLink(postgres.db, { appId: app.appId, environment: 'test' });
-    const at = Date.UTC(2030, 5, 1, 12, 0, 0, 123);
-    const onLive = clickOn(live.id, at);
-    const onTest = clickOn(test.id, at + 1);
-    await counter.record(onLive);
-    await counter.record(onTest);
-    // What the redirect wrote: the count and the token's field, side by side.
-    expect(await redis.hgetall(keys.pending)).toEqual({
-      [live.id]: '1',
-      [test.id]: '1',
-      [clickTokenField(onLive.tokenHash)]: `${live.id} ${at}`,
-      [clickTokenField(onTest.tokenHash)]: `${test.id} ${at + 1}`,
-    });
-
-    await flusher.flush();
-
-    expect(await clickTokensOf(postgres.db, live.id)).toEqual([
-      {
-        tokenHash: createHash('sha256').update(onLive.token).digest('hex'),
-        linkId: live.id,
-        appId: app.appId,
-        environment: 'live',
-        clickedAt: at,
-        expiresAt: at + TOKEN_TTL_SECONDS * 1000,
-      },
-    ]);
-    expect(await clickTokensOf(postgres.db, test.id)).toEqual([
-      expect.objectContaining({ appId: app.appId, environment: 'test', clickedAt: at + 1 }),
-    ]);
-  });
-
-  it('inserts the tokens of a batch applied twice exactly once, and keeps a token two batches carry', async () => {
-    const [a] = await twoLinks();
-    const first = clickOn(a.id, Date.UTC(2030, 0, 1));
-    const second = clickOn(a.id, Date.UTC(2030, 0, 2));
-    const batch = {
-      counts: new Map([[a.id, 2]]),
-      tokens: [first, second].map(({ tokenHash, linkId, at }) => ({
-        tokenHash,
-        linkId,
-        clickedAt: at,
-      })),
-    };
-    const batchId = `test:${randomUUID()}`;
-    expect(await applyClickBatch(postgres.db, batchId, batch, 60)).toBe(true);
-    expect(await applyClickBatch(postgres.db, batchId, batch, 60)).toBe(false);
-    expect(await clickCount(postgres.db, a.id)).toBe(2);
-    expect((await clickTokensOf(postgres.db, a.id)).map((t) => t.tokenHash)).toEqual([
-      first.tokenHash,
-      second.tokenHash,
-    ]);
-
-    // The same click in a second batch (a lookup that timed out after Redis ran it is counted
-    // again): its token stays as first stored.
-    const again = { counts: new Map([[a.id, 1]]), tokens: [{ ...batch.tokens[0], clickedAt: 1 }] };
-    expect(await applyClickBatch(postgres.db, `test:${randomUUID()}`, again, 60)).toBe(true);
-    const stored = await clickTokensOf(postgres.db, a.id);
-    expect(stored).toHaveLength(2);
-    expect(stored[0]).toMatchObject({ tokenHash: first.tokenHash, clickedAt: first.at });
   });
 
   it('applies a batch once even when it is applied again (crash between commit and delete)', async () => {
@@ -165,17 +96,14 @@ describe('ClickFlusher', () => {
 
     // Replay: the same batch id reappears in Redis, as if the delete after the commit was lost.
     const batch = batchName(keys, Date.now() - 60_000, 'replayed');
-    const replayed = clickOn(a.id);
-    const tokenField = [clickTokenField(replayed.tokenHash), clickTokenValue(a.id, replayed.at)];
-    await redis.hset(batch.key, a.id, '1', ...tokenField);
+    await redis.hset(batch.key, a.id, '1');
     await redis.sadd(keys.batches, batch.key);
     await flusher.flush(0);
-    await redis.hset(batch.key, a.id, '1', ...tokenField);
+    await redis.hset(batch.key, a.id, '1');
     await redis.sadd(keys.batches, batch.key);
     await flusher.flush(0);
 
     expect(await clickCount(postgres.db, a.id)).toBe(2);
-    expect(await clickTokensOf(postgres.db, a.id)).toHaveLength(2);
     expect(await redis.exists(batch.key)).toBe(0);
   });
 
@@ -231,10 +159,6 @@ describe('ClickFlusher', () => {
     await Promise.all(replicas.map(({ flusher }) => flusher.flush(0)));
     const total = (await clickCount(postgres.db, a.id)) + (await clickCount(postgres.db, b.id));
     expect(total).toBe(expected);
-    const tokens =
-      (await clickTokensOf(postgres.db, a.id)).length +
-      (await clickTokensOf(postgres.db, b.id)).length;
-    expect(tokens).toBe(expected);
   });
 
   it('writes clicks Redis could not take straight to Postgres', async () => {
@@ -248,16 +172,70 @@ describe('ClickFlusher', () => {
     });
     unreachable.on('error', () => undefined);
     try {
-      const counter = new ClickCounter(unreachable, keys, logger);
-      const clicks = [clickOn(a.id), clickOn(a.id)];
-      for (const click of clicks) await counter.record(click);
+      const counter = counterFor(unreachable, keys);
+      await counter.record(clickOn(a.id));
+      await counter.record(clickOn(a.id));
 
       const { flusher } = flusherFor(keys, counter);
       await flusher.flush();
       expect(await clickCount(postgres.db, a.id)).toBe(2);
-      expect((await clickTokensOf(postgres.db, a.id)).map((t) => t.tokenHash).sort()).toEqual(
-        clicks.map((click) => click.tokenHash).sort(),
-      );
+    } finally {
+      unreachable.disconnect();
+    }
+  });
+
+  it('stores the click tokens Redis refused with their clicks once it answers, with the time they have left', async () => {
+    const keys = isolatedKeys();
+    const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const [a] = await twoLinks();
+    const counter = counterFor(redis, keys, prefix);
+    const now = Date.now();
+    const fresh = clickOn(a.id, now - 20_000);
+    const expired = clickOn(a.id, now - TOKEN_TTL_MS - 1);
+    // Redis refuses the clicks' round trips, then answers again.
+    const refuse = jest.spyOn(redis, 'multi').mockImplementation(() => {
+      throw new Error('connection lost');
+    });
+    try {
+      await counter.record(fresh);
+      await counter.record(expired);
+    } finally {
+      refuse.mockRestore();
+    }
+    expect(counter.untokenedCount).toBe(2);
+    expect(await redis.exists(clickTokenKey(prefix, fresh.tokenHash))).toBe(0);
+
+    const { flusher } = flusherFor(keys, counter);
+    await flusher.flush();
+    expect(await clickCount(postgres.db, a.id)).toBe(2);
+    expect(counter.untokenedCount).toBe(0);
+    const stored = await redis.get(clickTokenKey(prefix, fresh.tokenHash));
+    expect(stored === null ? null : parseClickTokenValue(stored)).toEqual({
+      linkId: a.id,
+      clickedAt: fresh.at,
+    });
+    const ttl = await redis.pttl(clickTokenKey(prefix, fresh.tokenHash));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(TOKEN_TTL_MS - 20_000);
+    // The expired one was dropped, not stored with a TTL of its own.
+    expect(await redis.exists(clickTokenKey(prefix, expired.tokenHash))).toBe(0);
+  });
+
+  it('keeps the tokens Redis still refuses for the next pass', async () => {
+    const keys = isolatedKeys();
+    const [a] = await twoLinks();
+    const unreachable = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      disconnectTimeout: 50,
+    });
+    unreachable.on('error', () => undefined);
+    try {
+      const counter = counterFor(unreachable, keys);
+      await counter.record(clickOn(a.id));
+      expect(await counter.storeUntokened()).toBe(1);
+      expect(await counter.storeUntokened()).toBe(1);
     } finally {
       unreachable.disconnect();
     }

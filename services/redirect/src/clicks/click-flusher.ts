@@ -3,10 +3,8 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
-import { CLICK_TOKEN_FIELD_PREFIX } from '@linkservice/link-cache';
-import type { ClickBatch } from './click-batches.repository';
 import { applyClickBatch, pruneClickBatches } from './click-batches.repository';
-import type { ClickCounter, PendingToken } from './click-counter';
+import type { ClickCounter } from './click-counter';
 import type { BatchName, ClickKeys } from './click-keys';
 import { batchName, parseBatchKey } from './click-keys';
 
@@ -32,17 +30,16 @@ export interface ClickFlusherOptions {
   intervalMs: number;
   /** A batch of another flusher left unapplied this long is presumed orphaned and applied here. */
   recoverAfterMs: number;
-  /** A click token expires this long after its click (CLICK_TOKEN_TTL_SECONDS). */
-  clickTokenTtlSeconds: number;
 }
 
-interface LocalBatch extends ClickBatch {
+interface LocalBatch {
   id: string;
+  counts: Map<string, number>;
 }
 
 /**
- * Moves counted clicks from Redis into links.click_count, and their click tokens into
- * click_tokens, one set-based statement per batch, every `intervalMs`. Crash-safe hand-off: a batch is renamed out of the pending hash before it
+ * Moves counted clicks from Redis into links.click_count, one set-based statement per batch,
+ * every `intervalMs`. Crash-safe hand-off: a batch is renamed out of the pending hash before it
  * is read and deleted only after Postgres committed it, and Postgres records each applied batch
  * id in the same statement, so a batch retried (after a crash between commit and delete, or by
  * another replica recovering it) is never counted twice. Several replicas can run at once:
@@ -84,11 +81,11 @@ export class ClickFlusher {
     });
     const lost = this.localBatches.reduce((sum, batch) => sum + total(batch.counts), 0);
     if (lost > 0) {
-      const tokens = this.localBatches.reduce((sum, batch) => sum + batch.tokens.length, 0);
-      this.options.logger.error(
-        { clicks: lost, tokens },
-        'clicks Redis never took (and their click tokens) could not be saved',
-      );
+      this.options.logger.error({ clicks: lost }, 'clicks Redis never took could not be saved');
+    }
+    const tokens = this.options.counter.untokenedCount;
+    if (tokens > 0) {
+      this.options.logger.warn({ tokens }, 'click tokens Redis never took are dropped');
     }
   }
 
@@ -110,8 +107,10 @@ export class ClickFlusher {
   }
 
   private async pass(recoverOlderThanMs: number): Promise<void> {
-    const { redis, keys } = this.options;
+    const { redis, keys, counter } = this.options;
     await this.applyLocalBatches();
+    // Click tokens Redis could not take with their clicks, now that it may again.
+    await counter.storeUntokened();
 
     const now = Date.now();
     const fresh = batchName(keys, now, randomUUID());
@@ -134,16 +133,9 @@ export class ClickFlusher {
 
   private async applyBatch(batch: BatchName): Promise<void> {
     const { redis, db, keys, logger } = this.options;
-    // The flat reply: ioredis' hgetall would first build an object keyed by every field, which
-    // costs about as much again as parsing them (a second's tokens are thousands of fields).
-    const clicks = parseBatch(asStrings(await redis.call('HGETALL', batch.key)));
-    if (clicks.counts.size > 0 || clicks.tokens.length > 0) {
-      const applied = await applyClickBatch(
-        db,
-        batch.id,
-        clicks,
-        this.options.clickTokenTtlSeconds,
-      );
+    const counts = parseCounts(await redis.hgetall(batch.key));
+    if (counts.size > 0) {
+      const applied = await applyClickBatch(db, batch.id, counts);
       if (!applied) logger.info({ batch: batch.id }, 'click batch was already applied');
     }
     await redis.multi().del(batch.key).srem(keys.batches, batch.key).exec();
@@ -152,12 +144,12 @@ export class ClickFlusher {
 
   private async applyLocalBatches(): Promise<void> {
     const unrecorded = this.options.counter.takeUnrecorded();
-    if (unrecorded.counts.size > 0 || unrecorded.tokens.length > 0)
-      this.localBatches.push({ id: `local:${randomUUID()}`, ...unrecorded });
+    if (unrecorded.size > 0)
+      this.localBatches.push({ id: `local:${randomUUID()}`, counts: unrecorded });
     for (;;) {
       const batch = this.localBatches.at(0);
       if (!batch) break;
-      await applyClickBatch(this.options.db, batch.id, batch, this.options.clickTokenTtlSeconds);
+      await applyClickBatch(this.options.db, batch.id, batch.counts);
       this.localBatches.shift();
     }
   }
@@ -169,53 +161,16 @@ export class ClickFlusher {
   }
 }
 
-const TOKEN_HASH = /^[0-9a-f]{64}$/;
-
-/**
- * A batch hash as the redirects wrote it, as HGETALL's flat field, value, field, value… list:
- * link id -> clicks, and `t:<token hash>` -> `<linkId> <clickedAtMs>` per click token. A field
- * that is neither (a corrupted or foreign value) is skipped, so it can never make the batch's
- * statement fail and the batch stick.
- */
-export function parseBatch(fieldsAndValues: readonly string[]): ClickBatch {
+function parseCounts(hash: Record<string, string>): Map<string, number> {
   const counts = new Map<string, number>();
-  const tokens: PendingToken[] = [];
-  for (let i = 0; i + 1 < fieldsAndValues.length; i += 2) {
-    const field = fieldsAndValues[i];
-    const value = fieldsAndValues[i + 1];
-    if (field.startsWith(CLICK_TOKEN_FIELD_PREFIX)) {
-      const token = parseToken(field.slice(CLICK_TOKEN_FIELD_PREFIX.length), value);
-      if (token) tokens.push(token);
-      continue;
-    }
+  for (const [linkId, value] of Object.entries(hash)) {
     const clicks = Number(value);
-    if (Number.isSafeInteger(clicks) && clicks > 0) counts.set(field, clicks);
+    if (Number.isSafeInteger(clicks) && clicks > 0) counts.set(linkId, clicks);
   }
-  return { counts, tokens };
+  return counts;
 }
 
-function parseToken(tokenHash: string, value: string): PendingToken | null {
-  const space = value.indexOf(' ');
-  const linkId = value.slice(0, space);
-  const clickedAt = Number(value.slice(space + 1));
-  if (
-    !TOKEN_HASH.test(tokenHash) ||
-    space < 1 ||
-    !Number.isSafeInteger(clickedAt) ||
-    clickedAt <= 0
-  )
-    return null;
-  return { tokenHash, linkId, clickedAt };
-}
-
-function asStrings(reply: unknown): string[] {
-  if (!Array.isArray(reply) || !reply.every((item) => typeof item === 'string')) {
-    throw new Error('HGETALL answered something other than a list of strings');
-  }
-  return reply;
-}
-
-function total(counts: ReadonlyMap<string, number>): number {
+function total(counts: Map<string, number>): number {
   let sum = 0;
   for (const clicks of counts.values()) sum += clicks;
   return sum;

@@ -1,10 +1,12 @@
-import { createHash, randomFillSync } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+import { hashClickToken } from '@linkservice/link-cache';
 
 /**
  * Click tokens (app-interface.md): the `ls_click` value the link host mints with every counted
  * click, which an app hands back after its install to find the link that was tapped. 22 base62
  * characters carry 22 x log2(62) = 131 random bits (at least 96 are required), so a token can be
- * neither guessed nor enumerated. Only its SHA-256 is ever stored.
+ * neither guessed nor enumerated. Only its SHA-256 is ever stored (see @linkservice/link-cache's
+ * click-tokens.ts for where and how).
  */
 export const CLICK_TOKEN_LENGTH = 22;
 
@@ -20,13 +22,8 @@ const POOL_BYTES = 4096;
 export interface ClickToken {
   /** The token itself: sent once, in the Play referrer or the page to copy, never stored. */
   token: string;
-  /** SHA-256 of the token's text, hex: what Redis and click_tokens (as bytes) hold. */
+  /** SHA-256 of the token's text, base64url (`hashClickToken`): the name it is stored under. */
   hash: string;
-}
-
-/** SHA-256 of a token's text: how a token is found again (hex; click_tokens stores the bytes). */
-export function hashClickToken(token: string | Buffer): string {
-  return createHash('sha256').update(token).digest('hex');
 }
 
 /**

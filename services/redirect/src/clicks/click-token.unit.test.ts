@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { CLICK_TOKEN_LENGTH, ClickTokenMinter, hashClickToken } from './click-token';
+import { hashClickToken } from '@linkservice/link-cache';
+import { CLICK_TOKEN_LENGTH, ClickTokenMinter } from './click-token';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -21,7 +22,7 @@ describe('ClickTokenMinter', () => {
     const { token, hash } = new ClickTokenMinter().mint();
     expect(token).toMatch(/^[0-9A-Za-z]{22}$/);
     expect(CLICK_TOKEN_LENGTH * Math.log2(62)).toBeGreaterThanOrEqual(96);
-    expect(hash).toBe(createHash('sha256').update(token, 'utf8').digest('hex'));
+    expect(hash).toBe(createHash('sha256').update(token, 'utf8').digest('base64url'));
     expect(hashClickToken(token)).toBe(hash);
   });
 

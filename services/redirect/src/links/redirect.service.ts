@@ -66,7 +66,9 @@ export class RedirectService {
     try {
       found = await this.cache.lookupCountingClick(
         ref,
-        token ? { hash: this.clicks.pendingKey, at: now, tokenHash: token.hash } : null,
+        token
+          ? { hash: this.clicks.pendingKey, at: now, token: this.clicks.tokenTarget(token.hash) }
+          : null,
       );
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.

@@ -4,7 +4,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Database, Environment } from '@linkservice/db';
 import { linkHostFor } from '@linkservice/contracts';
-import { LinkCache } from '@linkservice/link-cache';
+import type { ClickTokenRecord } from '@linkservice/link-cache';
+import {
+  LinkCache,
+  clickTokenKey,
+  hashClickToken,
+  parseClickTokenValue,
+} from '@linkservice/link-cache';
+import type { Redis } from 'ioredis';
 import { createLogger } from '@linkservice/logger';
 import type { HttpResponse, Tenant } from '@linkservice/testing';
 import { createTenant, eventually, sendRequest, testEnvironment } from '@linkservice/testing';
@@ -113,34 +120,50 @@ export async function clickCount(db: Kysely<Database>, linkId: string): Promise<
   return row.click_count;
 }
 
-/** A stored click token, as the app interface will look it up. */
-export interface StoredClickToken {
-  tokenHash: string;
-  linkId: string;
-  appId: string;
-  environment: Environment;
-  clickedAt: number;
-  expiresAt: number;
+/** A click token as stored (see @linkservice/link-cache's click-tokens.ts), and its time left. */
+export interface StoredClickToken extends ClickTokenRecord {
+  ttlMs: number;
 }
 
-/** The click tokens stored for a link (hash as hex), oldest click first. */
-export async function clickTokensOf(
-  db: Kysely<Database>,
-  linkId: string,
-): Promise<StoredClickToken[]> {
-  const rows = await db
-    .selectFrom('click_tokens')
-    .selectAll()
-    .where('link_id', '=', linkId)
-    .orderBy('clicked_at')
-    .orderBy('token_hash')
-    .execute();
-  return rows.map((row) => ({
-    tokenHash: row.token_hash.toString('hex'),
-    linkId: row.link_id,
-    appId: row.app_id,
-    environment: row.environment,
-    clickedAt: row.clicked_at.getTime(),
-    expiresAt: row.expires_at.getTime(),
-  }));
+/** What is stored for the token `token` (its text, as handed out), or null when nothing is. */
+export async function storedClickToken(
+  redis: Redis,
+  redisPrefix: string,
+  token: string,
+): Promise<StoredClickToken | null> {
+  const key = clickTokenKey(redisPrefix, hashClickToken(token));
+  const [value, ttlMs] = await redis
+    .multi()
+    .get(key)
+    .pttl(key)
+    .exec()
+    .then((results) => (results ?? []).map(([, result]) => result));
+  const record = typeof value === 'string' ? parseClickTokenValue(value) : null;
+  return record && { ...record, ttlMs: Number(ttlMs) };
+}
+
+/** How many click tokens under `redisPrefix` name one of `linkIds` (a SCAN: tests only). */
+export async function clickTokensNaming(
+  redis: Redis,
+  redisPrefix: string,
+  linkIds: readonly string[],
+): Promise<number> {
+  let count = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(
+      cursor,
+      'MATCH',
+      clickTokenKey(redisPrefix, '*'),
+      'COUNT',
+      1000,
+    );
+    cursor = next;
+    const values = keys.length > 0 ? await redis.mget(...keys) : [];
+    for (const value of values) {
+      const record = value === null ? null : parseClickTokenValue(value);
+      if (record && linkIds.includes(record.linkId)) count++;
+    }
+  } while (cursor !== '0');
+  return count;
 }

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Click tokens (app-interface.md): the `ls_click` value the link host mints with every counted
+ * click, which an app hands back after its install to find the link that was tapped. They live
+ * in Redis, one key per token that expires with the token (CLICK_TOKEN_TTL_SECONDS): minting is
+ * one more command inside the round trip that counts the click, and nothing is written to
+ * Postgres for the (many) tokens that are never used. This module is the one place that knows
+ * the key scheme and the stored value, for the link host that writes them and the app interface
+ * that reads them.
+ *
+ * Only the token's SHA-256 is ever stored (in the key's name), and with it the link clicked,
+ * which names its app and environment, and the click time: no address, no user agent.
+ */
+
+/** SHA-256 of a token's text, base64url (43 characters): the stored form of a token. */
+export function hashClickToken(token: string | Buffer): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+/** `<prefix>:click-token:<SHA-256 of the token, base64url>`. */
+export function clickTokenKey(prefix: string, tokenHash: string): string {
+  return `${prefix}:click-token:${tokenHash}`;
+}
+
+/** What a token's key holds. */
+export interface ClickTokenRecord {
+  linkId: string;
+  /** The click's time, epoch ms (the redirect's clock for that request). */
+  clickedAt: number;
+}
+
+/** `<linkId> <clickedAtMs>`; the lookup script writes the same from the cache entry. */
+export function clickTokenValue({ linkId, clickedAt }: ClickTokenRecord): string {
+  return `${linkId} ${clickedAt}`;
+}
+
+/** The record a token's key holds, or null for anything that is not one. */
+export function parseClickTokenValue(value: string): ClickTokenRecord | null {
+  const space = value.indexOf(' ');
+  if (space < 1) return null;
+  const clickedAt = Number(value.slice(space + 1));
+  if (!Number.isSafeInteger(clickedAt) || clickedAt <= 0) return null;
+  return { linkId: value.slice(0, space), clickedAt };
+}
