@@ -69,7 +69,9 @@ return 0`;
  * link redirects while now < until; a negative or unreadable entry counts nothing. A counted
  * click sets its token's key to `<linkId> <clock>` (`clickTokenValue`) with the token's expiry.
  * Replies (entry, generation, counted) per lookup; `false` becomes a nil reply (a nil in a Lua
- * table would end the list).
+ * table would end the list). The generation is only read when there is no entry (it only serves
+ * a fill after a miss): with an entry its reply is 0, and an entry the caller cannot read (an
+ * earlier format) costs it a second round trip for the generation (`lookup`).
  */
 const LOOKUP_COUNTING_CLICK = `
 local replies = {}
@@ -87,7 +89,11 @@ for i = 1, #ARGV / 2 do
     end
   end
   replies[base + 1] = entry
-  replies[base + 2] = redis.call('GET', KEYS[(i - 1) * 4 + 2])
+  if entry then
+    replies[base + 2] = 0
+  else
+    replies[base + 2] = redis.call('GET', KEYS[(i - 1) * 4 + 2])
+  end
   replies[base + 3] = counted
 end
 return replies`;
@@ -167,13 +173,20 @@ export class LinkCache {
       const replies = (await this.evalLookup(lookups.length * 4, keysAndArgs)) as unknown[];
       lookups.forEach((lookup, index) => {
         const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
-        lookup.resolve({
-          lookup: toLookup(
-            typeof entry === 'string' ? entry : null,
-            typeof generation === 'string' ? generation : null,
-          ),
-          counted: counted === 1,
-        });
+        const found = toLookup(
+          typeof entry === 'string' ? entry : null,
+          typeof generation === 'string' ? generation : null,
+        );
+        if (found.kind === 'miss' && generation === 0) {
+          // An entry this version cannot read; the script skipped its generation, which a fill
+          // needs (rare: entries of an earlier format, until they expire or are refilled).
+          this.lookup(lookup.ref).then(
+            (again) => lookup.resolve({ lookup: again, counted: counted === 1 }),
+            lookup.reject,
+          );
+          return;
+        }
+        lookup.resolve({ lookup: found, counted: counted === 1 });
       });
     } catch (error) {
       // Nobody awaits this call: every lookup must settle, also when reading the reply throws
