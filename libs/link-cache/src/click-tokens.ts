@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Click tokens (app-interface.md): the `ls_click` value the link host mints with every counted
@@ -13,9 +13,12 @@ import { createHash } from 'node:crypto';
  * which names its app and environment, and the click time: no address, no user agent.
  */
 
-/** SHA-256 of a token's text, base64url (43 characters): the stored form of a token. */
+/**
+ * SHA-256 of a token's text, base64url (43 characters): the stored form of a token. One-shot
+ * `crypto.hash` (Node 20.12+): a third of createHash's cost, on the redirect's hot path.
+ */
 export function hashClickToken(token: string | Buffer): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return hash('sha256', token, 'base64url');
 }
 
 /** `<prefix>:click-token:<SHA-256 of the token, base64url>`. */

@@ -121,13 +121,12 @@ describe('LinkCache', () => {
     const click = (hash: string, at = now): ClickTarget => ({
       hash,
       at,
-      token: {
-        key: clickTokenKey(env.redisPrefix, hashClickToken(randomUUID())),
-        ttlMs: TOKEN_TTL_MS,
-      },
+      tokenHash: hashClickToken(randomUUID()),
+      tokenTtlMs: TOKEN_TTL_MS,
     });
+    const tokenKey = (target: ClickTarget) => clickTokenKey(env.redisPrefix, target.tokenHash);
     /** What a click's token key holds (null: nothing was stored). */
-    const tokenOf = (target: ClickTarget) => redis.get(target.token.key);
+    const tokenOf = (target: ClickTarget) => redis.get(tokenKey(target));
 
     it('counts a hit that redirects in the same round trip, and only when asked to', async () => {
       const cache = new LinkCache(redis, env.redisPrefix);
@@ -152,7 +151,7 @@ describe('LinkCache', () => {
       // Each counted click's token: its link and its click time, expiring with the token.
       expect(await tokenOf(first)).toBe(`${resolution.linkId} ${now}`);
       expect(await tokenOf(second)).toBe(`${resolution.linkId} ${now + 5}`);
-      const ttl = await redis.pttl(first.token.key);
+      const ttl = await redis.pttl(tokenKey(first));
       expect(ttl).toBeGreaterThan(TOKEN_TTL_MS - 5_000);
       expect(ttl).toBeLessThanOrEqual(TOKEN_TTL_MS);
     });
@@ -244,6 +243,47 @@ describe('LinkCache', () => {
       expect(await tokenOf(firstHit)).toBe(`${resolution.linkId} ${now}`);
       expect(await tokenOf(secondHit)).toBe(`${resolution.linkId} ${now}`);
       for (const target of uncounted) expect(await tokenOf(target)).toBeNull();
+    });
+
+    it('sends lookups counting into different hashes as separate calls, each counted where asked', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      await cache.fill(ref, null, resolution);
+      const [one, two] = [
+        `${env.redisPrefix}:clicks-${randomUUID()}`,
+        `${env.redisPrefix}:clicks-${randomUUID()}`,
+      ];
+      const targets = [click(one), click(two), click(one)];
+      const calls = jest.spyOn(redis, 'evalsha');
+      try {
+        const answers = await Promise.all([
+          ...targets.map((target) => cache.lookupCountingClick(ref, target)),
+          cache.lookupCountingClick(ref, null),
+        ]);
+        expect(answers.map((answer) => answer.counted)).toEqual([true, true, true, false]);
+        expect(calls).toHaveBeenCalledTimes(2);
+      } finally {
+        calls.mockRestore();
+      }
+      expect(await clicksOf(one, resolution.linkId)).toBe(2);
+      expect(await clicksOf(two, resolution.linkId)).toBe(1);
+      for (const target of targets)
+        expect(await tokenOf(target)).toBe(`${resolution.linkId} ${now}`);
+    });
+
+    it('gives an entry it cannot read the generation a fill needs', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      await cache.invalidate([ref]);
+      await redis.set(linkCacheKeys(env.redisPrefix, ref).entry, 'not an entry');
+      const found = await cache.lookupCountingClick(
+        ref,
+        click(`${env.redisPrefix}:clicks-${randomUUID()}`),
+      );
+      expect(found).toEqual({ lookup: { kind: 'miss', generation: '1' }, counted: false });
+      // A fill with that generation replaces the unreadable entry.
+      expect(await cache.fill(ref, '1', resolution)).toBe(true);
+      expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution });
     });
 
     it('fails every lookup of a call that fails, and later calls work again', async () => {

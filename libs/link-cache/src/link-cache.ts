@@ -4,6 +4,7 @@ import type { LinkRef } from './keys';
 import { linkCacheKeys } from './keys';
 import type { LinkResolution } from './resolution';
 import { decodeResolution, encodeResolution } from './resolution';
+import { clickTokenKey } from './click-tokens';
 
 export type CacheLookup =
   /** `resolution` null: the alias is known not to exist (negative entry). */
@@ -29,12 +30,14 @@ export interface ClickTarget {
   hash: string;
   /** The request's clock, epoch ms: the same value the caller decides the outcome with. */
   at: number;
+  /** SHA-256 of the click token minted for this click (`hashClickToken`). */
+  tokenHash: string;
   /**
-   * The click token minted for this click: its key (`clickTokenKey`) is set to the click's
-   * record (`<linkId> <at>`, see `clickTokenValue`) with this expiry, in the same script call
-   * that counts the click, so the token costs no round trip of its own.
+   * The token's lifetime (CLICK_TOKEN_TTL_SECONDS, in ms): its key (`clickTokenKey` under this
+   * cache's prefix) is set to the click's record (`<linkId> <at>`, see `clickTokenValue`) with
+   * this expiry, in the same script call that counts the click: no round trip of its own.
    */
-  token: { key: string; ttlMs: number };
+  tokenTtlMs: number;
 }
 
 export interface LinkCacheTtl {
@@ -62,39 +65,44 @@ return 0`;
 
 /**
  * One round trip for any number of redirects: per lookup the entry, the generation (for a fill
- * after a miss) and, when its ARGV carries the request's clock, the click of a link that
- * redirects at that time, with its click token. KEYS holds (entry, generation, click hash, token
- * key) per lookup, ARGV (clock, token TTL ms) per lookup (an empty clock counts nothing). Mirrors
- * `redirectsAt`: the entry starts with `redirectsUntil` (empty: for ever) and the link id, and a
- * link redirects while now < until; a negative or unreadable entry counts nothing. A counted
- * click sets its token's key to `<linkId> <clock>` (`clickTokenValue`) with the token's expiry.
- * Replies (entry, generation, counted) per lookup; `false` becomes a nil reply (a nil in a Lua
- * table would end the list). The generation is only read when there is no entry (it only serves
- * a fill after a miss): with an entry its reply is 0, and an entry the caller cannot read (an
- * earlier format) costs it a second round trip for the generation (`lookup`).
+ * after a miss) and, when its clock is given, the click of a link that redirects at that time,
+ * with its click token. KEYS: the click hash, then (entry, generation) per lookup. ARGV: the
+ * token key prefix and the tokens' TTL (ms), then (clock, token hash) per lookup (an empty clock
+ * counts nothing). Everything a call shares is sent once, so a lookup costs two keys and two
+ * short arguments. The token keys are built here from prefix and hash rather than passed as
+ * KEYS, like the entries of many aliases in one call: the script runs on one Redis, not across
+ * a cluster's slots.
+ *
+ * Mirrors `redirectsAt`: the entry starts with `redirectsUntil` (empty: for ever) and the link
+ * id, and a link redirects while now < until; a negative or unreadable entry counts nothing. A
+ * counted click sets its token's key to `<linkId> <clock>` (`clickTokenValue`) with the token's
+ * expiry. Replies (entry, generation, counted) per lookup; `false` becomes a nil reply (a nil in
+ * a Lua table would end the list). The generation is only read when there is no entry (it only
+ * serves a fill after a miss): with an entry its reply is 0, and an entry the caller cannot read
+ * (an earlier format) costs it a second round trip for the generation (`lookup`).
  */
 const LOOKUP_COUNTING_CLICK = `
 local replies = {}
-for i = 1, #ARGV / 2 do
-  local base = (i - 1) * 3
-  local at, tokenTtl = ARGV[i * 2 - 1], ARGV[i * 2]
-  local entry = redis.call('GET', KEYS[(i - 1) * 4 + 1])
+local tokenPrefix, tokenTtl = ARGV[1], ARGV[2]
+for i = 1, (#ARGV - 2) / 2 do
+  local at, tokenHash = ARGV[i * 2 + 1], ARGV[i * 2 + 2]
+  local entry = redis.call('GET', KEYS[i * 2])
   local counted = 0
   if entry and at ~= '' then
     local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
     if linkId and (untilMs == '' or tonumber(at) < tonumber(untilMs)) then
-      redis.call('HINCRBY', KEYS[(i - 1) * 4 + 3], linkId, 1)
-      redis.call('SET', KEYS[(i - 1) * 4 + 4], linkId .. ' ' .. at, 'PX', tokenTtl)
+      redis.call('HINCRBY', KEYS[1], linkId, 1)
+      redis.call('SET', tokenPrefix .. tokenHash, linkId .. ' ' .. at, 'PX', tokenTtl)
       counted = 1
     end
   end
-  replies[base + 1] = entry
+  replies[i * 3 - 2] = entry
   if entry then
-    replies[base + 2] = 0
+    replies[i * 3 - 1] = 0
   else
-    replies[base + 2] = redis.call('GET', KEYS[(i - 1) * 4 + 2])
+    replies[i * 3 - 1] = redis.call('GET', KEYS[i * 2 + 1])
   end
-  replies[base + 3] = counted
+  replies[i * 3] = counted
 end
 return replies`;
 /** Keeps one call's reply (and Redis' time inside one script) small under a burst. */
@@ -148,29 +156,38 @@ export class LinkCache {
   private sendQueued(): void {
     const queued = this.queued;
     this.queued = [];
-    for (let start = 0; start < queued.length; start += MAX_LOOKUPS_PER_CALL) {
-      void this.lookUpAll(queued.slice(start, start + MAX_LOOKUPS_PER_CALL));
+    // One call counts into one click hash with one token TTL (in practice every lookup of a
+    // service shares them); lookups without a click go with any.
+    const groups = new Map<string, QueuedLookup[]>();
+    for (const lookup of queued) {
+      const group = lookup.click ? `${lookup.click.hash} ${lookup.click.tokenTtlMs}` : '';
+      groups.set(group, [...(groups.get(group) ?? []), lookup]);
+    }
+    const uncounted = groups.get('') ?? [];
+    groups.delete('');
+    const calls = groups.size > 0 ? [...groups.values()] : [[]];
+    calls[0].push(...uncounted);
+    for (const lookups of calls) {
+      for (let start = 0; start < lookups.length; start += MAX_LOOKUPS_PER_CALL) {
+        void this.lookUpAll(lookups.slice(start, start + MAX_LOOKUPS_PER_CALL));
+      }
     }
   }
 
-  /** One script call for `lookups`; its failure is each lookup's failure. */
+  /** One script call for `lookups` (one click hash and token TTL); its failure is each lookup's. */
   private async lookUpAll(lookups: QueuedLookup[]): Promise<void> {
-    const keysAndArgs: string[] = [];
-    const args: string[] = [];
-    for (const { ref, click } of lookups) {
-      const keys = linkCacheKeys(this.prefix, ref);
-      // Without a click the third and fourth keys are never written; the entry's key stands in.
-      keysAndArgs.push(
-        keys.entry,
-        keys.generation,
-        click?.hash ?? keys.entry,
-        click?.token.key ?? keys.entry,
-      );
-      args.push(click ? String(click.at) : '', click ? String(click.token.ttlMs) : '');
+    const click = lookups.find((lookup) => lookup.click)?.click;
+    const keys: string[] = [];
+    const args: string[] = [clickTokenKey(this.prefix, ''), String(click?.tokenTtlMs ?? 0)];
+    for (const { ref, click: counting } of lookups) {
+      const { entry, generation } = linkCacheKeys(this.prefix, ref);
+      keys.push(entry, generation);
+      args.push(counting ? String(counting.at) : '', counting?.tokenHash ?? '');
     }
-    keysAndArgs.push(...args);
+    // Without a click the click hash is never written; the first entry's key stands in.
+    keys.unshift(click?.hash ?? keys[0]);
     try {
-      const replies = (await this.evalLookup(lookups.length * 4, keysAndArgs)) as unknown[];
+      const replies = (await this.evalLookup(keys.length, [...keys, ...args])) as unknown[];
       lookups.forEach((lookup, index) => {
         const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
         const found = toLookup(

@@ -48,8 +48,13 @@ export class ClickCounter {
     return this.options.keys.pending;
   }
 
-  /** Where a click token is stored, and for how long (the lookup script's `click.token`). */
-  tokenTarget(tokenHash: string): { key: string; ttlMs: number } {
+  /** How long a click token is kept (the lookup script's `click.tokenTtlMs`). */
+  get tokenTtlMs(): number {
+    return this.options.tokenTtlMs;
+  }
+
+  /** Where a click token is stored, and for how long. */
+  private tokenTarget(tokenHash: string): { key: string; ttlMs: number } {
     return {
       key: clickTokenKey(this.options.redisPrefix, tokenHash),
       ttlMs: this.options.tokenTtlMs,

@@ -67,7 +67,12 @@ export class RedirectService {
       found = await this.cache.lookupCountingClick(
         ref,
         token
-          ? { hash: this.clicks.pendingKey, at: now, token: this.clicks.tokenTarget(token.hash) }
+          ? {
+              hash: this.clicks.pendingKey,
+              at: now,
+              tokenHash: token.hash,
+              tokenTtlMs: this.clicks.tokenTtlMs,
+            }
           : null,
       );
     } catch (error) {
