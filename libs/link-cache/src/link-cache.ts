@@ -198,7 +198,9 @@ export class LinkCache {
           // An entry this version cannot read; the script skipped its generation, which a fill
           // needs (rare: entries of an earlier format, until they expire or are refilled).
           this.lookup(lookup.ref).then(
-            (again) => lookup.resolve({ lookup: again, counted: counted === 1 }),
+            (again) => {
+              lookup.resolve({ lookup: again, counted: counted === 1 });
+            },
             lookup.reject,
           );
           return;
