@@ -197,12 +197,9 @@ export class LinkCache {
         if (found.kind === 'miss' && generation === 0) {
           // An entry this version cannot read; the script skipped its generation, which a fill
           // needs (rare: entries of an earlier format, until they expire or are refilled).
-          this.lookup(lookup.ref).then(
-            (again) => {
-              lookup.resolve({ lookup: again, counted: counted === 1 });
-            },
-            lookup.reject,
-          );
+          this.lookup(lookup.ref).then((again) => {
+            lookup.resolve({ lookup: again, counted: counted === 1 });
+          }, lookup.reject);
           return;
         }
         lookup.resolve({ lookup: found, counted: counted === 1 });
