@@ -161,7 +161,9 @@ export class LinkCache {
     const groups = new Map<string, QueuedLookup[]>();
     for (const lookup of queued) {
       const group = lookup.click ? `${lookup.click.hash} ${lookup.click.tokenTtlMs}` : '';
-      groups.set(group, [...(groups.get(group) ?? []), lookup]);
+      const members = groups.get(group);
+      if (members) members.push(lookup);
+      else groups.set(group, [lookup]);
     }
     const uncounted = groups.get('') ?? [];
     groups.delete('');
@@ -197,9 +199,20 @@ export class LinkCache {
         if (found.kind === 'miss' && generation === 0) {
           // An entry this version cannot read; the script skipped its generation, which a fill
           // needs (rare: entries of an earlier format, until they expire or are refilled).
-          this.lookup(lookup.ref).then((again) => {
-            lookup.resolve({ lookup: again, counted: counted === 1 });
-          }, lookup.reject);
+          // If that fails, a miss without a generation (its fill is then dropped if the alias
+          // has one), never a rejection: the script may have counted the click, and a rejected
+          // lookup's caller counts it again on its fallback.
+          this.lookup(lookup.ref).then(
+            (again) => {
+              lookup.resolve({ lookup: again, counted: counted === 1 });
+            },
+            () => {
+              lookup.resolve({
+                lookup: { kind: 'miss', generation: null },
+                counted: counted === 1,
+              });
+            },
+          );
           return;
         }
         lookup.resolve({ lookup: found, counted: counted === 1 });

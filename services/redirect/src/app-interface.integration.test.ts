@@ -395,6 +395,9 @@ describe('link previews', () => {
     const plain = await h.get(`/${untitled.alias}`, as);
     expect(plain.status).toBe(200);
     expect(plain.text).toContain(`<meta property="og:title" content="${untitled.alias}">`);
+    const emptyTitle = await insertLink(h.db, app, { title: '' });
+    const empty = await h.get(`/${emptyTitle.alias}`, as);
+    expect(empty.text).toContain(`<meta property="og:title" content="${emptyTitle.alias}">`);
     const old = await h.get(`/${archived.alias}`, as);
     expect(old.status).toBe(200);
     expect(old.text).toContain('<meta property="og:title" content="Old">');

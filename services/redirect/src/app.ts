@@ -111,7 +111,8 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
         return;
       case 'preview': {
         const page = renderPreviewPage({
-          title: outcome.title ?? alias,
+          // The link's title, else its alias (an empty title is no title).
+          title: outcome.title === null || outcome.title === '' ? alias : outcome.title,
           linkUrl: linkUrlFor(host.subdomainKey, host.environment, alias, config.LINK_DOMAIN),
         });
         sendPage(res, 200, page, PREVIEW_PAGE_HEADERS);

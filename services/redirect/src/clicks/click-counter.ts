@@ -4,6 +4,14 @@ import type { Logger } from '@linkservice/logger';
 import type { ClickKeys } from './click-keys';
 import { throttled } from '../throttled';
 
+/**
+ * At most this many click tokens wait in memory for Redis (about 100 bytes each): during a long
+ * outage the oldest are dropped, while the clicks themselves are still counted.
+ */
+const MAX_UNTOKENED = 100_000;
+/** Tokens handed back to Redis per round trip once it answers again. */
+const UNTOKENED_PER_PIPELINE = 1_000;
+
 /** One counted click and the token minted with it. */
 export interface CountedClick {
   linkId: string;
@@ -21,6 +29,8 @@ export interface ClickCounterOptions {
   /** CLICK_TOKEN_TTL_SECONDS, in ms: a token's key expires this long after its click. */
   tokenTtlMs: number;
   logger: Logger;
+  /** At most this many tokens wait in memory for Redis; MAX_UNTOKENED unless a test says. */
+  maxUntokened?: number;
 }
 
 /**
@@ -35,6 +45,8 @@ export interface ClickCounterOptions {
 export class ClickCounter {
   private unrecorded = new Map<string, number>();
   private untokened: CountedClick[] = [];
+  /** Tokens dropped because too many waited for Redis (logged by storeUntokened). */
+  private dropped = 0;
   private readonly warn: (message: string, error: unknown) => void;
 
   constructor(private readonly options: ClickCounterOptions) {
@@ -82,6 +94,14 @@ export class ClickCounter {
     } catch (error) {
       this.unrecorded.set(click.linkId, (this.unrecorded.get(click.linkId) ?? 0) + 1);
       this.untokened.push(click);
+      const max = this.options.maxUntokened ?? MAX_UNTOKENED;
+      if (this.untokened.length > max) {
+        // A long outage: the oldest tokens go first (they expire first anyway), a tenth at a
+        // time so that dropping stays cheap; the clicks themselves are all still counted.
+        const excess = this.untokened.length - Math.floor(max * 0.9);
+        this.untokened.splice(0, excess);
+        this.dropped += excess;
+      }
       this.warn('could not count a click in Redis; keeping it in memory', error);
     }
   }
@@ -104,19 +124,31 @@ export class ClickCounter {
    * Resolves with how many are still waiting.
    */
   async storeUntokened(now = Date.now()): Promise<number> {
-    const waiting = this.untokened.filter((click) => click.at + this.options.tokenTtlMs > now);
-    this.untokened = [];
-    if (waiting.length === 0) return 0;
-    const pipeline = this.options.redis.pipeline();
-    for (const click of waiting) {
-      const token = this.tokenTarget(click.tokenHash);
-      const value = clickTokenValue({ linkId: click.linkId, clickedAt: click.at });
-      pipeline.set(token.key, value, 'PX', click.at + token.ttlMs - now);
+    if (this.dropped > 0) {
+      this.options.logger.warn(
+        { tokens: this.dropped },
+        'click tokens dropped: too many waited for Redis',
+      );
+      this.dropped = 0;
     }
-    const results = (await pipeline.exec().catch(() => null)) ?? waiting.map(() => [new Error()]);
-    const refused = waiting.filter((_click, index) => results[index]?.[0]);
-    // Tokens minted meanwhile go after these, so the oldest are retried first.
-    this.untokened = [...refused, ...this.untokened];
+    this.untokened = this.untokened.filter((click) => click.at + this.options.tokenTtlMs > now);
+    const { redis } = this.options;
+    // Not connected: no pipeline is built for it to refuse; the next pass tries again.
+    if (redis.status !== 'ready') return this.untokened.length;
+    while (this.untokened.length > 0) {
+      const chunk = this.untokened.slice(0, UNTOKENED_PER_PIPELINE);
+      const pipeline = redis.pipeline();
+      for (const click of chunk) {
+        const token = this.tokenTarget(click.tokenHash);
+        const value = clickTokenValue({ linkId: click.linkId, clickedAt: click.at });
+        pipeline.set(token.key, value, 'PX', click.at + token.ttlMs - now);
+      }
+      const results = await pipeline.exec().catch(() => null);
+      const refused = chunk.filter((_click, index) => results?.[index]?.[0] !== null);
+      // Tokens minted meanwhile were appended behind the chunk: the oldest stay first.
+      this.untokened = [...refused, ...this.untokened.slice(chunk.length)];
+      if (refused.length > 0) break;
+    }
     return this.untokened.length;
   }
 }

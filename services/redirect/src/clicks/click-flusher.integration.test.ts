@@ -241,6 +241,38 @@ describe('ClickFlusher', () => {
     }
   });
 
+  it('keeps at most maxUntokened tokens waiting, dropping the oldest, and still counts every click', async () => {
+    const keys = isolatedKeys();
+    const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const [a] = await twoLinks();
+    const counter = new ClickCounter({
+      redis,
+      keys,
+      redisPrefix: prefix,
+      tokenTtlMs: TOKEN_TTL_MS,
+      logger,
+      maxUntokened: 10,
+    });
+    const clicks = Array.from({ length: 12 }, (_, n) => clickOn(a.id, Date.now() - 12 + n));
+    const refuse = jest.spyOn(redis, 'multi').mockImplementation(() => {
+      throw new Error('connection lost');
+    });
+    try {
+      for (const click of clicks) await counter.record(click);
+    } finally {
+      refuse.mockRestore();
+    }
+    // Past 10, the oldest tenth-and-more went: 11 -> 9 kept, then the 12th: 10.
+    expect(counter.untokenedCount).toBe(10);
+    const { flusher } = flusherFor(keys, counter);
+    await flusher.flush();
+    expect(await clickCount(postgres.db, a.id)).toBe(12);
+    const stored = await Promise.all(
+      clicks.map((click) => redis.exists(clickTokenKey(prefix, click.tokenHash))),
+    );
+    expect(stored).toEqual([0, 0, ...Array<number>(10).fill(1)]);
+  });
+
   it('stop() runs a last flush', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();

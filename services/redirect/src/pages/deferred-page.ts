@@ -97,7 +97,7 @@ export const DEFERRED_PAGE_HEADERS = {
  * without copying" is a plain link to the same place.
  */
 export function renderDeferredPage({ title, fallbackUrl, copyUrl }: DeferredPageInput): Buffer {
-  const heading = escapeHtml(title ?? 'Get the app');
+  const heading = escapeHtml(title === null || title === '' ? 'Get the app' : title);
   return Buffer.from(
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
       '<meta name="viewport" content="width=device-width, initial-scale=1">' +
