@@ -16,8 +16,9 @@ const MINUTE_SECONDS = 60;
 
 /**
  * The Redis name of one budget: SHA-256 of the presented key's hash (itself SHA-256, so 32
- * bytes and the split is unambiguous) followed by the client address. Neither the key nor the
- * address can be read back from Redis.
+ * bytes and the split is unambiguous) followed by the client address, so neither is stored as
+ * such. Not a secret: a publishable key is public, and whoever has it and the Redis keys could
+ * find an IPv4 address by trying them all (an HMAC with a deployment secret would prevent that).
  */
 export function budgetKey(keyHash: Buffer, clientAddress: string): string {
   return createHash('sha256').update(keyHash).update(clientAddress, 'utf8').digest('base64url');
