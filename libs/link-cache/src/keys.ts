@@ -12,13 +12,24 @@ export interface LinkCacheKeys {
   entry: string;
   /** Bumped by every invalidation; a fill only lands if it is unchanged since the lookup. */
   generation: string;
+  /**
+   * The host's generation, bumped by `invalidateHost` (a change every alias of the host
+   * carries): a fill also only lands if it is unchanged since the lookup.
+   */
+  hostGeneration: string;
 }
 
 /**
- * `<prefix>:link-cache:<env>:<subdomainKey>:<alias>` and `<prefix>:link-cache-gen:…`. Neither a
+ * `<prefix>:link-cache:<env>:<subdomainKey>:<alias>`, `<prefix>:link-cache-gen:…` and
+ * `<prefix>:link-cache-host-gen:<env>:<subdomainKey>`. Neither a
  * subdomain key nor an alias can contain `:`, so distinct refs never share a key.
  */
 export function linkCacheKeys(prefix: string, ref: LinkRef): LinkCacheKeys {
-  const id = `${ref.environment}:${ref.subdomainKey}:${ref.alias}`;
-  return { entry: `${prefix}:link-cache:${id}`, generation: `${prefix}:link-cache-gen:${id}` };
+  const host = `${ref.environment}:${ref.subdomainKey}`;
+  const id = `${host}:${ref.alias}`;
+  return {
+    entry: `${prefix}:link-cache:${id}`,
+    generation: `${prefix}:link-cache-gen:${id}`,
+    hostGeneration: `${prefix}:link-cache-host-gen:${host}`,
+  };
 }

@@ -70,7 +70,8 @@ describe('LinkCache.invalidateHost', () => {
 
     expect(await cache.invalidateHost(host)).toBe(1);
 
-    expect(await cache.lookup(at(host, 'a'))).toEqual({ kind: 'miss', generation: '1' });
+    // The alias' generation and the host's, both bumped.
+    expect(await cache.lookup(at(host, 'a'))).toEqual({ kind: 'miss', generation: '1/1' });
     for (const ref of neighbours) {
       expect({ ref, found: await cache.lookup(ref) }).toEqual({ ref, found: NEGATIVE_HIT });
     }
@@ -111,7 +112,26 @@ describe('LinkCache.invalidateHost', () => {
 
     expect(await cache.fill(ref, lookup.generation, null)).toBe(false);
     const next = await cache.lookup(ref);
-    expect(next).toEqual({ kind: 'miss', generation: '1' });
+    expect(next).toEqual({ kind: 'miss', generation: '1/1' });
+    if (next.kind !== 'miss') throw new Error('expected a miss');
+    expect(await cache.fill(ref, next.generation, null)).toBe(true);
+    expect(await cache.lookup(ref)).toEqual(NEGATIVE_HIT);
+  });
+
+  it('drops a fill that read Postgres before the invalidation, of an alias nobody had cached', async () => {
+    const cache = newCache();
+    const host = freshHost();
+    const ref = at(host, 'promo');
+    // A redirect misses (through the click-counting lookup, as the link host does) and reads
+    // Postgres; the operator commits and invalidates the host, whose SCAN finds no entry of it.
+    const { lookup } = await cache.lookupCountingClick(ref, null);
+    if (lookup.kind !== 'miss') throw new Error('expected a miss');
+    expect(await cache.invalidateHost(host)).toBe(0);
+
+    // What it read is older than the change: dropped, not served for the positive TTL.
+    expect(await cache.fill(ref, lookup.generation, null)).toBe(false);
+    const next = await cache.lookup(ref);
+    expect(next).toEqual({ kind: 'miss', generation: '/1' });
     if (next.kind !== 'miss') throw new Error('expected a miss');
     expect(await cache.fill(ref, next.generation, null)).toBe(true);
     expect(await cache.lookup(ref)).toEqual(NEGATIVE_HIT);

@@ -53,11 +53,26 @@ export interface LinkCacheTtl {
  */
 const GENERATION_TTL_MS = 60 * 60 * 1000;
 
+/**
+ * What a fill is checked against: the alias' generation, and the host's behind a `/` once
+ * `invalidateHost` has bumped it (`false`: neither exists). `generationOf` in JavaScript is the
+ * same rule, for `lookup`.
+ */
+const GENERATION_OF = `
+local function generationOf(aliasGeneration, hostGeneration)
+  if hostGeneration then return (aliasGeneration or '') .. '/' .. hostGeneration end
+  return aliasGeneration
+end`;
+
+function generationOf(aliasGeneration: string | null, hostGeneration: string | null) {
+  return hostGeneration === null ? aliasGeneration : `${aliasGeneration ?? ''}/${hostGeneration}`;
+}
+
 // Sets the entry only when the generation is still what the lookup saw: a writer that committed
-// and invalidated in between has bumped it, and its change must not be overwritten by the older
-// row this filler read.
-const FILL_IF_UNCHANGED = `
-if (redis.call('GET', KEYS[2]) or '') == ARGV[1] then
+// and invalidated in between (the alias, or its whole host) has bumped it, and its change must
+// not be overwritten by the older row this filler read.
+const FILL_IF_UNCHANGED = `${GENERATION_OF}
+if (generationOf(redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3])) or '') == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   return 1
 end
@@ -66,10 +81,10 @@ return 0`;
 /**
  * One round trip for any number of redirects: per lookup the entry, the generation (for a fill
  * after a miss) and, when its clock is given, the click of a link that redirects at that time,
- * with its click token. KEYS: the click hash, then (entry, generation) per lookup. ARGV: the
- * token key prefix and the tokens' TTL (ms), then (clock, token hash) per lookup (an empty clock
- * counts nothing). Everything a call shares is sent once, so a lookup costs two keys and two
- * short arguments. The token keys are built here from prefix and hash rather than passed as
+ * with its click token. KEYS: the click hash, then (entry, generation, host generation) per
+ * lookup. ARGV: the token key prefix and the tokens' TTL (ms), then (clock, token hash) per
+ * lookup (an empty clock counts nothing). Everything a call shares is sent once. The token keys
+ * are built here from prefix and hash rather than passed as
  * KEYS, like the entries of many aliases in one call: the script runs on one Redis, not across
  * a cluster's slots.
  *
@@ -81,12 +96,12 @@ return 0`;
  * serves a fill after a miss): with an entry its reply is 0, and an entry the caller cannot read
  * (an earlier format) costs it a second round trip for the generation (`lookup`).
  */
-const LOOKUP_COUNTING_CLICK = `
+const LOOKUP_COUNTING_CLICK = `${GENERATION_OF}
 local replies = {}
 local tokenPrefix, tokenTtl = ARGV[1], ARGV[2]
 for i = 1, (#ARGV - 2) / 2 do
   local at, tokenHash = ARGV[i * 2 + 1], ARGV[i * 2 + 2]
-  local entry = redis.call('GET', KEYS[i * 2])
+  local entry = redis.call('GET', KEYS[i * 3 - 1])
   local counted = 0
   if entry and at ~= '' then
     local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
@@ -100,7 +115,8 @@ for i = 1, (#ARGV - 2) / 2 do
   if entry then
     replies[i * 3 - 1] = 0
   else
-    replies[i * 3 - 1] = redis.call('GET', KEYS[i * 2 + 1])
+    replies[i * 3 - 1] =
+      generationOf(redis.call('GET', KEYS[i * 3]), redis.call('GET', KEYS[i * 3 + 1]))
   end
   replies[i * 3] = counted
 end
@@ -127,8 +143,12 @@ export class LinkCache {
   /** One round trip: the entry and the generation together. */
   async lookup(ref: LinkRef): Promise<CacheLookup> {
     const keys = linkCacheKeys(this.prefix, ref);
-    const [entry, generation] = await this.redis.mget(keys.entry, keys.generation);
-    return toLookup(entry ?? null, generation ?? null);
+    const [entry, generation, hostGeneration] = await this.redis.mget(
+      keys.entry,
+      keys.generation,
+      keys.hostGeneration,
+    );
+    return toLookup(entry ?? null, generationOf(generation ?? null, hostGeneration ?? null));
   }
 
   /**
@@ -182,8 +202,8 @@ export class LinkCache {
     const keys: string[] = [];
     const args: string[] = [clickTokenKey(this.prefix, ''), String(click?.tokenTtlMs ?? 0)];
     for (const { ref, click: counting } of lookups) {
-      const { entry, generation } = linkCacheKeys(this.prefix, ref);
-      keys.push(entry, generation);
+      const { entry, generation, hostGeneration } = linkCacheKeys(this.prefix, ref);
+      keys.push(entry, generation, hostGeneration);
       args.push(counting ? String(counting.at) : '', counting?.tokenHash ?? '');
     }
     // Without a click the click hash is never written; the first entry's key stands in.
@@ -243,9 +263,10 @@ export class LinkCache {
     const ttlMs = 1000 * (resolution ? this.ttl.positiveSeconds : this.ttl.negativeSeconds);
     const stored = await this.redis.eval(
       FILL_IF_UNCHANGED,
-      2,
+      3,
       keys.entry,
       keys.generation,
+      keys.hostGeneration,
       generation ?? '',
       encodeResolution(resolution),
       ttlMs,
@@ -278,13 +299,21 @@ export class LinkCache {
    * invalidates each batch as `invalidate` does. Resolves with how many distinct entries it
    * found and dropped. Call after the change is committed.
    *
-   * It reaches the aliases cached while the SCAN passes. A filler whose lookup missed, on an
-   * alias that nobody had cached when the SCAN went by, still lands what it read: at most one
-   * Postgres query older than the commit, served for the positive TTL at most.
+   * First it bumps the host's generation: a filler whose lookup missed before, on an alias the
+   * SCAN then does not find, read Postgres before the change and its fill is dropped (every fill
+   * checks the host's generation too). An entry filled before the bump is found by the SCAN.
    */
   async invalidateHost(host: LinkCacheHost): Promise<number> {
-    // The empty alias' entry key is the host's entry key prefix, from the one key scheme.
-    const hostEntryPrefix = linkCacheKeys(this.prefix, { ...host, alias: '' }).entry;
+    // The empty alias' keys are the host's: its generation, and its entry keys' prefix.
+    const hostKeys = linkCacheKeys(this.prefix, { ...host, alias: '' });
+    const bumped = await this.redis
+      .multi()
+      .incr(hostKeys.hostGeneration)
+      .pexpire(hostKeys.hostGeneration, GENERATION_TTL_MS)
+      .exec();
+    const failed = bumped === null ? [new Error('aborted')] : bumped.find(([error]) => error);
+    if (failed?.[0]) throw failed[0];
+    const hostEntryPrefix = hostKeys.entry;
     const pattern = `${escapeGlob(hostEntryPrefix)}*`;
     // SCAN may return a key more than once; each alias is invalidated and counted once.
     const seen = new Set<string>();
