@@ -1,11 +1,10 @@
-import type { KyselyPlugin } from 'kysely';
 import { newId } from '@linkservice/db';
 import { generateSecretKey, hashSecretKey } from '@linkservice/keys';
 import type { Tenant } from '@linkservice/testing';
 import { createKey, createTenant, revokeKey } from '@linkservice/testing';
 import { insertLink } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
-import { startGateway } from '../testing';
+import { StatementCounter, startGateway } from '../testing';
 
 /**
  * GET /links/{id} authenticates with a combined load (one statement for the key check and the
@@ -13,15 +12,7 @@ import { startGateway } from '../testing';
  * combined route must really cost one statement.
  */
 
-let statements = 0;
-/** Counts every statement the gateway's Kysely runs (prepared ones included). */
-const countStatements: KyselyPlugin = {
-  transformQuery: (args) => args.node,
-  transformResult: (args) => {
-    statements++;
-    return Promise.resolve(args.result);
-  },
-};
+const statements = new StatementCounter();
 
 let gateway: TestGateway;
 let alpha: Tenant;
@@ -29,7 +20,7 @@ let beta: Tenant;
 
 beforeAll(async () => {
   gateway = await startGateway({
-    deps: (deps) => ({ ...deps, db: deps.db.withPlugin(countStatements) }),
+    deps: statements.countingDeps,
   });
   [alpha, beta] = await Promise.all([createTenant(gateway.deps.db), createTenant(gateway.deps.db)]);
 });
@@ -42,9 +33,9 @@ const NOT_FOUND = { error: 'not_found', message: 'No such link.' };
 
 /** The answer to one request and how many statements the gateway ran for it. */
 async function counted(path: string, key: string, method = 'GET') {
-  statements = 0;
+  statements.count = 0;
   const res = await gateway.api(path, { key, method });
-  return { status: res.status, body: res.body as unknown, statements, res };
+  return { status: res.status, body: res.body as unknown, statements: statements.count, res };
 }
 
 describe('GET /links/{id}', () => {

@@ -1,4 +1,3 @@
-import type { KyselyPlugin } from 'kysely';
 import { clickTokenKey, parseClickTokenValue } from '@linkservice/link-cache';
 import type { Environment, LinkRow } from '@linkservice/db';
 import { generatePublishableKey } from '@linkservice/keys';
@@ -6,7 +5,7 @@ import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
 import { createKey, createTenant, insertLink, revokeKey } from '@linkservice/testing';
 import { MAX_BODY_BYTES } from '../http/json-body';
 import type { TestGateway } from '../testing';
-import { startGateway } from '../testing';
+import { StatementCounter, startGateway } from '../testing';
 
 /** POST /api/v1/sdk/resolve, app-interface.md "POST /sdk/resolve", against Postgres and Redis. */
 
@@ -14,15 +13,7 @@ const DOMAIN = 'go.example.test';
 const RESOLVE = '/api/v1/sdk/resolve';
 const NOT_FOUND = { error: 'not_found', message: 'No such link.' };
 
-let statements = 0;
-/** Counts every statement the gateway's Kysely runs (prepared ones included). */
-const countStatements: KyselyPlugin = {
-  transformQuery: (args) => args.node,
-  transformResult: (args) => {
-    statements++;
-    return Promise.resolve(args.result);
-  },
-};
+const statements = new StatementCounter();
 
 let gateway: TestGateway;
 let alpha: Tenant;
@@ -31,7 +22,7 @@ let beta: Tenant;
 beforeAll(async () => {
   gateway = await startGateway({
     env: { LINK_DOMAIN: DOMAIN },
-    deps: (deps) => ({ ...deps, db: deps.db.withPlugin(countStatements) }),
+    deps: statements.countingDeps,
   });
   [alpha, beta] = await Promise.all([
     createTenant(gateway.deps.db, { name: 'Alpha' }),
@@ -63,9 +54,9 @@ function resolve(body: unknown, key = alpha.publishable.live.secret): Promise<Ap
 
 /** One resolve and how many statements the gateway ran for it. */
 async function counted(body: unknown, key = alpha.publishable.live.secret) {
-  statements = 0;
+  statements.count = 0;
   const res = await resolve(body, key);
-  return { res, statements };
+  return { res, statements: statements.count };
 }
 
 function expectNoStore(res: ApiResponse): void {

@@ -1,12 +1,11 @@
 import { Redis } from 'ioredis';
-import type { KyselyPlugin } from 'kysely';
 import { generatePublishableKey, hashSecretKey } from '@linkservice/keys';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { ApiResponse, Tenant } from '@linkservice/testing';
 import { createKey, createTenant, freePort, insertLink, revokeKey } from '@linkservice/testing';
 import { budgetKey } from '../limits/sdk-limiter';
 import type { TestGateway } from '../testing';
-import { startGateway } from '../testing';
+import { StatementCounter, startGateway } from '../testing';
 
 /** The SDK abuse limit: SDK_RATE_LIMIT_PER_MINUTE per publishable key and client address. */
 
@@ -14,14 +13,7 @@ const DOMAIN = 'go.example.test';
 const LIMIT = 3;
 const RESOLVE = '/api/v1/sdk/resolve';
 
-let statements = 0;
-const countStatements: KyselyPlugin = {
-  transformQuery: (args) => args.node,
-  transformResult: (args) => {
-    statements++;
-    return Promise.resolve(args.result);
-  },
-};
+const statements = new StatementCounter();
 
 let gateway: TestGateway;
 let tenant: Tenant;
@@ -30,7 +22,7 @@ let url: string;
 beforeAll(async () => {
   gateway = await startGateway({
     env: { LINK_DOMAIN: DOMAIN, SDK_RATE_LIMIT_PER_MINUTE: String(LIMIT) },
-    deps: (deps) => ({ ...deps, db: deps.db.withPlugin(countStatements) }),
+    deps: statements.countingDeps,
   });
   tenant = await createTenant(gateway.deps.db);
   const link = await insertLink(gateway.deps.db, { appId: tenant.appId, environment: 'live' });
@@ -132,9 +124,9 @@ describe('the SDK abuse limit', () => {
   it('still checks the key in the one statement when the budget is spent', async () => {
     const key = await freshKey();
     await useUp(key);
-    statements = 0;
+    statements.count = 0;
     expectRateLimited(await resolveWith(key));
-    expect(statements).toBe(1);
+    expect(statements.count).toBe(1);
   });
 
   it('ignores X-Forwarded-For without TRUST_PROXY: the peer is the client', async () => {
@@ -146,7 +138,7 @@ describe('the SDK abuse limit', () => {
 
   it('spends no budget and no database work on preflights', async () => {
     const key = await freshKey();
-    statements = 0;
+    statements.count = 0;
     for (let i = 0; i < LIMIT * 3; i++) {
       const res = await gateway.api(RESOLVE, {
         method: 'OPTIONS',
@@ -158,7 +150,7 @@ describe('the SDK abuse limit', () => {
       });
       expect(res.status).toBe(204);
     }
-    expect(statements).toBe(0);
+    expect(statements.count).toBe(0);
     await useUp(key);
   });
 

@@ -1,1 +1,2 @@
 export * from './gateway-harness';
+export * from './statement-counter';
