@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { ApiBody, ApiResponse, HttpResponse } from '@linkservice/testing';
 import { eventually, linkOf, sendRequest, testEnvironment } from '@linkservice/testing';
-import { repositoryRoot } from '../support/service-process';
+import { stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
 import { startStack } from '../support/stack';
 
@@ -24,32 +21,14 @@ const ANDROID =
 const SLACK = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 const TOKEN = '[0-9A-Za-z]{16,}';
 
-const run = promisify(execFile);
-
 let stack: Stack;
 let appId: string;
 let subdomainKey: string;
 let secret: string;
 let publishable: { live: string; test: string };
 
-/** The operator CLI as built, `--json`, against the stack's database and Redis namespace. */
-async function linkctl(...args: string[]): Promise<unknown> {
-  const { stdout, stderr } = await run(
-    process.execPath,
-    [join(repositoryRoot(), 'services', 'linkctl', 'dist', 'main.js'), ...args, '--json'],
-    {
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: testEnvironment().databaseUrl,
-        REDIS_URL: testEnvironment().redisUrl,
-        REDIS_PREFIX: stack.redisPrefix,
-        LINK_DOMAIN: stack.linkDomain,
-      },
-      timeout: 15_000,
-    },
-  );
-  expect(stderr).toBe('');
-  return JSON.parse(stdout);
+function linkctl(...args: string[]): Promise<unknown> {
+  return stackLinkctl(stack, ...args);
 }
 
 async function createKey(environment: 'live' | 'test', type: 'secret' | 'publishable') {

@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { ApiBody, ApiResponse } from '@linkservice/testing';
 import { eventually, linkOf, sendRequest, testEnvironment } from '@linkservice/testing';
-import { repositoryRoot } from '../support/service-process';
+import { stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
 import { startStack } from '../support/stack';
 
@@ -21,28 +18,12 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
-const run = promisify(execFile);
-
 let stack: Stack;
 let secret: string;
 let subdomainKey: string;
 
-/** The operator CLI as built (`pnpm linkctl` minus its rebuild), `--json`, against the run's database. */
-async function linkctl(...args: string[]): Promise<unknown> {
-  const { stdout, stderr } = await run(
-    process.execPath,
-    [join(repositoryRoot(), 'services', 'linkctl', 'dist', 'main.js'), ...args, '--json'],
-    {
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: testEnvironment().databaseUrl,
-        LINK_DOMAIN: stack.linkDomain,
-      },
-      timeout: 15_000,
-    },
-  );
-  expect(stderr).toBe('');
-  return JSON.parse(stdout);
+function linkctl(...args: string[]): Promise<unknown> {
+  return stackLinkctl(stack, ...args);
 }
 
 function api(

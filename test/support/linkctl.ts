@@ -1,0 +1,33 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { testEnvironment } from '@linkservice/testing';
+import { repositoryRoot } from './service-process';
+import type { Stack } from './stack';
+
+const run = promisify(execFile);
+
+/**
+ * The operator CLI as built (`pnpm linkctl` minus its rebuild) with `--json`, as an operator of
+ * `stack` runs it: the run's database, the stack's Redis namespace and link domain. Fails on any
+ * output to stderr; answers the one JSON document it printed.
+ */
+export async function stackLinkctl(stack: Stack, ...args: string[]): Promise<unknown> {
+  const env = testEnvironment();
+  const { stdout, stderr } = await run(
+    process.execPath,
+    [join(repositoryRoot(), 'services', 'linkctl', 'dist', 'main.js'), ...args, '--json'],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: env.databaseUrl,
+        REDIS_URL: env.redisUrl,
+        REDIS_PREFIX: stack.redisPrefix,
+        LINK_DOMAIN: stack.linkDomain,
+      },
+      timeout: 15_000,
+    },
+  );
+  if (stderr !== '') throw new Error(`linkctl ${args.join(' ')} wrote to stderr: ${stderr}`);
+  return JSON.parse(stdout);
+}
