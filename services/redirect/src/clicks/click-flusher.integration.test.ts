@@ -47,6 +47,30 @@ function clickOn(linkId: string, at = Date.now()): CountedClick {
   return { linkId, tokenHash: hashClickToken(randomUUID()), at };
 }
 
+/** A client of a port nothing listens on: every command fails at once. */
+function unreachableRedis(): Redis {
+  const unreachable = new Redis('redis://127.0.0.1:1', {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    disconnectTimeout: 50,
+  });
+  unreachable.on('error', () => undefined);
+  return unreachable;
+}
+
+/** Runs `work` while the shared client refuses a click's MULTI, as a Redis gone for a moment. */
+async function whileRedisRefusesClicks(work: () => Promise<void>): Promise<void> {
+  const refuse = jest.spyOn(redis, 'multi').mockImplementation(() => {
+    throw new Error('connection lost');
+  });
+  try {
+    await work();
+  } finally {
+    refuse.mockRestore();
+  }
+}
+
 function flusherFor(keys: ClickKeys, counter = counterFor(redis, keys)) {
   return {
     counter,
@@ -164,13 +188,7 @@ describe('ClickFlusher', () => {
   it('writes clicks Redis could not take straight to Postgres', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();
-    const unreachable = new Redis('redis://127.0.0.1:1', {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      enableOfflineQueue: false,
-      disconnectTimeout: 50,
-    });
-    unreachable.on('error', () => undefined);
+    const unreachable = unreachableRedis();
     try {
       const counter = counterFor(unreachable, keys);
       await counter.record(clickOn(a.id));
@@ -193,15 +211,10 @@ describe('ClickFlusher', () => {
     const fresh = clickOn(a.id, now - 20_000);
     const expired = clickOn(a.id, now - TOKEN_TTL_MS - 1);
     // Redis refuses the clicks' round trips, then answers again.
-    const refuse = jest.spyOn(redis, 'multi').mockImplementation(() => {
-      throw new Error('connection lost');
-    });
-    try {
+    await whileRedisRefusesClicks(async () => {
       await counter.record(fresh);
       await counter.record(expired);
-    } finally {
-      refuse.mockRestore();
-    }
+    });
     expect(counter.untokenedCount).toBe(2);
     expect(await redis.exists(clickTokenKey(prefix, fresh.tokenHash))).toBe(0);
 
@@ -224,13 +237,7 @@ describe('ClickFlusher', () => {
   it('keeps the tokens Redis still refuses for the next pass', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();
-    const unreachable = new Redis('redis://127.0.0.1:1', {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      enableOfflineQueue: false,
-      disconnectTimeout: 50,
-    });
-    unreachable.on('error', () => undefined);
+    const unreachable = unreachableRedis();
     try {
       const counter = counterFor(unreachable, keys);
       await counter.record(clickOn(a.id));
@@ -254,14 +261,9 @@ describe('ClickFlusher', () => {
       maxUntokened: 10,
     });
     const clicks = Array.from({ length: 12 }, (_, n) => clickOn(a.id, Date.now() - 12 + n));
-    const refuse = jest.spyOn(redis, 'multi').mockImplementation(() => {
-      throw new Error('connection lost');
-    });
-    try {
+    await whileRedisRefusesClicks(async () => {
       for (const click of clicks) await counter.record(click);
-    } finally {
-      refuse.mockRestore();
-    }
+    });
     // Past 10, the oldest tenth-and-more went: 11 -> 9 kept, then the 12th: 10.
     expect(counter.untokenedCount).toBe(10);
     const { flusher } = flusherFor(keys, counter);
