@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { retryAfterSeconds } from './retry-after';
 
 /** What the RateLimit-* headers of a creation response report. */
 export interface CreationLimitState {
@@ -110,7 +111,7 @@ export class CreationLimiter {
     return {
       limit: this.limit,
       remaining: Math.max(this.limit - res.consumedPoints, 0),
-      resetSeconds: Math.max(Math.ceil(res.msBeforeNext / 1000), 1),
+      resetSeconds: retryAfterSeconds(res.msBeforeNext),
     };
   }
 

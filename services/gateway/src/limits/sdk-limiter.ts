@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { retryAfterSeconds } from './retry-after';
 
 export interface SdkLimiterOptions {
   redis: Redis;
@@ -56,9 +57,4 @@ export class SdkLimiter {
       return { allowed: false, retryAfterSeconds: retryAfterSeconds(reason.msBeforeNext) };
     }
   }
-}
-
-/** Whole seconds until the window ends, at least 1: Retry-After: 0 would invite a retry storm. */
-export function retryAfterSeconds(msBeforeNext: number): number {
-  return Math.max(Math.ceil(msBeforeNext / 1000), 1);
 }

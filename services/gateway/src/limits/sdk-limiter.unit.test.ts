@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { generatePublishableKey, hashSecretKey } from '@linkservice/keys';
-import { budgetKey, retryAfterSeconds } from './sdk-limiter';
+import { budgetKey } from './sdk-limiter';
 
 describe('budgetKey', () => {
   const hash = hashSecretKey(generatePublishableKey('live'));
@@ -30,19 +30,5 @@ describe('budgetKey', () => {
     for (const part of [hash.toString('hex'), hash.toString('base64url'), '198.51.100.7']) {
       expect(name).not.toContain(part);
     }
-  });
-});
-
-describe('retryAfterSeconds', () => {
-  it.each([
-    [0, 1],
-    [1, 1],
-    [999, 1],
-    [1000, 1],
-    [1001, 2],
-    [59_001, 60],
-    [60_000, 60],
-  ])('%i ms before the window ends: Retry-After %i', (ms, seconds) => {
-    expect(retryAfterSeconds(ms)).toBe(seconds);
   });
 });
