@@ -37,6 +37,20 @@ async function createApp(): Promise<{ id: string; subdomainKey: string }> {
   return doc.app;
 }
 
+/** set-android of com.example.shop (fingerprint FP_B) with --json, plus `extra` options. */
+const setAndroid = (appId: string, ...extra: string[]) =>
+  linkctl(
+    'app',
+    'set-android',
+    appId,
+    '--package',
+    'com.example.shop',
+    '--sha256',
+    FP_B,
+    ...extra,
+    '--json',
+  );
+
 /** set-ios of com.example.shop with --json, plus `extra` options. */
 const setIos = (appId: string, ...extra: string[]) =>
   linkctl(
@@ -273,19 +287,6 @@ describe('linkctl app set-android', () => {
 });
 
 describe('linkctl app unset-ios / unset-android', () => {
-  const setAndroid = (appId: string, ...extra: string[]) =>
-    linkctl(
-      'app',
-      'set-android',
-      appId,
-      '--package',
-      'com.example.shop',
-      '--sha256',
-      FP_B,
-      ...extra,
-      '--json',
-    );
-
   it('unset-ios clears only iOS, keeps Android and prints the same document as set-ios', async () => {
     const app = await createApp();
     jsonOf(await setIos(app.id));
@@ -480,18 +481,7 @@ describe('linkctl app set-ios --deferred-page', () => {
 
   it('is turned off by unset-ios, so iOS set again starts off', async () => {
     const app = await createApp();
-    jsonOf(
-      await linkctl(
-        'app',
-        'set-android',
-        app.id,
-        '--package',
-        'com.example.shop',
-        '--sha256',
-        FP_B,
-        '--json',
-      ),
-    );
+    jsonOf(await setAndroid(app.id));
     jsonOf(await setIos(app.id, '--deferred-page', 'on'));
     jsonOf(await linkctl('app', 'unset-ios', app.id, '--json'));
     // The row stays for Android; the page went with iOS (the table's check requires it).
@@ -583,18 +573,7 @@ describe('set-ios and unset-ios clear the link host cache', () => {
   it('leaves the cache alone on set-android and unset-android (their files are never cached)', async () => {
     const app = await createApp();
     const refs = await cacheBothHosts(app.subdomainKey);
-    jsonOf(
-      await linkctl(
-        'app',
-        'set-android',
-        app.id,
-        '--package',
-        'com.example.shop',
-        '--sha256',
-        FP_B,
-        '--json',
-      ),
-    );
+    jsonOf(await setAndroid(app.id));
     jsonOf(await linkctl('app', 'unset-android', app.id, '--json'));
     expect(await cached(refs.live)).toEqual([true, true]);
   });
