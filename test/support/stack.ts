@@ -8,6 +8,7 @@ export {
   repositoryRoot,
   serviceEntryPoint,
 } from './service-process';
+import { generateReceiptSigningKey } from '@linkservice/keys';
 import { freePort } from '@linkservice/testing';
 export type { ExitInfo, ServiceName } from './service-process';
 
@@ -115,6 +116,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     REDIS_URL: options.redisUrl,
     REDIS_PREFIX: redisPrefix,
     LINK_DOMAIN: linkDomain,
+    // Required by the gateway: the run's key from global-setup, else one for this stack.
+    RECEIPT_SIGNING_KEY: process.env.RECEIPT_SIGNING_KEY ?? generateReceiptSigningKey(),
     ...(options.creationLimitPerHour === undefined
       ? {}
       : { CREATION_LIMIT_PER_HOUR: String(options.creationLimitPerHour) }),

@@ -5,6 +5,11 @@ export type Environment = 'live' | 'test';
 /** `secret`: the server API under /api/v1; `publishable`: only the app interface, /api/v1/sdk. */
 export type KeyType = 'secret' | 'publishable';
 
+export type InstallPlatform = 'ios' | 'android';
+
+/** How an install was matched to a link (app-interface.md), in the order they are tried. */
+export type MatchMethod = 'play_referrer' | 'clipboard' | 'opened_url';
+
 /** timestamptz: read as Date, written as Date or an ISO string. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -82,6 +87,26 @@ export interface Database {
     created_at: GeneratedTimestamp;
     updated_at: GeneratedTimestamp;
   };
+  /** Installs reported through POST /sdk/installs (app-interface.md); no device data. */
+  installs: {
+    id: string;
+    app_id: string;
+    environment: Environment;
+    platform: InstallPlatform;
+    /** SHA-256 of the install secret (X-Install-Secret); the secret itself is never stored. */
+    secret_hash: Buffer;
+    match_method: MatchMethod | null;
+    link_id: string | null;
+    created_at: GeneratedTimestamp;
+  };
+  /** The click token an install used up, one per install at most; erased with it. */
+  install_clicks: {
+    install_id: string;
+    /** SHA-256 of the token, base64url: unique, so a token matches one install only. */
+    token_hash: string;
+    link_id: string;
+    clicked_at: Timestamp;
+  };
   /** Click batches already added to links.click_count (see the link-host migration). */
   link_click_batches: {
     id: string;
@@ -97,3 +122,4 @@ export type LinkRow = Selectable<Database['links']>;
 export type NewLink = Insertable<Database['links']>;
 export type LinkUpdate = Updateable<Database['links']>;
 export type AppAssociationRow = Selectable<Database['app_associations']>;
+export type InstallRow = Selectable<Database['installs']>;

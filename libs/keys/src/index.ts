@@ -1,4 +1,5 @@
-import { createHash, randomInt } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, randomInt } from 'node:crypto';
 
 export type KeyEnvironment = 'live' | 'test';
 
@@ -66,4 +67,49 @@ export function parseSecretKey(secret: string): { environment: KeyEnvironment } 
  */
 export function hashSecretKey(secret: string): Buffer {
   return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/**
+ * An installation's erasure secret (app-interface.md): 40 base62 characters (238 bits), shown
+ * once in the install report's 201 and stored only as its SHA-256 (`hashInstallSecret`).
+ */
+export function generateInstallSecret(): string {
+  return randomBase62(RANDOM_LENGTH);
+}
+
+/** What an install secret looks like; capped so junk never gets hashed. */
+const INSTALL_SECRET_PATTERN = /^[0-9A-Za-z]{32,128}$/;
+
+/** SHA-256 of a well-formed install secret, or null for text that cannot be one. */
+export function hashInstallSecret(secret: string): Buffer | null {
+  if (!INSTALL_SECRET_PATTERN.test(secret)) return null;
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/**
+ * A new Ed25519 private key as PKCS#8 PEM: the form RECEIPT_SIGNING_KEY takes. For development
+ * (`pnpm start` without one) and tests; production keys are made once and kept in a Secret.
+ */
+export function generateReceiptSigningKey(): string {
+  return generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+}
+
+/**
+ * RECEIPT_SIGNING_KEY's text as a private key: a PKCS#8 PEM of an Ed25519 key. Accepts `\n`
+ * escapes for the line breaks (some secret stores keep one line). Throws a message that never
+ * repeats the key.
+ */
+export function readReceiptSigningKey(pem: string): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: pem.replace(/\\n/g, '\n'), format: 'pem' });
+  } catch {
+    throw new Error('must be a PKCS#8 PEM private key (-----BEGIN PRIVATE KEY-----)');
+  }
+  if (key.asymmetricKeyType !== 'ed25519') {
+    throw new Error(`must be an Ed25519 key, not ${key.asymmetricKeyType ?? 'unknown'}`);
+  }
+  return key;
 }

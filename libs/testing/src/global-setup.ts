@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { migrateToLatest } from '@linkservice/db';
+import { generateReceiptSigningKey } from '@linkservice/keys';
 import { startContainersIfWanted } from './containers';
 import { RUN_MARKER } from './environment';
 
@@ -26,6 +27,8 @@ export async function globalSetupForRun(): Promise<void> {
   process.env.DATABASE_URL = databaseUrl;
   process.env.REDIS_URL = process.env.REDIS_URL ?? containers?.redisUrl ?? LOCAL_REDIS;
   process.env.REDIS_PREFIX = `lstest-${runId}`;
+  // The gateway requires one; every service a test starts in-process or spawns gets this one.
+  process.env.RECEIPT_SIGNING_KEY ??= generateReceiptSigningKey();
   process.env.NODE_ENV = 'test';
   process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
   process.env[RUN_MARKER] = runId;

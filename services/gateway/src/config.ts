@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
+import { readReceiptSigningKey } from '@linkservice/keys';
 
 /**
  * Express's `trust proxy`: `false` (default, the peer address is the client), `true`, a hop
@@ -17,6 +18,27 @@ const trustProxy = z
     return /^\d+$/.test(value) ? Number(value) : value;
   });
 
+/**
+ * RECEIPT_SIGNING_KEY: the Ed25519 private key (PKCS#8 PEM) that signs erasure receipts; its
+ * public half is served at /.well-known/jwks.json. Required: `pnpm start` makes a development
+ * key when it is unset, the chart takes it from a Secret. Never echoed in an error.
+ */
+const receiptSigningKey = z
+  .string({
+    error: (issue) =>
+      issue.input === undefined
+        ? 'is required: an Ed25519 private key, PKCS#8 PEM (openssl genpkey -algorithm ed25519)'
+        : 'must be a PKCS#8 PEM private key',
+  })
+  .transform((pem, ctx) => {
+    try {
+      return readReceiptSigningKey(pem);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+
 export const gatewayEnvSchema = baseEnvSchema.extend({
   GATEWAY_PORT: port(8080),
   /** Link creations per app per hour, live and test together. */
@@ -28,6 +50,13 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    * SDK endpoints together (app-interface.md); then 429 until the minute is over.
    */
   SDK_RATE_LIMIT_PER_MINUTE: positiveInt(600),
+  /**
+   * How long a click token can match an install, counted from its click: the link host's
+   * CLICK_TOKEN_TTL_SECONDS, which both services must agree on (the chart sets both from one
+   * value). The token's Redis key expires then too; this also refuses one a longer-lived key kept.
+   */
+  CLICK_TOKEN_TTL_SECONDS: positiveInt(3_600),
+  RECEIPT_SIGNING_KEY: receiptSigningKey,
   /** After SIGTERM: how long in-flight requests may take before connections are cut. */
   SHUTDOWN_GRACE_MS: positiveInt(10_000),
   TRUST_PROXY: trustProxy,

@@ -1,9 +1,14 @@
 import { ConfigError } from '@linkservice/config';
+import { generateKeyPairSync } from 'node:crypto';
+import { generateReceiptSigningKey } from '@linkservice/keys';
 import { loadConfig } from './config';
+
+/** The one variable without a default. */
+const required = { RECEIPT_SIGNING_KEY: generateReceiptSigningKey() };
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
-    const config = loadConfig({});
+    const config = loadConfig(required);
     expect(config).toMatchObject({
       GATEWAY_PORT: 8080,
       CREATION_LIMIT_PER_HOUR: 300,
@@ -22,15 +27,17 @@ describe('loadConfig', () => {
     ['2', 2],
     ['loopback, 10.0.0.0/8', 'loopback, 10.0.0.0/8'],
   ])('reads TRUST_PROXY=%j', (value, expected) => {
-    expect(loadConfig({ TRUST_PROXY: value }).TRUST_PROXY).toEqual(expected);
+    expect(loadConfig({ ...required, TRUST_PROXY: value }).TRUST_PROXY).toEqual(expected);
   });
 
   it('reads SDK_RATE_LIMIT_PER_MINUTE', () => {
-    expect(loadConfig({ SDK_RATE_LIMIT_PER_MINUTE: '5' }).SDK_RATE_LIMIT_PER_MINUTE).toBe(5);
+    expect(
+      loadConfig({ ...required, SDK_RATE_LIMIT_PER_MINUTE: '5' }).SDK_RATE_LIMIT_PER_MINUTE,
+    ).toBe(5);
   });
 
   it.each(['0', '-1', '1.5', 'many'])('refuses SDK_RATE_LIMIT_PER_MINUTE=%j', (value) => {
-    expect(() => loadConfig({ SDK_RATE_LIMIT_PER_MINUTE: value })).toThrow(
+    expect(() => loadConfig({ ...required, SDK_RATE_LIMIT_PER_MINUTE: value })).toThrow(
       /SDK_RATE_LIMIT_PER_MINUTE/,
     );
   });
@@ -38,7 +45,12 @@ describe('loadConfig', () => {
   it('lists every bad variable at once', () => {
     let caught: unknown;
     try {
-      loadConfig({ GATEWAY_PORT: '99999', CREATION_LIMIT_PER_HOUR: '0', CREATION_TIMEOUT_MS: 'x' });
+      loadConfig({
+        ...required,
+        GATEWAY_PORT: '99999',
+        CREATION_LIMIT_PER_HOUR: '0',
+        CREATION_TIMEOUT_MS: 'x',
+      });
     } catch (error) {
       caught = error;
     }
@@ -47,5 +59,45 @@ describe('loadConfig', () => {
     for (const name of ['GATEWAY_PORT', 'CREATION_LIMIT_PER_HOUR', 'CREATION_TIMEOUT_MS']) {
       expect(problems).toContain(name);
     }
+  });
+
+  describe('RECEIPT_SIGNING_KEY', () => {
+    it('is required, and the error says what to give', () => {
+      expect(() => loadConfig({})).toThrow(
+        /RECEIPT_SIGNING_KEY: is required: an Ed25519 private key/,
+      );
+    });
+
+    it('reads an Ed25519 PKCS#8 PEM, also with its line breaks escaped as \\n', () => {
+      const pem = generateReceiptSigningKey();
+      expect(loadConfig({ RECEIPT_SIGNING_KEY: pem }).RECEIPT_SIGNING_KEY.asymmetricKeyType).toBe(
+        'ed25519',
+      );
+      const oneLine = pem.trim().replaceAll('\n', '\\n');
+      expect(oneLine).not.toContain('\n');
+      expect(
+        loadConfig({ RECEIPT_SIGNING_KEY: oneLine }).RECEIPT_SIGNING_KEY.asymmetricKeyType,
+      ).toBe('ed25519');
+    });
+
+    it('refuses another kind of key, and never repeats the text it was given', () => {
+      const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString();
+      for (const [value, message] of [
+        [rsa, /must be an Ed25519 key, not rsa/],
+        ['not-a-key-SECRETISH', /must be a PKCS#8 PEM private key/],
+      ] as const) {
+        let caught: unknown;
+        try {
+          loadConfig({ RECEIPT_SIGNING_KEY: value });
+        } catch (error) {
+          caught = error;
+        }
+        expect((caught as Error).message).toMatch(message);
+        expect((caught as Error).message).not.toContain('SECRETISH');
+        expect((caught as Error).message).not.toContain('PRIVATE KEY-----\n');
+      }
+    });
   });
 });

@@ -5,6 +5,7 @@ import * as linkTotals from './2026-11-22T03-00-00_link-totals';
 import * as linkStatusIndexes from './2026-11-22T04-00-00_link-status-indexes';
 import * as appLinkCounts from './2026-11-24T00-00-00_app-link-counts';
 import * as appSide from './2026-11-25T00-00-00_app-side';
+import * as installs from './2026-11-26T00-00-00_installs';
 
 /** Every migration, keyed by its dated name. Kysely applies them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T04-00-00_link-status-indexes': linkStatusIndexes,
   '2026-11-24T00-00-00_app-link-counts': appLinkCounts,
   '2026-11-25T00-00-00_app-side': appSide,
+  '2026-11-26T00-00-00_installs': installs,
 };
