@@ -4,7 +4,7 @@ import { clickTokenKey, clickTokenValue, hashClickToken } from '@linkservice/lin
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
 import { createTenant, insertLink } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
-import { startGateway } from '../testing';
+import { StatementCounter, startGateway } from '../testing';
 
 /**
  * POST /api/v1/sdk/installs and DELETE /api/v1/sdk/installs/{id} (app-interface.md), and the
@@ -17,6 +17,8 @@ const INSTALLS = '/api/v1/sdk/installs';
 const TTL_SECONDS = 600;
 const NO_SUCH_INSTALL = { error: 'not_found', message: 'No such install.' };
 
+const statements = new StatementCounter();
+
 let gateway: TestGateway;
 let alpha: Tenant;
 let beta: Tenant;
@@ -24,6 +26,7 @@ let beta: Tenant;
 beforeAll(async () => {
   gateway = await startGateway({
     env: { LINK_DOMAIN: DOMAIN, CLICK_TOKEN_TTL_SECONDS: String(TTL_SECONDS) },
+    deps: statements.countingDeps,
   });
   [alpha, beta] = await Promise.all([
     createTenant(gateway.deps.db, { name: 'Alpha' }),
@@ -215,6 +218,22 @@ describe('POST /sdk/installs: the Play install referrer', () => {
     expect(
       reported(await report({ platform: 'android', playReferrer: `ls_click=${token}` })),
     ).toMatchObject(NO_MATCH);
+  });
+
+  it('costs two statements: the key lookup, and one that matches and records', async () => {
+    const link = await seed(alpha);
+    const { token } = await mintToken(link);
+    statements.count = 0;
+    const body = reported(
+      await report({
+        platform: 'android',
+        playReferrer: `ls_click=${token}`,
+        clipboardUrl: `${urlOf(alpha, 'live', link.alias)}?ls_click=${token}`,
+        openedUrl: urlOf(alpha, 'live', link.alias),
+      }),
+    );
+    expect(body.match.method).toBe('play_referrer');
+    expect(statements.count).toBe(2);
   });
 
   it('matches exactly once when many reports race with one token', async () => {
