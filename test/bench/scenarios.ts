@@ -79,6 +79,13 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
   const resolveBodies = sampleRows(1_000, inputs.largeLinks).map((n) =>
     JSON.stringify({ url: `https://${linkHost}/${seededAlias(n)}?utm_source=bench` }),
   );
+  // What an app reports on its first launch when a link opened it (no token: the link itself).
+  const installBodies = sampleRows(1_000, inputs.largeLinks).map((n) =>
+    JSON.stringify({
+      platform: 'ios',
+      openedUrl: `https://${linkHost}/${seededAlias(n)}?utm_source=bench`,
+    }),
+  );
   const http = (
     origin: string,
     fields: Pick<LoadJob & { kind: 'http' }, 'method' | 'paths' | 'headers' | 'expectStatus'> & {
@@ -135,6 +142,25 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
           },
           bodies: resolveBodies,
           expectStatus: 200,
+          connections: settings.connections,
+        }),
+    },
+    {
+      id: 'install-report',
+      title: 'POST /sdk/installs (opened link, recorded)',
+      subject: 'gateway',
+      // Beside resolve: the same link read, plus recording the install in the same statement.
+      compareWith: 'resolve',
+      job: (origin) =>
+        http(origin, {
+          method: 'POST',
+          paths: ['/api/v1/sdk/installs'],
+          headers: {
+            authorization: `Bearer ${inputs.largePublishableKey}`,
+            'content-type': 'application/json',
+          },
+          bodies: installBodies,
+          expectStatus: 201,
           connections: settings.connections,
         }),
     },
