@@ -80,9 +80,12 @@ export function generateInstallSecret(): string {
 /** What an install secret looks like; capped so junk never gets hashed. */
 const INSTALL_SECRET_PATTERN = /^[0-9A-Za-z]{32,128}$/;
 
-/** SHA-256 of a well-formed install secret, or null for text that cannot be one. */
-export function hashInstallSecret(secret: string): Buffer | null {
-  if (!INSTALL_SECRET_PATTERN.test(secret)) return null;
+export function isInstallSecret(text: string): boolean {
+  return INSTALL_SECRET_PATTERN.test(text);
+}
+
+/** SHA-256 of an install secret: the only form in which it is stored or looked up. */
+export function hashInstallSecret(secret: string): Buffer {
   return createHash('sha256').update(secret, 'utf8').digest();
 }
 

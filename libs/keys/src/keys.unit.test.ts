@@ -1,7 +1,10 @@
 import {
+  generateInstallSecret,
   generatePublishableKey,
   generateSecretKey,
+  hashInstallSecret,
   hashSecretKey,
+  isInstallSecret,
   parseApiKey,
   parseSecretKey,
   randomBase62,
@@ -107,5 +110,27 @@ describe('parseApiKey', () => {
     const key = generatePublishableKey('live');
     expect(parseApiKey(key)).not.toBeNull();
     expect(parseSecretKey(key)).toBeNull();
+  });
+});
+
+describe('install secrets', () => {
+  it('are 40 base62 characters, never repeated, and hashed with SHA-256', () => {
+    const secrets = new Set(Array.from({ length: 1000 }, () => generateInstallSecret()));
+    expect(secrets.size).toBe(1000);
+    for (const secret of secrets) expect(isInstallSecret(secret)).toBe(true);
+    expect(hashInstallSecret('abc').toString('hex')).toBe(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
+  });
+
+  it.each([
+    '',
+    'short',
+    'a'.repeat(31),
+    'a'.repeat(129),
+    `${'a'.repeat(39)}!`,
+    ` ${'a'.repeat(40)}`,
+  ])('refuses %j as one', (text) => {
+    expect(isInstallSecret(text)).toBe(false);
   });
 });

@@ -46,3 +46,45 @@ export function parseClickTokenValue(value: string): ClickTokenRecord | null {
   if (!Number.isSafeInteger(clickedAt) || clickedAt <= 0) return null;
   return { linkId: value.slice(0, space), clickedAt };
 }
+
+/**
+ * What can be a token's text: base62, as minted (22 characters), with room for a longer minter.
+ * Anything else is not looked up.
+ */
+const CLICK_TOKEN = /^[0-9A-Za-z]{16,64}$/;
+
+export function isClickToken(text: string): boolean {
+  return CLICK_TOKEN.test(text);
+}
+
+/** The Redis commands the app interface needs of click tokens. */
+export interface ClickTokenRedis {
+  mget(keys: string[]): Promise<(string | null)[]>;
+  unlink(...keys: string[]): Promise<number>;
+}
+
+/**
+ * The app interface's side of click tokens: reading the records of tokens an install report
+ * presents, and removing those it used up. Which token an install may use up is decided in
+ * Postgres (install_clicks.token_hash is unique); Redis only says which tokens were minted, for
+ * which link and when, until they expire.
+ */
+export class ClickTokenStore {
+  constructor(
+    private readonly redis: ClickTokenRedis,
+    private readonly prefix: string,
+  ) {}
+
+  /** The record of each hash, in order (null: never minted, expired or removed): one MGET. */
+  async find(tokenHashes: readonly string[]): Promise<(ClickTokenRecord | null)[]> {
+    if (tokenHashes.length === 0) return [];
+    const values = await this.redis.mget(tokenHashes.map((h) => clickTokenKey(this.prefix, h)));
+    return values.map((value) => (value === null ? null : parseClickTokenValue(value)));
+  }
+
+  /** Removes the records of tokens that were used up or erased: one UNLINK. */
+  async forget(tokenHashes: readonly string[]): Promise<void> {
+    if (tokenHashes.length === 0) return;
+    await this.redis.unlink(...tokenHashes.map((h) => clickTokenKey(this.prefix, h)));
+  }
+}

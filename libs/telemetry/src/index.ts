@@ -1,3 +1,5 @@
+import { IncomingMessage } from 'node:http';
+import type { Span } from '@opentelemetry/api';
 import type * as AutoInstrumentations from '@opentelemetry/auto-instrumentations-node';
 import type * as SdkNode from '@opentelemetry/sdk-node';
 
@@ -15,6 +17,34 @@ const noop: Telemetry = { shutdown: () => Promise.resolve() };
  */
 function redisStatement(commandName: string): string {
   return commandName;
+}
+
+/** An install's own path under the app interface: its id is kept out of logs and traces. */
+const INSTALL_PATH = /(\/sdk\/installs\/)[^/?#]+/g;
+
+/**
+ * A request URL (or path) fit for a log line or a span: an install's id replaced by
+ * `:installId`. App-interface.md: no log or metric keeps an install id; the erasure receipt the
+ * app holds is the only record of it. Everything else is returned as it was.
+ */
+export function redactUrl(url: string): string {
+  return url.includes('/sdk/installs/') ? url.replace(INSTALL_PATH, '$1:installId') : url;
+}
+
+/**
+ * An HTTP span's URL attributes, incoming or outgoing (`url.path`, `url.full`, `http.target`,
+ * whichever the semantic conventions in use set), with redactUrl applied: they are set before
+ * this hook runs, and a later value replaces the first. `path` is the request's own.
+ */
+function redactSpanUrls(span: Span, path: string | undefined): void {
+  if (path === undefined || redactUrl(path) === path) return;
+  // The SDK's spans keep their attributes readable (ReadableSpan); the API's type hides them.
+  const attributes = (span as { attributes?: Record<string, unknown> }).attributes ?? {};
+  for (const [name, value] of Object.entries(attributes)) {
+    if (typeof value === 'string' && redactUrl(value) !== value) {
+      span.setAttribute(name, redactUrl(value));
+    }
+  }
 }
 
 const PROBE_PATH = /^\/(healthz|readyz)(\?|$)/;
@@ -58,6 +88,9 @@ export function startTelemetry(
           headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] } },
           // Kubelet probes every few seconds per pod: a trace each would bury the real ones.
           ignoreIncomingRequestHook: (request) => isProbe(request.url),
+          requestHook: (span, request) => {
+            redactSpanUrls(span, request instanceof IncomingMessage ? request.url : request.path);
+          },
         },
         // Statement text is parameterised; values are never attached.
         '@opentelemetry/instrumentation-pg': { enhancedDatabaseReporting: false },

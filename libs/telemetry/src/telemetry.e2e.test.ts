@@ -8,10 +8,11 @@ import { testEnvironment } from '@linkservice/testing';
 const PROBE = join(__dirname, '..', 'dist', 'testing', 'trace-probe.js');
 
 describe('traces of a service', () => {
-  it('record HTTP, Postgres and Redis work without a secret sent through any of them, and no probes', async () => {
+  it('record HTTP, Postgres and Redis work without a secret or an install id sent through any of them, and no probes', async () => {
     if (!existsSync(PROBE)) throw new Error(`${PROBE} is missing: run pnpm exec tsc -b first`);
     const env = testEnvironment();
     const secret = `ls_sk_live_${randomBytes(24).toString('hex')}`;
+    const installId = `ins_${randomBytes(13).toString('hex').toUpperCase()}`;
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [PROBE], {
       env: {
         PATH: process.env.PATH,
@@ -19,6 +20,7 @@ describe('traces of a service', () => {
         REDIS_URL: env.redisUrl,
         REDIS_PREFIX: env.redisPrefix,
         TRACE_PROBE_SECRET: secret,
+        TRACE_PROBE_INSTALL_ID: installId,
         OTEL_TRACES_EXPORTER: 'console',
         OTEL_METRICS_EXPORTER: 'none',
         OTEL_LOGS_EXPORTER: 'none',
@@ -34,6 +36,8 @@ describe('traces of a service', () => {
     }
     // Probes leave no server span (the probe's own client spans name no path).
     expect(stdout.match(/'url\.path': '\/(healthz|readyz)'/g) ?? []).toEqual([]);
+    expect(stdout).toContain("'url.path': '/api/v1/sdk/installs/:installId'");
+    expect(stdout).not.toContain(installId);
     expect(stdout).not.toContain(secret);
     expect(stderr).not.toContain(secret);
   });

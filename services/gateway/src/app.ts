@@ -12,6 +12,8 @@ import type { ApiRoute } from './http/routes';
 import { notFound, routerFor } from './http/routes';
 import { createRoutes } from './links/create.routes';
 import { linksRoutes } from './links/links.routes';
+import { installsRoutes } from './sdk/installs.routes';
+import { jwksRoutes } from './sdk/jwks.routes';
 import { resolveRoutes } from './sdk/resolve.routes';
 import { noStore, sdkAbuseLimit, sdkCors } from './sdk/sdk.middleware';
 
@@ -40,7 +42,7 @@ export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
  * and walked by the same shared auth test.
  */
 export function sdkRoutes(deps: GatewayDeps): ApiRoute[] {
-  return [...resolveRoutes(deps)];
+  return [...resolveRoutes(deps), ...installsRoutes(deps)];
 }
 
 export interface AppOptions {
@@ -55,8 +57,8 @@ export interface AppOptions {
  * /api/v1: every request is authenticated before anything about its path is answered (route,
  * 405 or 404), so an unauthenticated caller learns nothing about which paths exist. The SDK
  * comes first and ends in its own 404, so none of its paths reaches the secret-key API (whose
- * 401 would name the other kind of key). Then the probes (no auth; after the API, so API
- * requests never walk their router), then 404, then the one error middleware.
+ * 401 would name the other kind of key). Then the probes and the receipts' JWKS (no auth; after
+ * the API, so API requests never walk their router), then 404, then the one error middleware.
  */
 export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express {
   const shutdown = options.shutdown ?? new GracefulShutdown();
@@ -88,7 +90,7 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
       authenticate: authenticate(deps.keys),
     }),
   );
-  app.use(routerFor(healthRoutes(deps, shutdown)));
+  app.use(routerFor([...healthRoutes(deps, shutdown), ...jwksRoutes(deps)]));
   app.use(notFound());
   app.use(errorHandler());
   return app;

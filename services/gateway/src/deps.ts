@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
-import { LinkCache } from '@linkservice/link-cache';
+import { ClickTokenStore, LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { CreationClient } from '@linkservice/creation';
 import { createCreationClient, CreationRequestsRepository } from '@linkservice/creation';
@@ -15,6 +15,9 @@ import { SdkLimiter } from './limits/sdk-limiter';
 import { LinkCreationService } from './links/create.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
+import { InstallsRepository } from './sdk/installs.repository';
+import { InstallsService } from './sdk/installs.service';
+import { ReceiptSigner } from './sdk/receipts';
 import { ResolveRepository } from './sdk/resolve.repository';
 import { ResolveService } from './sdk/resolve.service';
 
@@ -50,6 +53,10 @@ export interface GatewayDeps extends GatewayClients {
   resolve: ResolveService;
   /** SDK_RATE_LIMIT_PER_MINUTE per publishable key and client address, on `redis`. */
   sdkLimiter: SdkLimiter;
+  /** The app interface's install reports and erasures. */
+  installs: InstallsService;
+  /** Signs erasure receipts with RECEIPT_SIGNING_KEY; its JWKS is served for verifying them. */
+  receipts: ReceiptSigner;
 }
 
 export type GatewayResources = Resources<GatewayDeps>;
@@ -66,6 +73,7 @@ function buildServices(
     redisPrefix: config.REDIS_PREFIX,
     limitPerHour: config.CREATION_LIMIT_PER_HOUR,
   });
+  const receipts = new ReceiptSigner(config.RECEIPT_SIGNING_KEY);
   return {
     ...clients,
     config,
@@ -90,6 +98,14 @@ function buildServices(
       redisPrefix: config.REDIS_PREFIX,
       limitPerMinute: config.SDK_RATE_LIMIT_PER_MINUTE,
     }),
+    installs: new InstallsService(
+      new InstallsRepository(db),
+      new ClickTokenStore(redis, config.REDIS_PREFIX),
+      receipts,
+      { linkDomain: config.LINK_DOMAIN, clickTokenTtlMs: config.CLICK_TOKEN_TTL_SECONDS * 1000 },
+      logger,
+    ),
+    receipts,
   };
 }
 

@@ -40,6 +40,8 @@ async function main(): Promise<void> {
         req.end();
       });
     await get('/api/v1/app', { authorization: `Bearer ${secret}` });
+    // An install's id must not reach a span either (app-interface.md): TRACE_PROBE_INSTALL_ID.
+    await get(`/api/v1/sdk/installs/${process.env.TRACE_PROBE_INSTALL_ID}?x=1`);
     await get('/healthz');
     await get('/readyz');
     await pool.query('SELECT $1::text AS value', [secret]);

@@ -1,5 +1,6 @@
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Level, Logger } from '@linkservice/logger';
+import { redactUrl } from '@linkservice/telemetry';
 import { requestIdOf } from './request-id';
 
 declare module 'http' {
@@ -26,8 +27,9 @@ function levelOf(res: Response): Level {
 /**
  * One log line per request, written when the response is done, tagged with the request id, with
  * the error in full when the answer was a 500 or 503 (the error middleware puts it on `res.err`).
- * Request headers are never logged (the Authorization header carries the secret key); only
- * method, path and the client address are.
+ * Request headers are never logged (the Authorization header carries the secret key, and
+ * X-Install-Secret an installation's); only method, path (install ids redacted) and the client
+ * address are.
  *
  * Per request this costs one timestamp and two listeners: the line, its child logger and its
  * serialised fields are built only when the line's level is enabled (at `warn`, only for 5xx),
@@ -45,7 +47,8 @@ export function useRequestLogging(app: Express, logger: Logger): void {
       req: {
         id,
         method: req.method,
-        url: req.originalUrl,
+        // An install's id never reaches a log line (app-interface.md).
+        url: redactUrl(req.originalUrl),
         // req.ip: the client as TRUST_PROXY says (the peer unless a trusted proxy names one),
         // the same address the SDK abuse limit charges.
         remoteAddress: req.ip,

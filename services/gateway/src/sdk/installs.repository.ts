@@ -1,0 +1,210 @@
+import type { Kysely } from 'kysely';
+import type { Database, Environment, InstallPlatform, MatchMethod } from '@linkservice/db';
+import { executePrepared, preparedStatement } from '@linkservice/db';
+
+/**
+ * A candidate the statement may match, as the service checked it against Redis: a token's
+ * candidate names the link its record names (`tokenLinkId`) and its click time; the opened URL
+ * names its alias (and, with a token, that token's link too).
+ */
+export interface MatchCandidate {
+  method: MatchMethod;
+  tokenHash: string | null;
+  tokenLinkId: string | null;
+  clickedAt: Date | null;
+  alias: string | null;
+}
+
+export interface NewInstall {
+  id: string;
+  appId: string;
+  environment: Environment;
+  platform: InstallPlatform;
+  secretHash: Buffer;
+}
+
+/** The link an install matched, as the 201 shows it. */
+export interface MatchedLink {
+  method: MatchMethod;
+  linkId: string;
+  alias: string;
+  deepLinkData: Record<string, unknown> | null;
+  clickedAt: Date | null;
+  /** The token used up, when the match took one. */
+  tokenHash: string | null;
+}
+
+interface RecordRow {
+  recorded: boolean;
+  method: MatchMethod | null;
+  linkId: string | null;
+  alias: string | null;
+  deepLinkData: Record<string, unknown> | null;
+  clickedAt: Date | null;
+  tokenHash: string | null;
+}
+
+/**
+ * Records an install and what it matched, in one statement (one transaction):
+ * - `candidates`: the report's evidence in the order it is tried ($6..$10, one array per column).
+ *   A token's candidate matches when its record's link is a link of the caller's app and
+ *   environment ($2, $3) and no install used the token up yet; the opened URL's when its alias
+ *   names such a link that resolves (active or archived, not expired) and, with a token, that
+ *   token's link. The first that matches is `chosen`.
+ * - `claim`: a chosen token is used up by inserting its hash into install_clicks, unique: of two
+ *   reports racing with one token, the second waits for the first to commit and inserts nothing.
+ * - `install`: the install is inserted unless its chosen token was lost that way; then nothing
+ *   is written (`recorded` false) and the caller runs the statement again, which now sees the
+ *   token used up and tries the next candidate.
+ */
+const RECORD_INSTALL = preparedStatement<RecordRow>(
+  'gateway_sdk_record_install',
+  `WITH candidates AS (
+     SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[])
+       WITH ORDINALITY AS c (method, token_hash, token_link_id, clicked_at, alias, ord)
+   ),
+   matches AS (
+     SELECT c.ord, c.method, c.token_hash, c.clicked_at, l.id AS link_id, l.alias, l.deep_link_data
+       FROM candidates c JOIN links l ON l.id = c.token_link_id
+      WHERE c.alias IS NULL AND l.app_id = $2 AND l.environment = $3
+     UNION ALL
+     SELECT c.ord, c.method, c.token_hash, c.clicked_at, l.id, l.alias, l.deep_link_data
+       FROM candidates c JOIN links l
+         ON l.app_id = $2 AND l.environment = $3 AND l.alias = c.alias
+      WHERE c.alias IS NOT NULL
+        AND (c.token_hash IS NULL OR l.id = c.token_link_id)
+        AND (l.archived_at IS NOT NULL OR l.expires_at IS NULL OR l.expires_at > now())
+   ),
+   chosen AS (
+     SELECT * FROM matches m
+      WHERE m.token_hash IS NULL
+         OR NOT EXISTS (SELECT 1 FROM install_clicks used WHERE used.token_hash = m.token_hash)
+      ORDER BY m.ord
+      LIMIT 1
+   ),
+   claim AS (
+     INSERT INTO install_clicks (install_id, token_hash, link_id, clicked_at)
+     SELECT $1, token_hash, link_id, clicked_at FROM chosen WHERE token_hash IS NOT NULL
+     ON CONFLICT (token_hash) DO NOTHING
+     RETURNING token_hash
+   ),
+   install AS (
+     INSERT INTO installs (id, app_id, environment, platform, secret_hash, match_method, link_id)
+     SELECT $1, $2, $3, $4, $5, chosen.method, chosen.link_id
+       FROM (VALUES (1)) AS one (n) LEFT JOIN chosen ON true
+      WHERE chosen.token_hash IS NULL OR EXISTS (SELECT 1 FROM claim)
+     RETURNING id
+   )
+   SELECT install.id IS NOT NULL AS recorded, chosen.method, chosen.link_id AS "linkId",
+          chosen.alias, chosen.deep_link_data AS "deepLinkData", chosen.clicked_at AS "clickedAt",
+          chosen.token_hash AS "tokenHash"
+     FROM (VALUES (1)) AS one (n) LEFT JOIN install ON true LEFT JOIN chosen ON true`,
+);
+
+interface EraseRow {
+  installs: number;
+  clicks: number;
+  tokenHashes: string[] | null;
+  erasedAt: Date;
+}
+
+/**
+ * Erases one install of the caller's app and environment whose secret hash matches, with the
+ * click it used up, in one statement (one transaction). The cascade from installs would remove
+ * the click too, but uncounted: it is deleted here so `records` counts it.
+ */
+const ERASE_INSTALL = preparedStatement<EraseRow>(
+  'gateway_sdk_erase_install',
+  `WITH target AS (
+     SELECT id FROM installs
+      WHERE id = $1 AND app_id = $2 AND environment = $3 AND secret_hash = $4
+      FOR UPDATE
+   ),
+   clicks AS (
+     DELETE FROM install_clicks WHERE install_id IN (SELECT id FROM target) RETURNING token_hash
+   ),
+   gone AS (
+     DELETE FROM installs WHERE id IN (SELECT id FROM target) RETURNING id
+   )
+   SELECT (SELECT count(*) FROM gone)::int AS installs,
+          (SELECT count(*) FROM clicks)::int AS clicks,
+          (SELECT array_agg(token_hash) FROM clicks) AS "tokenHashes",
+          now() AS "erasedAt"`,
+);
+
+/** What an erasure deleted. */
+export interface ErasedInstall {
+  /** Rows deleted: the install and the click it used up. */
+  records: number;
+  /** The used-up tokens' hashes, so their Redis records go too if any is left. */
+  tokenHashes: string[];
+  /** The database clock of the deletion. */
+  erasedAt: Date;
+}
+
+export class InstallsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * One attempt at recording an install: the match (or null for none) when it was recorded;
+   * `lost` when its chosen token was used up by a concurrent report, and nothing was written.
+   */
+  async record(
+    install: NewInstall,
+    candidates: readonly MatchCandidate[],
+  ): Promise<{ recorded: true; match: MatchedLink | null } | { recorded: false }> {
+    const column = <K extends keyof MatchCandidate>(key: K) => candidates.map((c) => c[key]);
+    const row = (
+      await executePrepared(this.db, RECORD_INSTALL, [
+        install.id,
+        install.appId,
+        install.environment,
+        install.platform,
+        install.secretHash,
+        column('method'),
+        column('tokenHash'),
+        column('tokenLinkId'),
+        column('clickedAt'),
+        column('alias'),
+      ])
+    ).at(0);
+    if (!row?.recorded) return { recorded: false };
+    if (row.method === null || row.linkId === null || row.alias === null) {
+      return { recorded: true, match: null };
+    }
+    return {
+      recorded: true,
+      match: {
+        method: row.method,
+        linkId: row.linkId,
+        alias: row.alias,
+        deepLinkData: row.deepLinkData,
+        clickedAt: row.clickedAt,
+        tokenHash: row.tokenHash,
+      },
+    };
+  }
+
+  /** Erases the install when every condition holds; undefined when nothing was deleted. */
+  async erase(where: {
+    installId: string;
+    appId: string;
+    environment: Environment;
+    secretHash: Buffer;
+  }): Promise<ErasedInstall | undefined> {
+    const row = (
+      await executePrepared(this.db, ERASE_INSTALL, [
+        where.installId,
+        where.appId,
+        where.environment,
+        where.secretHash,
+      ])
+    ).at(0);
+    if (!row || row.installs === 0) return undefined;
+    return {
+      records: row.installs + row.clicks,
+      tokenHashes: row.tokenHashes ?? [],
+      erasedAt: row.erasedAt,
+    };
+  }
+}
