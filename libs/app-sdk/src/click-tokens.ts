@@ -10,8 +10,8 @@
 /** The query parameter the link host adds: `ls_click=<token>`. */
 export const CLICK_TOKEN_PARAMETER = 'ls_click';
 
-/** Tokens are base62 (at least 96 random bits: 17+ characters); anything else is not one. */
-const TOKEN = /^[0-9A-Za-z]{16,128}$/;
+/** Tokens are base62 (at least 96 random bits), as the gateway reads them; nothing else is one. */
+const TOKEN = /^[0-9A-Za-z]{16,64}$/;
 
 /** `scheme://authority/path?query#fragment`, only http(s), no whitespace anywhere. */
 const HTTP_URL = /^(https?):\/\/([^/?#\s@]+)(\/[^?#\s]*)?(\?[^#\s]*)?(#\S*)?$/i;
@@ -41,11 +41,16 @@ function tokenOfPairs(pairs: string): string | null {
  * The click token of a Play install referrer, as the Play Install Referrer API hands it to the
  * app (`installReferrer`, already decoded once: `ls_click=<token>`, or
  * `utm_source=mail&ls_click=<token>` when the listing had a referrer of its own); null when it
- * carries none (an install that did not come through one of your links).
+ * carries none (an install that did not come through one of your links). A referrer still
+ * encoded as it stood in the store URL (`ls_click%3D<token>`) is read too, as the gateway does.
  */
 export function clickTokenFromReferrer(referrer: string | null | undefined): string | null {
   if (!referrer) return null;
-  return tokenOfPairs(referrer.trim());
+  const pairs = referrer.trim();
+  const token = tokenOfPairs(pairs);
+  if (token !== null || !pairs.includes('%')) return token;
+  const decoded = decode(pairs);
+  return decoded === null ? null : tokenOfPairs(decoded);
 }
 
 /** The host of an http(s) URL, lower case, without port; null for anything else. */

@@ -24,8 +24,10 @@ describe('clickTokenFromReferrer', () => {
     expect(clickTokenFromReferrer('ls_click=%E0%A4%A')).toBeNull();
   });
 
-  it('reads a referrer still encoded once more (ls_click%3D…) as nothing: that is not a pair', () => {
-    expect(clickTokenFromReferrer(`ls_click%3D${TOKEN}`)).toBeNull();
+  it('reads a referrer still encoded as it stood in the store URL, as the gateway does', () => {
+    expect(clickTokenFromReferrer(`ls_click%3D${TOKEN}`)).toBe(TOKEN);
+    expect(clickTokenFromReferrer(`utm_source%3Dmail%26ls_click%3D${TOKEN}`)).toBe(TOKEN);
+    expect(clickTokenFromReferrer('utm_source%3Dmail%E0%A4%A')).toBeNull();
   });
 });
 
