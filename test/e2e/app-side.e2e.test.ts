@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiBody, ApiResponse, HttpResponse } from '@linkservice/testing';
 import { eventually, linkOf, sendRequest, testEnvironment } from '@linkservice/testing';
+import { ANDROID, IPHONE } from '../support/app-journey';
 import { stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
 import { startStack } from '../support/stack';
@@ -14,10 +15,6 @@ import { startStack } from '../support/stack';
 
 jest.setTimeout(60_000);
 
-const IPHONE =
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
-const ANDROID =
-  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36';
 const SLACK = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 const TOKEN = '[0-9A-Za-z]{16,}';
 
