@@ -21,6 +21,12 @@ export function hashClickToken(token: string | Buffer): string {
   return hash('sha256', token, 'base64url');
 }
 
+/**
+ * The name a token travels under: the query parameter of a copied link URL (`?ls_click=`) and
+ * the pair in a Play install referrer (`ls_click=<token>`). Of several, the last counts.
+ */
+export const CLICK_TOKEN_PARAMETER = 'ls_click';
+
 /** `<prefix>:click-token:<SHA-256 of the token, base64url>`. */
 export function clickTokenKey(prefix: string, tokenHash: string): string {
   return `${prefix}:click-token:${tokenHash}`;

@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { CLICK_TOKEN_PARAMETER } from '@linkservice/link-cache';
 import { pingDatabase } from '@linkservice/db';
 import { createProbes } from '@linkservice/lifecycle';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
@@ -123,7 +124,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
         const page = renderDeferredPage({
           title: outcome.title,
           fallbackUrl: outcome.fallback,
-          copyUrl: `${linkUrl}?ls_click=${outcome.clickToken ?? HEAD_TOKEN_STAND_IN}`,
+          copyUrl: `${linkUrl}?${CLICK_TOKEN_PARAMETER}=${outcome.clickToken ?? HEAD_TOKEN_STAND_IN}`,
         });
         sendPage(res, 200, page, DEFERRED_PAGE_HEADERS);
         return;

@@ -1,10 +1,7 @@
 import type { LinkHost } from '@linkservice/contracts';
 import { parseLinkUrl } from '@linkservice/contracts';
-import { hashClickToken, isClickToken } from '@linkservice/link-cache';
+import { CLICK_TOKEN_PARAMETER, hashClickToken, isClickToken } from '@linkservice/link-cache';
 import type { InstallReport } from './install-request';
-
-/** The query parameter and referrer pair a click token travels in. */
-export const CLICK_TOKEN_PARAMETER = 'ls_click';
 
 /**
  * One way an install report may name its link, in the order app-interface.md tries them. A

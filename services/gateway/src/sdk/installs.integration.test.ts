@@ -2,7 +2,10 @@ import { createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 import type { Environment, LinkRow } from '@linkservice/db';
 import { clickTokenKey, clickTokenValue, hashClickToken } from '@linkservice/link-cache';
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
-import { createTenant, insertLink } from '@linkservice/testing';
+import { createTenant, eventually, insertLink } from '@linkservice/testing';
+import { sql } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { GatewayClients } from '../deps';
 import type { TestGateway } from '../testing';
 import { StatementCounter, startGateway } from '../testing';
 
@@ -37,6 +40,29 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway.stop();
 });
+
+/**
+ * A gateway whose Redis client answers UNLINK with `unlink` and everything else as usual: to
+ * keep used-up tokens' records (so racing reports reach Postgres's one-time claim) or to fail.
+ */
+function gatewayWithUnlink(unlink: (...keys: string[]) => Promise<number>): Promise<TestGateway> {
+  const swap = (clients: GatewayClients): GatewayClients => ({
+    ...clients,
+    redis: new Proxy(clients.redis, {
+      get(target, property) {
+        if (property === 'unlink') return unlink;
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    }) as Redis,
+  });
+  return startGateway({
+    env: { LINK_DOMAIN: DOMAIN, CLICK_TOKEN_TTL_SECONDS: String(TTL_SECONDS) },
+    deps: (clients) => statements.countingDeps(swap(clients)),
+  });
+}
+
+const keepRecords = () => Promise.resolve(0);
 
 function seed(tenant: Tenant, environment: Environment = 'live', values: LinkSeed = {}) {
   return insertLink(gateway.deps.db, { appId: tenant.appId, environment }, values);
@@ -236,6 +262,78 @@ describe('POST /sdk/installs: the Play install referrer', () => {
     expect(statements.count).toBe(2);
   });
 
+  it('refuses the token of a link that has expired since, without using it up', async () => {
+    const link = await seed(alpha, 'live', { expires_at: new Date(Date.now() - 1_000) });
+    const { token } = await mintToken(link);
+    const evidence = { platform: 'android', playReferrer: `ls_click=${token}` };
+    expect(reported(await report(evidence))).toMatchObject(NO_MATCH);
+    expect(await tokenRecordExists(token)).toBe(1);
+    await gateway.deps.db
+      .updateTable('links')
+      .set({ archived_at: new Date() })
+      .where('id', '=', link.id)
+      .execute();
+    // Archived wins over expired, as in resolve.
+    expect(reported(await report(evidence)).match.method).toBe('play_referrer');
+  });
+
+  it('lets Postgres decide a race: every loser waits for the winner, then tries its next evidence', async () => {
+    // The token's Redis record stays, so every report finds it and reaches the one-time claim.
+    const racing = await gatewayWithUnlink(keepRecords);
+    try {
+      const [link, opened] = await Promise.all([seed(alpha), seed(alpha)]);
+      const { token } = await mintToken(link);
+      const racingReports = () =>
+        Promise.all(
+          Array.from({ length: 12 }, () =>
+            racing.api(INSTALLS, {
+              key: alpha.publishable.live.secret,
+              body: {
+                platform: 'android',
+                playReferrer: `ls_click=${token}`,
+                openedUrl: urlOf(alpha, 'live', opened.alias),
+              },
+            }),
+          ),
+        );
+      statements.count = 0;
+      // An uncommitted claim of the token, so every report's claim waits on it as on a winner
+      // still committing; rolled back once they wait, so one of them wins after all.
+      const answers = await gateway.deps.db.connection().execute(async (blocker) => {
+        await sql`BEGIN`.execute(blocker);
+        const holder = `ins_${'Z'.repeat(26)}`;
+        await sql`INSERT INTO installs (id, app_id, environment, platform, secret_hash)
+          VALUES (${holder}, ${alpha.appId}, 'live', 'ios', ${Buffer.alloc(32)})`.execute(blocker);
+        await sql`INSERT INTO install_clicks (install_id, token_hash, link_id, clicked_at)
+          VALUES (${holder}, ${hashClickToken(token)}, ${link.id}, now())`.execute(blocker);
+        const pending = racingReports();
+        await eventually(
+          async () => {
+            const { rows } = await sql<{ waiting: number }>`
+            SELECT count(*)::int AS waiting FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(
+              gateway.deps.db,
+            );
+            // The gateway's pool holds 10 connections: 10 reports wait at once, 2 for a connection.
+            return rows[0]?.waiting === 10;
+          },
+          { what: 'ten reports waiting on the uncommitted claim' },
+        );
+        await sql`ROLLBACK`.execute(blocker);
+        return pending;
+      });
+      const methods = answers.map((res) => reported(res).match.method);
+      expect(methods.filter((method) => method === 'play_referrer')).toHaveLength(1);
+      expect(methods.filter((method) => method === 'opened_url')).toHaveLength(11);
+      // 12 key lookups and 12 recorded attempts, plus one lost attempt (run again) for each
+      // report whose claim waited for the winner's and then found the token taken.
+      expect(statements.count).toBeGreaterThan(24);
+      expect(await tokenRecordExists(token)).toBe(1);
+    } finally {
+      await racing.stop();
+    }
+  });
+
   it('matches exactly once when many reports race with one token', async () => {
     const link = await seed(alpha);
     const { token } = await mintToken(link);
@@ -393,7 +491,7 @@ describe('POST /sdk/installs: what is refused', () => {
       JSON.parse('{"platform":"ios","__proto__":{"a":1}}') as object,
       JSON.parse('{"__proto__":"is not a field of this request"}') as object,
     ],
-  ])('422 for %j', async (body, fields) => {
+  ])('422 naming the fields of body %#', async (body, fields) => {
     const res = await report(body);
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
@@ -481,6 +579,41 @@ describe('DELETE /sdk/installs/{installId}', () => {
     const again = await erase(body.install.id, body.install.secret);
     expect(again.status).toBe(404);
     expect(again.body).toEqual(NO_SUCH_INSTALL);
+  });
+
+  it('removes a used token’s Redis record left behind before erasing its install, and erases nothing when Redis fails', async () => {
+    const keeping = await gatewayWithUnlink(keepRecords);
+    const failing = await gatewayWithUnlink(() =>
+      Promise.reject(new Error('Connection is closed.')),
+    );
+    try {
+      const link = await seed(alpha);
+      const { token } = await mintToken(link);
+      const res = await keeping.api(INSTALLS, {
+        key: alpha.publishable.live.secret,
+        body: { platform: 'android', playReferrer: `ls_click=${token}` },
+      });
+      const { install } = reported(res);
+      expect(await tokenRecordExists(token)).toBe(1);
+
+      const refused = await failing.api(`${INSTALLS}/${install.id}`, {
+        method: 'DELETE',
+        key: alpha.publishable.live.secret,
+        headers: { 'x-install-secret': install.secret },
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ error: 'unavailable' });
+      expect(await installRow(install.id)).toBeDefined();
+
+      expect((await erase(install.id, install.secret)).status).toBe(200);
+      expect(await tokenRecordExists(token)).toBe(0);
+      // Erased, and its token cannot match a second install.
+      expect(
+        reported(await report({ platform: 'android', playReferrer: `ls_click=${token}` })),
+      ).toMatchObject(NO_MATCH);
+    } finally {
+      await Promise.all([keeping.stop(), failing.stop()]);
+    }
   });
 
   it('counts one record for an install that used no token', async () => {

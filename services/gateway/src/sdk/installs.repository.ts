@@ -49,8 +49,9 @@ interface RecordRow {
  * - `candidates`: the report's evidence in the order it is tried ($6..$10, one array per column).
  *   A token's candidate matches when its record's link is a link of the caller's app and
  *   environment ($2, $3) and no install used the token up yet; the opened URL's when its alias
- *   names such a link that resolves (active or archived, not expired) and, with a token, that
- *   token's link. The first that matches is `chosen`.
+ *   names such a link and, with a token, that token's link. Either way the link must resolve
+ *   as in resolve (active or archived, not expired): an expired link's data is never handed out,
+ *   and its token is not used up. The first candidate that matches is `chosen`.
  * - `claim`: a chosen token is used up by inserting its hash into install_clicks, unique: of two
  *   reports racing with one token, the second waits for the first to commit and inserts nothing.
  * - `install`: the install is inserted unless its chosen token was lost that way; then nothing
@@ -64,21 +65,22 @@ const RECORD_INSTALL = preparedStatement<RecordRow>(
        WITH ORDINALITY AS c (method, token_hash, token_link_id, clicked_at, alias, ord)
    ),
    matches AS (
-     SELECT c.ord, c.method, c.token_hash, c.clicked_at, l.id AS link_id, l.alias, l.deep_link_data
+     SELECT c.ord, c.method, c.token_hash, c.clicked_at, l.id AS link_id, l.alias,
+            l.deep_link_data, l.archived_at, l.expires_at
        FROM candidates c JOIN links l ON l.id = c.token_link_id
       WHERE c.alias IS NULL AND l.app_id = $2 AND l.environment = $3
      UNION ALL
-     SELECT c.ord, c.method, c.token_hash, c.clicked_at, l.id, l.alias, l.deep_link_data
+     SELECT c.ord, c.method, c.token_hash, c.clicked_at, l.id, l.alias,
+            l.deep_link_data, l.archived_at, l.expires_at
        FROM candidates c JOIN links l
          ON l.app_id = $2 AND l.environment = $3 AND l.alias = c.alias
-      WHERE c.alias IS NOT NULL
-        AND (c.token_hash IS NULL OR l.id = c.token_link_id)
-        AND (l.archived_at IS NOT NULL OR l.expires_at IS NULL OR l.expires_at > now())
+      WHERE c.alias IS NOT NULL AND (c.token_hash IS NULL OR l.id = c.token_link_id)
    ),
    chosen AS (
      SELECT * FROM matches m
-      WHERE m.token_hash IS NULL
-         OR NOT EXISTS (SELECT 1 FROM install_clicks used WHERE used.token_hash = m.token_hash)
+      WHERE (m.archived_at IS NOT NULL OR m.expires_at IS NULL OR m.expires_at > now())
+        AND (m.token_hash IS NULL
+             OR NOT EXISTS (SELECT 1 FROM install_clicks used WHERE used.token_hash = m.token_hash))
       ORDER BY m.ord
       LIMIT 1
    ),
@@ -101,10 +103,26 @@ const RECORD_INSTALL = preparedStatement<RecordRow>(
      FROM (VALUES (1)) AS one (n) LEFT JOIN install ON true LEFT JOIN chosen ON true`,
 );
 
+interface ErasableRow {
+  tokenHash: string | null;
+  clickedAt: Date | null;
+}
+
+/**
+ * The install an erasure names, when the id, secret hash, app and environment all agree: one
+ * row, with the token it used up (nulls for none).
+ */
+const FIND_ERASABLE = preparedStatement<ErasableRow>(
+  'gateway_sdk_find_erasable_install',
+  `SELECT used.token_hash AS "tokenHash", used.clicked_at AS "clickedAt"
+     FROM installs LEFT JOIN install_clicks used ON used.install_id = installs.id
+    WHERE installs.id = $1 AND installs.app_id = $2 AND installs.environment = $3
+      AND installs.secret_hash = $4`,
+);
+
 interface EraseRow {
   installs: number;
   clicks: number;
-  tokenHashes: string[] | null;
   erasedAt: Date;
 }
 
@@ -128,18 +146,33 @@ const ERASE_INSTALL = preparedStatement<EraseRow>(
    )
    SELECT (SELECT count(*) FROM gone)::int AS installs,
           (SELECT count(*) FROM clicks)::int AS clicks,
-          (SELECT array_agg(token_hash) FROM clicks) AS "tokenHashes",
           now() AS "erasedAt"`,
 );
+
+/** Which install an erasure names: all four must agree. */
+export interface ErasureTarget {
+  installId: string;
+  appId: string;
+  environment: Environment;
+  secretHash: Buffer;
+}
+
+/** The token an erasable install used up, if any. */
+export interface UsedClick {
+  tokenHash: string;
+  clickedAt: Date;
+}
 
 /** What an erasure deleted. */
 export interface ErasedInstall {
   /** Rows deleted: the install and the click it used up. */
   records: number;
-  /** The used-up tokens' hashes, so their Redis records go too if any is left. */
-  tokenHashes: string[];
   /** The database clock of the deletion. */
   erasedAt: Date;
+}
+
+function erasureParameters(target: ErasureTarget): unknown[] {
+  return [target.installId, target.appId, target.environment, target.secretHash];
 }
 
 export class InstallsRepository {
@@ -185,26 +218,23 @@ export class InstallsRepository {
     };
   }
 
-  /** Erases the install when every condition holds; undefined when nothing was deleted. */
-  async erase(where: {
-    installId: string;
-    appId: string;
-    environment: Environment;
-    secretHash: Buffer;
-  }): Promise<ErasedInstall | undefined> {
-    const row = (
-      await executePrepared(this.db, ERASE_INSTALL, [
-        where.installId,
-        where.appId,
-        where.environment,
-        where.secretHash,
-      ])
-    ).at(0);
-    if (!row || row.installs === 0) return undefined;
+  /**
+   * Whether `target` names an install, and the click it used up (null for none); undefined
+   * when it names none.
+   */
+  async findErasable(target: ErasureTarget): Promise<{ usedClick: UsedClick | null } | undefined> {
+    const row = (await executePrepared(this.db, FIND_ERASABLE, erasureParameters(target))).at(0);
+    if (!row) return undefined;
+    const { tokenHash, clickedAt } = row;
     return {
-      records: row.installs + row.clicks,
-      tokenHashes: row.tokenHashes ?? [],
-      erasedAt: row.erasedAt,
+      usedClick: tokenHash === null || clickedAt === null ? null : { tokenHash, clickedAt },
     };
+  }
+
+  /** Erases the install when every condition holds; undefined when nothing was deleted. */
+  async erase(target: ErasureTarget): Promise<ErasedInstall | undefined> {
+    const row = (await executePrepared(this.db, ERASE_INSTALL, erasureParameters(target))).at(0);
+    if (!row || row.installs === 0) return undefined;
+    return { records: row.installs + row.clicks, erasedAt: row.erasedAt };
   }
 }

@@ -76,7 +76,8 @@ export class InstallsService {
       const outcome = await this.installs.record(install, candidates);
       if (outcome.recorded) {
         const { match } = outcome;
-        if (match?.tokenHash) await this.forgetTokens([match.tokenHash]);
+        // Not awaited: Postgres already refuses the token (see forgetUsedToken).
+        if (match?.tokenHash) this.forgetUsedToken(match.tokenHash);
         return {
           install: { id: install.id, secret },
           match: match
@@ -118,14 +119,24 @@ export class InstallsService {
     if (secret === undefined || !isInstallSecret(secret) || !INSTALL_ID.test(installId)) {
       return undefined;
     }
-    const erased = await this.installs.erase({
+    const target = {
       installId,
       appId: auth.appId,
       environment: auth.environment,
       secretHash: hashInstallSecret(secret),
-    });
+    };
+    const erasable = await this.installs.findErasable(target);
+    if (!erasable) return undefined;
+    // The install's used-up click is what refuses its token a second time; once it is erased,
+    // only the token's Redis record could still match, while in its window. So that record
+    // goes first (a Redis failure answers 503 with nothing erased), whatever became of the
+    // removal tried when the token was used up.
+    const { usedClick } = erasable;
+    if (usedClick && usedClick.clickedAt.getTime() > Date.now() - this.options.clickTokenTtlMs) {
+      await this.clickTokens.forget([usedClick.tokenHash]);
+    }
+    const erased = await this.installs.erase(target);
     if (!erased) return undefined;
-    await this.forgetTokens(erased.tokenHashes);
     const claims = {
       installId,
       appId: auth.appId,
@@ -179,18 +190,16 @@ export class InstallsService {
   }
 
   /**
-   * Removes used-up or erased tokens' Redis records. Postgres already refuses a used-up token
-   * (its hash is in install_clicks), and the record expires on its own: a failure here is
-   * logged, not answered.
+   * Removes a used-up token's Redis record, beside the answer: Postgres already refuses the
+   * token (its hash is in install_clicks), and the record expires on its own, so a failure is
+   * logged and never delays or fails the report whose answer the app is waiting for.
    */
-  private async forgetTokens(tokenHashes: string[]): Promise<void> {
-    try {
-      await this.clickTokens.forget(tokenHashes);
-    } catch (error) {
+  private forgetUsedToken(tokenHash: string): void {
+    this.clickTokens.forget([tokenHash]).catch((error: unknown) => {
       this.logger.warn(
         { err: error },
-        'could not remove used click tokens from Redis; they expire',
+        'could not remove a used click token from Redis; it expires',
       );
-    }
+    });
   }
 }

@@ -1,3 +1,5 @@
+import { CLICK_TOKEN_PARAMETER } from '@linkservice/link-cache';
+
 /**
  * Rules that rewrite the fallback URL a redirect goes to. Both work on the URL's text and leave
  * every byte they do not add as it was: a fallback is sent exactly as stored (or in its escaped
@@ -66,7 +68,7 @@ export function isPlayStoreListing(url: string): boolean {
  */
 export function withPlayReferrerToken(url: string, token: string): string {
   if (!isPlayStoreListing(url)) return url;
-  const tokenPair = `ls_click%3D${token}`;
+  const tokenPair = `${CLICK_TOKEN_PARAMETER}%3D${token}`;
   const { base, fragment } = splitFragment(url);
   const mark = base.indexOf('?');
   const pairs = base.slice(mark + 1).split('&');
