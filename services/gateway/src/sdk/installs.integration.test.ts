@@ -54,7 +54,7 @@ function gatewayWithUnlink(unlink: (...keys: string[]) => Promise<number>): Prom
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
       },
-    }) as Redis,
+    }),
   });
   return startGateway({
     env: { LINK_DOMAIN: DOMAIN, CLICK_TOKEN_TTL_SECONDS: String(TTL_SECONDS) },
