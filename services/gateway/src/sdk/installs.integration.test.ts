@@ -4,7 +4,6 @@ import { clickTokenKey, clickTokenValue, hashClickToken } from '@linkservice/lin
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
 import { createTenant, eventually, insertLink } from '@linkservice/testing';
 import { sql } from 'kysely';
-import type { Redis } from 'ioredis';
 import type { GatewayClients } from '../deps';
 import type { TestGateway } from '../testing';
 import { StatementCounter, startGateway } from '../testing';
