@@ -8,12 +8,14 @@ command="${1:-gateway}"
 
 case "$command" in
   gateway) exec node /app/services/gateway/dist/main.js "$@" ;;
+  # The gateway with a development receipt signing key when RECEIPT_SIGNING_KEY is unset (compose).
+  gateway-dev) exec node /app/services/gateway/dist/dev.main.js "$@" ;;
   worker) exec node /app/services/worker/dist/main.js "$@" ;;
   redirect) exec node /app/services/redirect/dist/main.js "$@" ;;
   migrate) exec node /app/libs/db/dist/migrate.main.js "$@" ;;
   linkctl) exec node /app/services/linkctl/dist/main.js "$@" ;;
   -h | --help | help)
-    echo "usage: linkservice gateway|worker|redirect|migrate|linkctl <args>|<any command>"
+    echo "usage: linkservice gateway|gateway-dev|worker|redirect|migrate|linkctl <args>|<any command>"
     ;;
   # Anything else runs as given (a shell for debugging, node -e ...).
   *) exec "$command" "$@" ;;

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
+import { generateReceiptSigningKey } from '@linkservice/keys';
 import { eventually, freePort, sendRequest, testEnvironment } from '@linkservice/testing';
 import { repositoryRoot } from '../support/service-process';
 
@@ -8,7 +9,8 @@ import { repositoryRoot } from '../support/service-process';
  * `pnpm start` as the README runs it, stopped by a signal sent to the pnpm process alone, as a
  * supervisor, `timeout` or a script's `child.kill()` does (a terminal's Ctrl-C reaches the whole
  * process group, which hides a script that does not pass signals on). Every service must shut
- * down gracefully and nothing of the process tree may outlive pnpm.
+ * down gracefully and nothing of the process tree may outlive pnpm. Without RECEIPT_SIGNING_KEY
+ * the gateway runs on a development key it announces with a WARNING; with one, it uses that key.
  */
 
 const SERVICES = ['gateway', 'worker', 'redirect'] as const;
@@ -42,7 +44,10 @@ afterEach(() => {
   started = undefined;
 });
 
-async function startWithPnpm(): Promise<Started> {
+/** The WARNING services/gateway/src/dev.main.ts prints when it makes a development key. */
+const DEVELOPMENT_KEY_WARNING = /\[gateway\] WARNING: RECEIPT_SIGNING_KEY is unset/;
+
+async function startWithPnpm(receiptSigningKey?: string): Promise<Started> {
   const env = testEnvironment();
   const ports = {} as Record<Service, number>;
   for (const service of SERVICES) ports[service] = await freePort();
@@ -52,6 +57,7 @@ async function startWithPnpm(): Promise<Started> {
     REDIS_PREFIX: `${env.redisPrefix}-start-${randomBytes(3).toString('hex')}`,
     LOG_LEVEL: 'info',
     OTEL_SDK_DISABLED: 'true',
+    ...(receiptSigningKey === undefined ? {} : { RECEIPT_SIGNING_KEY: receiptSigningKey }),
   };
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
     const value = process.env[name];
@@ -115,9 +121,26 @@ async function waitUntil(
   }
 }
 
-describe.each(['SIGINT', 'SIGTERM'] as const)('pnpm start, then %s to pnpm', (signal) => {
-  it('stops every service gracefully and leaves no process behind', async () => {
-    started = await startWithPnpm();
+interface Jwks {
+  keys: { kty: string; crv: string; x: string; kid: string; alg: string; use: string }[];
+}
+
+/** The public key receipts verify with, as a verifier fetches it from the gateway. */
+async function servedKeys(gatewayPort: number): Promise<Jwks['keys']> {
+  const res = await sendRequest<Jwks>(`http://127.0.0.1:${gatewayPort}/.well-known/jwks.json`);
+  // The text shows in the failure message when it is not a 200.
+  expect({ status: res.status, text: res.text }).toMatchObject({ status: 200 });
+  return res.body?.keys ?? [];
+}
+
+// Two runs, each stopped by one of the two signals: one without a key, one with.
+describe.each([
+  ['SIGINT', 'without'],
+  ['SIGTERM', 'with'],
+] as const)('pnpm start, then %s to pnpm (%s RECEIPT_SIGNING_KEY)', (signal, keyGiven) => {
+  it('serves receipts from the right key, then stops every service gracefully and leaves no process behind', async () => {
+    const givenKey = keyGiven === 'with' ? generateReceiptSigningKey() : undefined;
+    started = await startWithPnpm(givenKey);
     const { child, ports, output } = started;
     const pid = child.pid!;
     await waitUntil(
@@ -126,6 +149,25 @@ describe.each(['SIGINT', 'SIGTERM'] as const)('pnpm start, then %s to pnpm', (si
       'the gateway, worker and redirect were not all ready',
       output,
     );
+
+    // One Ed25519 public key: the development key, or the one given.
+    const keys = await servedKeys(ports.gateway);
+    expect(keys).toEqual([
+      {
+        kty: 'OKP',
+        crv: 'Ed25519',
+        x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        kid: expect.any(String),
+        alg: 'EdDSA',
+        use: 'sig',
+      },
+    ]);
+    if (givenKey === undefined) {
+      expect(output()).toMatch(DEVELOPMENT_KEY_WARNING);
+    } else {
+      expect(output()).not.toMatch(DEVELOPMENT_KEY_WARNING);
+      expect(keys[0].x).toBe(createPublicKey(givenKey).export({ format: 'jwk' }).x);
+    }
 
     child.kill(signal);
 

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -104,9 +105,18 @@ interface Rendered {
 }
 
 let helmHome: string;
+/** A receipt signing key as an operator makes one (openssl genpkey -algorithm ed25519). */
+const signingKeyPem = generateKeyPairSync('ed25519')
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString();
+let signingKeyFile: string;
+/** The chart requires a receipt signing key: renders that do not test that pass this one. */
+const withSigningKey = (): string[] => [`receiptSigning.key=${signingKeyFile}`];
 
 beforeAll(async () => {
   helmHome = await mkdtemp(path.join(tmpdir(), 'linkservice-helm-'));
+  signingKeyFile = path.join(helmHome, 'receipt-signing.pem');
+  await writeFile(signingKeyFile, signingKeyPem);
 });
 
 afterAll(async () => {
@@ -128,7 +138,11 @@ async function helm(args: string[]): Promise<string> {
   return stdout;
 }
 
-async function render(valuesFiles: string[] = [], set: string[] = []): Promise<Rendered> {
+async function render(
+  valuesFiles: string[] = [],
+  set: string[] = [],
+  setFiles: string[] = [],
+): Promise<Rendered> {
   const text = await helm([
     'template',
     RELEASE,
@@ -139,6 +153,7 @@ async function render(valuesFiles: string[] = [], set: string[] = []): Promise<R
     KUBE_VERSION,
     ...valuesFiles.flatMap((file) => ['--values', file]),
     ...set.flatMap((pair) => ['--set', pair]),
+    ...setFiles.flatMap((pair) => ['--set-file', pair]),
   ]);
   const manifests = parseAllDocuments(text)
     .map((document) => {
@@ -159,7 +174,7 @@ async function helmFailure(args: string[]): Promise<string> {
   throw new Error(`helm ${args.join(' ')} succeeded but should have failed`);
 }
 
-function templateFails(set: string[]): Promise<string> {
+function templateFails(set: string[], setFiles: string[] = withSigningKey()): Promise<string> {
   return helmFailure([
     'template',
     RELEASE,
@@ -167,6 +182,7 @@ function templateFails(set: string[]): Promise<string> {
     '--kube-version',
     KUBE_VERSION,
     ...set.flatMap((pair) => ['--set', pair]),
+    ...setFiles.flatMap((pair) => ['--set-file', pair]),
   ]);
 }
 
@@ -216,15 +232,18 @@ let defaults: Rendered;
 let allToggles: Rendered;
 
 beforeAll(async () => {
-  [defaults, allToggles] = await Promise.all([render(), render([allTogglesValues])]);
+  [defaults, allToggles] = await Promise.all([
+    render([], [], withSigningKey()),
+    render([allTogglesValues]),
+  ]);
 });
 
 describe('helm lint', () => {
   it.each([
-    ['default values', []],
-    ['every toggle on', ['--values', allTogglesValues]],
+    ['default values', () => ['--set-file', withSigningKey()[0]]],
+    ['every toggle on', () => ['--values', allTogglesValues]],
   ])('passes --strict with %s', async (_label, extraArgs) => {
-    const output = await helm(['lint', chartDir, '--strict', ...extraArgs]);
+    const output = await helm(['lint', chartDir, '--strict', ...extraArgs()]);
     expect(output).toContain('0 chart(s) failed');
   });
 });
@@ -325,20 +344,32 @@ describe.each([
     }
   });
 
-  it('takes connection URLs from a Secret, never from the ConfigMap', () => {
+  it('takes connection URLs and the signing key from Secrets, never from the ConfigMap', () => {
     const { manifests } = rendered();
     const config = configData(manifests);
     expect(Object.keys(config)).not.toEqual(
-      expect.arrayContaining([expect.stringMatching(/^(DATABASE_URL|REDIS_URL)$/)]),
+      expect.arrayContaining([
+        expect.stringMatching(/^(DATABASE_URL|REDIS_URL|RECEIPT_SIGNING_KEY)$/),
+      ]),
     );
     for (const { owner, spec } of podSpecs(manifests)) {
       const env = spec.containers[0].env ?? [];
-      const wanted = owner.startsWith('Job/') ? ['DATABASE_URL'] : ['DATABASE_URL', 'REDIS_URL'];
+      const wanted = owner.startsWith('Job/')
+        ? ['DATABASE_URL']
+        : owner.endsWith('-gateway')
+          ? ['DATABASE_URL', 'REDIS_URL', 'RECEIPT_SIGNING_KEY']
+          : ['DATABASE_URL', 'REDIS_URL'];
       for (const name of wanted) {
         const variable = env.find((e) => e.name === name);
         expect({ owner, name, value: variable?.value }).toEqual({ owner, name, value: undefined });
         expect(variable?.valueFrom?.secretKeyRef?.name).toEqual(expect.any(String));
       }
+      // Only the gateway signs receipts: nothing else gets the private key.
+      const signingKey = env.find((e) => e.name === 'RECEIPT_SIGNING_KEY');
+      expect({ owner, signingKey: signingKey !== undefined }).toEqual({
+        owner,
+        signingKey: wanted.includes('RECEIPT_SIGNING_KEY'),
+      });
     }
   });
 
@@ -430,6 +461,7 @@ function podEnvironment(manifests: Manifest[], component: string): Record<string
   const samples: Record<string, string> = {
     DATABASE_URL: 'postgres://linkservice:pw@db.internal:5432/links',
     REDIS_URL: 'redis://cache.internal:6379',
+    RECEIPT_SIGNING_KEY: signingKeyPem,
   };
   const env: Record<string, string> = {};
   for (const source of container.envFrom ?? []) {
@@ -451,7 +483,8 @@ describe.each([
     'default values',
     () => defaults,
     {
-      gateway: { SDK_RATE_LIMIT_PER_MINUTE: 600 },
+      gateway: { SDK_RATE_LIMIT_PER_MINUTE: 600, CLICK_TOKEN_TTL_SECONDS: 3600 },
+      worker: { INSTALL_RETENTION_DAYS: 90 },
       redirect: { CLICK_TOKEN_TTL_SECONDS: 3600 },
     },
   ],
@@ -464,8 +497,9 @@ describe.each([
         LINK_DOMAIN: 'links.acme.io',
         LOG_LEVEL: 'warn',
         SDK_RATE_LIMIT_PER_MINUTE: 120,
+        CLICK_TOKEN_TTL_SECONDS: 900,
       },
-      worker: { WORKER_CONCURRENCY: 16 },
+      worker: { WORKER_CONCURRENCY: 16, INSTALL_RETENTION_DAYS: 30 },
       redirect: { TRUST_FORWARDED_HOST: true, CLICK_TOKEN_TTL_SECONDS: 900 },
     },
   ],
@@ -496,6 +530,20 @@ describe.each([
       );
       expect({ component, unknown }).toEqual({ component, unknown: [] });
     }
+  });
+
+  it('gives the gateway the click token TTL the redirect mints with', async () => {
+    // The gateway refuses a token older than its CLICK_TOKEN_TTL_SECONDS; the redirect's Redis
+    // key expires after its own. Different numbers would lose matches or keep tokens too long.
+    const { manifests } = rendered();
+    const results = await loadServiceConfigs({
+      gateway: podEnvironment(manifests, 'gateway'),
+      redirect: podEnvironment(manifests, 'redirect'),
+    });
+    expect(results.gateway.parsed!.CLICK_TOKEN_TTL_SECONDS).toEqual(expect.any(Number));
+    expect(results.gateway.parsed!.CLICK_TOKEN_TTL_SECONDS).toBe(
+      results.redirect.parsed!.CLICK_TOKEN_TTL_SECONDS,
+    );
   });
 
   it('gives linkctl, run in the gateway container, the Redis and prefix of the link host cache', async () => {
@@ -551,6 +599,7 @@ describe('default values', () => {
         'Job',
         'Secret',
         'Secret',
+        'Secret',
         'Service',
         'Service',
         'ServiceAccount',
@@ -568,6 +617,7 @@ describe('default values', () => {
         `database.url=postgres://linkservice:${dbPassword}@db.internal:5432/links`,
         `redis.url=redis://:${redisPassword}@cache.internal:6379`,
       ],
+      withSigningKey(),
     );
     const secrets = ofKind(manifests, 'Secret');
     const decoded = (secret: ISecret) =>
@@ -584,8 +634,21 @@ describe('default values', () => {
       `postgres://linkservice:${dbPassword}@db.internal:5432/links`,
     ]);
 
+    // The signing key has a Secret of its own, which only the gateway reads.
+    expect(decoded(named(secrets, `${RELEASE}-linkservice-receipt-signing`))).toEqual([
+      signingKeyPem,
+    ]);
+    expect(
+      named(
+        ofKind(manifests, 'Deployment'),
+        deploymentName('gateway'),
+      ).spec!.template.spec!.containers[0].env?.find((e) => e.name === 'RECEIPT_SIGNING_KEY')
+        ?.valueFrom?.secretKeyRef,
+    ).toEqual({ name: `${RELEASE}-linkservice-receipt-signing`, key: 'receipt-signing-key' });
+
     const everythingElse = JSON.stringify(manifests.filter((m) => m.kind !== 'Secret'));
-    for (const secret of [dbPassword, redisPassword]) {
+    const keyBody = signingKeyPem.split('\n')[1];
+    for (const secret of [dbPassword, redisPassword, keyBody]) {
       expect(everythingElse).not.toContain(secret);
       expect(everythingElse).not.toContain(Buffer.from(secret).toString('base64'));
     }
@@ -593,15 +656,34 @@ describe('default values', () => {
   });
 
   it('changes the secret checksum when a connection URL changes', async () => {
-    const changed = await render([], ['redis.url=redis://other-redis:6379']);
+    const changed = await render([], ['redis.url=redis://other-redis:6379'], withSigningKey());
     const checksum = (rendered: Rendered, key: string) =>
       named(ofKind(rendered.manifests, 'Deployment'), deploymentName('gateway')).spec!.template
         .metadata!.annotations![key];
     expect(checksum(changed, 'checksum/secret')).not.toBe(checksum(defaults, 'checksum/secret'));
     expect(checksum(changed, 'checksum/config')).toBe(checksum(defaults, 'checksum/config'));
 
-    const relogged = await render([], ['logLevel=debug']);
+    const relogged = await render([], ['logLevel=debug'], withSigningKey());
     expect(checksum(relogged, 'checksum/config')).not.toBe(checksum(defaults, 'checksum/config'));
+  });
+
+  it('rolls the gateway, and only the gateway, when its signing key changes', async () => {
+    const otherKeyFile = path.join(helmHome, 'other-receipt-signing.pem');
+    await writeFile(
+      otherKeyFile,
+      generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    );
+    const rekeyed = await render([], [], [`receiptSigning.key=${otherKeyFile}`]);
+    const annotations = (rendered: Rendered, component: string) =>
+      named(ofKind(rendered.manifests, 'Deployment'), deploymentName(component)).spec!.template
+        .metadata!.annotations!;
+    expect(annotations(rekeyed, 'gateway')['checksum/receipt-signing']).toMatch(/^[0-9a-f]{64}$/);
+    expect(annotations(rekeyed, 'gateway')['checksum/receipt-signing']).not.toBe(
+      annotations(defaults, 'gateway')['checksum/receipt-signing'],
+    );
+    for (const component of ['worker', 'redirect']) {
+      expect(annotations(rekeyed, component)).toEqual(annotations(defaults, component));
+    }
   });
 
   it('uses the release ServiceAccount for services and a hook-scoped one for the migration', () => {
@@ -646,12 +728,13 @@ describe('every toggle on', () => {
     expect(configData(allToggles.manifests).LINK_DOMAIN).toBe('links.acme.io');
   });
 
-  it('uses the existing Secret everywhere and renders no Secret of its own', () => {
+  it('uses the existing Secrets everywhere and renders no Secret of its own', () => {
     const { manifests } = allToggles;
     expect(ofKind(manifests, 'Secret')).toHaveLength(0);
-    const expectedKeys: Record<string, string> = {
-      DATABASE_URL: 'postgres-url',
-      REDIS_URL: 'redis-url',
+    const expectedRefs: Record<string, { name: string; key: string }> = {
+      DATABASE_URL: { name: 'linkservice-connections', key: 'postgres-url' },
+      REDIS_URL: { name: 'linkservice-connections', key: 'redis-url' },
+      RECEIPT_SIGNING_KEY: { name: 'linkservice-receipt-signing', key: 'ed25519-pem' },
     };
     for (const { owner, spec } of podSpecs(manifests)) {
       const refs = (spec.containers[0].env ?? []).filter((e) => e.valueFrom?.secretKeyRef);
@@ -660,9 +743,13 @@ describe('every toggle on', () => {
         expect({ owner, name, ref: valueFrom!.secretKeyRef }).toEqual({
           owner,
           name,
-          ref: { name: 'linkservice-connections', key: expectedKeys[name] },
+          ref: expectedRefs[name],
         });
       }
+      expect({ owner, signs: refs.some((ref) => ref.name === 'RECEIPT_SIGNING_KEY') }).toEqual({
+        owner,
+        signs: owner === `Deployment/${deploymentName('gateway')}`,
+      });
       expect(spec.containers[0].envFrom).toContainEqual({
         secretRef: { name: 'linkservice-otel-headers' },
       });
@@ -702,10 +789,25 @@ describe('values the chart refuses', () => {
     ['running as root', ['containerSecurityContext.runAsNonRoot=false'], 'runAsNonRoot'],
     ['an SDK rate limit of 0', ['gateway.sdkRateLimitPerMinute=0'], 'sdkRateLimitPerMinute'],
     ['a click token TTL of 0', ['redirect.clickTokenTtlSeconds=0'], 'clickTokenTtlSeconds'],
+    ['an install retention of 0 days', ['worker.installRetentionDays=0'], 'installRetentionDays'],
+    ['a signing key that is no PEM', ['receiptSigning.key=not-a-key'], 'receiptSigning.key'],
   ])('rejects %s through values.schema.json', async (_label, set, field) => {
-    const stderr = await templateFails(set);
+    // No key: the schema is checked before any template runs.
+    const stderr = await templateFails(set, []);
     expect(stderr).toContain("values don't meet the specifications of the schema");
     expect(stderr).toContain(field);
+  });
+
+  it('refuses to render without a receipt signing key, saying how to give one', async () => {
+    const stderr = await templateFails([], []);
+    expect(stderr).toContain('RECEIPT_SIGNING_KEY');
+    expect(stderr).toContain('receiptSigning.existingSecret');
+    expect(stderr).toContain('--set-file receiptSigning.key=');
+  });
+
+  it('refuses both an existing Secret and a key for signing', async () => {
+    const stderr = await templateFails(['receiptSigning.existingSecret=receipt-signing']);
+    expect(stderr).toContain('receiptSigning.existingSecret and receiptSigning.key are both set');
   });
 
   it('refuses a termination grace period shorter than the shutdown grace', async () => {

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { LONG_RUNNING, composeServices as services } from './compose-file';
 import { loadServiceConfigs } from './service-config';
 
@@ -13,10 +14,26 @@ function withDefaults(environment: Record<string, string>): Record<string, strin
   );
 }
 
+/**
+ * What the gateway's config sees: compose runs it as gateway-dev, which puts a development key
+ * in an empty RECEIPT_SIGNING_KEY before the config is read (services/gateway/src/dev.main.ts).
+ */
+function asGatewayDevStarts(environment: Record<string, string>): Record<string, string> {
+  return {
+    ...environment,
+    RECEIPT_SIGNING_KEY:
+      environment.RECEIPT_SIGNING_KEY ||
+      generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+}
+
 describe('deploy/docker-compose.yml service configuration', () => {
   it('is accepted by each service, which knows every variable compose sets', async () => {
     const environments = Object.fromEntries(
-      LONG_RUNNING.map((name) => [name, withDefaults(services[name].environment!)]),
+      LONG_RUNNING.map((name) => {
+        const environment = withDefaults(services[name].environment!);
+        return [name, name === 'gateway' ? asGatewayDevStarts(environment) : environment];
+      }),
     );
     const results = await loadServiceConfigs(environments);
     const known = new Set(LONG_RUNNING.flatMap((name) => results[name].known));
@@ -29,11 +46,13 @@ describe('deploy/docker-compose.yml service configuration', () => {
       GATEWAY_PORT: 8080,
       NODE_ENV: 'production',
       SDK_RATE_LIMIT_PER_MINUTE: 600,
+      CLICK_TOKEN_TTL_SECONDS: 3600,
     });
     expect(results.redirect.parsed).toMatchObject({
       LINK_DOMAIN: 'links.localhost',
       CLICK_TOKEN_TTL_SECONDS: 3600,
     });
+    expect(results.worker.parsed).toMatchObject({ INSTALL_RETENTION_DAYS: 90 });
   });
 
   it("gives linkctl (compose run gateway linkctl …) the link host cache's Redis and prefix", async () => {

@@ -27,7 +27,7 @@ describe('deploy/docker-compose.yml', () => {
     (name) => {
       const service = services[name];
       expect(service.build).toEqual({ context: '..', dockerfile: 'deploy/Dockerfile' });
-      expect(service.command).toEqual([name]);
+      expect(service.command).toEqual([name === 'gateway' ? 'gateway-dev' : name]);
       expect(service.user).toBe('10001:10001');
       expect(service.read_only).toBe(true);
       expect(service.tmpfs).toEqual(['/tmp']);
@@ -58,6 +58,19 @@ describe('deploy/docker-compose.yml', () => {
     }
   });
 
+  it('gives the receipt signing key to the gateway only, which makes a development key without one', () => {
+    // gateway-dev (services/gateway/src/dev.main.ts) generates a key, with a WARNING, when
+    // RECEIPT_SIGNING_KEY is empty; a key set in the shell reaches the gateway unchanged.
+    expect(services.gateway.command).toEqual(['gateway-dev']);
+    expect(services.gateway.environment!.RECEIPT_SIGNING_KEY).toBe('${RECEIPT_SIGNING_KEY:-}');
+    for (const name of ['migrate', 'worker', 'redirect'] as const) {
+      expect({ name, keys: Object.keys(services[name].environment!) }).toEqual({
+        name,
+        keys: expect.not.arrayContaining(['RECEIPT_SIGNING_KEY']),
+      });
+    }
+  });
+
   it.each([
     ['gateway', 'GATEWAY_PORT'],
     ['worker', 'WORKER_HEALTH_PORT'],
@@ -71,17 +84,17 @@ describe('deploy/docker-compose.yml', () => {
 });
 
 describe('deploy/docker-entrypoint.sh', () => {
-  const commands = [...entrypoint.matchAll(/^\s+([a-z]+)\) exec node \/app\/(\S+\.js)/gm)].map(
+  const commands = [...entrypoint.matchAll(/^\s+([a-z-]+)\) exec node \/app\/(\S+\.js)/gm)].map(
     (match) => ({ command: match[1], program: match[2] }),
   );
 
   it('knows every command compose and the chart run, plus linkctl', () => {
     expect(commands.map((c) => c.command).sort()).toEqual(
-      ['gateway', 'linkctl', 'migrate', 'redirect', 'worker'].sort(),
+      ['gateway', 'gateway-dev', 'linkctl', 'migrate', 'redirect', 'worker'].sort(),
     );
   });
 
-  it.each(['gateway', 'linkctl', 'migrate', 'redirect', 'worker'])(
+  it.each(['gateway', 'gateway-dev', 'linkctl', 'migrate', 'redirect', 'worker'])(
     'starts %s from the compiled output of an existing source file',
     (command) => {
       const { program } = commands.find((c) => c.command === command)!;
@@ -93,6 +106,6 @@ describe('deploy/docker-entrypoint.sh', () => {
 
   it('execs node so the service itself receives SIGTERM', () => {
     expect(commands.length).toBeGreaterThan(0);
-    expect(entrypoint).not.toMatch(/^\s+[a-z]+\) node /m);
+    expect(entrypoint).not.toMatch(/^\s+[a-z-]+\) node /m);
   });
 });

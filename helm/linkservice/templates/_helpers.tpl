@@ -117,6 +117,44 @@ imagePullSecrets:
 {{- if .Values.existingSecret -}}{{ .Values.existingSecretRedisUrlKey }}{{- else -}}redis-url{{- end -}}
 {{- end -}}
 
+{{/*
+The Secret and key the gateway reads RECEIPT_SIGNING_KEY from: receiptSigning.existingSecret, or
+the chart's own `<fullname>-receipt-signing` holding receiptSigning.key. Exactly one is required:
+without a key the gateway cannot sign erasure receipts and refuses to start.
+*/}}
+{{- define "linkservice.receiptSigning.secretName" -}}
+{{- $receiptSigning := .Values.receiptSigning -}}
+{{- if and $receiptSigning.existingSecret $receiptSigning.key -}}
+{{- fail "receiptSigning.existingSecret and receiptSigning.key are both set: set only one" -}}
+{{- else if $receiptSigning.existingSecret -}}
+{{- $receiptSigning.existingSecret -}}
+{{- else if $receiptSigning.key -}}
+{{- include "linkservice.componentFullname" (dict "context" . "component" "receipt-signing") -}}
+{{- else -}}
+{{- fail "the gateway needs a receipt signing key (RECEIPT_SIGNING_KEY): set receiptSigning.existingSecret to a Secret holding an Ed25519 private key (PKCS#8 PEM) under receiptSigning.existingSecretKey, or pass one with --set-file receiptSigning.key=<file> (openssl genpkey -algorithm ed25519)" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "linkservice.receiptSigning.secretKey" -}}
+{{- if .Values.receiptSigning.existingSecret -}}{{ .Values.receiptSigning.existingSecretKey }}{{- else -}}receipt-signing-key{{- end -}}
+{{- end -}}
+
+{{/* The gateway's RECEIPT_SIGNING_KEY, from the Secret above. */}}
+{{- define "linkservice.receiptSigning.env" -}}
+- name: RECEIPT_SIGNING_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "linkservice.receiptSigning.secretName" . }}
+      key: {{ include "linkservice.receiptSigning.secretKey" . }}
+{{- end -}}
+
+{{/* Rolls the gateway when the chart's own signing key changes; an existingSecret is not watched. */}}
+{{- define "linkservice.receiptSigning.checksum" -}}
+{{- if not .Values.receiptSigning.existingSecret -}}
+checksum/receipt-signing: {{ include (print .Template.BasePath "/gateway/receipt-signing-secret.yaml") . | sha256sum }}
+{{- end -}}
+{{- end -}}
+
 {{/* The configmap's rendered text, hashed into pod annotations so a config change rolls pods. */}}
 {{- define "linkservice.configChecksums" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}

@@ -1,6 +1,8 @@
 {{/*
 Resources every component has in the same shape. Called as
   include "linkservice.deployment" (dict "context" $ "component" "gateway" "port" 8080 "portName" "http")
+A component's own variables come as "env" (EnvVar list items, YAML) and the checksums of its own
+Secrets as "checksums" (annotations, YAML).
 */}}
 
 {{- define "linkservice.deployment" -}}
@@ -8,7 +10,7 @@ Resources every component has in the same shape. Called as
 {{- $values := index $.Values .component -}}
 {{- include "linkservice.checkGracePeriod" . -}}
 {{- $podLabels := merge (fromYaml (include "linkservice.componentLabels" .)) ($values.podLabels | default dict) -}}
-{{- $podAnnotations := merge (fromYaml (include "linkservice.configChecksums" $)) ($values.podAnnotations | default dict) -}}
+{{- $podAnnotations := merge (fromYaml (include "linkservice.configChecksums" $)) (fromYaml (.checksums | default "")) ($values.podAnnotations | default dict) -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -80,6 +82,9 @@ spec:
             {{- end }}
           env:
             {{- include "linkservice.secretEnv" (dict "context" $ "secretName" (include "linkservice.secretName" $)) | nindent 12 }}
+            {{- with .env }}
+            {{- . | nindent 12 }}
+            {{- end }}
             - name: SHUTDOWN_GRACE_MS
               value: {{ $values.shutdownGraceMs | int64 | quote }}
             {{- with $.Values.extraEnvVars }}

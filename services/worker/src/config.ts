@@ -25,6 +25,12 @@ export const workerEnvSchema = baseEnvSchema
      */
     CREATION_REQUESTS_RETENTION_HOURS: positiveInt(24),
     CREATION_REQUESTS_CLEANUP_INTERVAL_MS: positiveInt(10 * 60_000),
+    /**
+     * installs rows (and, by cascade, the click each matched) older than this are deleted: an
+     * installation that never erased itself is forgotten after this many days.
+     */
+    INSTALL_RETENTION_DAYS: positiveInt(90),
+    INSTALL_RETENTION_INTERVAL_MS: positiveInt(60 * 60_000),
     /** After SIGTERM: how long in-flight jobs may take before the process exits anyway. */
     SHUTDOWN_GRACE_MS: positiveInt(15_000),
     /**

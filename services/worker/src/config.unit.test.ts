@@ -8,6 +8,7 @@ describe('worker config', () => {
       WORKER_HEALTH_PORT: 8082,
       WORKER_CONCURRENCY: 8,
       CREATION_REQUESTS_RETENTION_HOURS: 24,
+      INSTALL_RETENTION_DAYS: 90,
       WORKER_TEST_DELAY_MS: 0,
       REDIS_PREFIX: 'ls',
     });
@@ -22,6 +23,15 @@ describe('worker config', () => {
       const problems = (error as ConfigError).problems.join('\n');
       expect(problems).toContain('WORKER_HEALTH_PORT');
       expect(problems).toContain('WORKER_CONCURRENCY');
+    }
+  });
+
+  it('takes INSTALL_RETENTION_DAYS as a positive whole number of days', () => {
+    expect(loadConfig({ INSTALL_RETENTION_DAYS: '30' }).INSTALL_RETENTION_DAYS).toBe(30);
+    for (const bad of ['0', '-1', '1.5', 'ninety']) {
+      expect(() => loadConfig({ INSTALL_RETENTION_DAYS: bad })).toThrow(
+        /INSTALL_RETENTION_DAYS: must be a positive integer/,
+      );
     }
   });
 

@@ -13,6 +13,7 @@ import type { Logger } from '@linkservice/logger';
 import { CreationRequestsRepository, CreationTransactions } from '@linkservice/creation';
 import type { WorkerConfig } from './config';
 import { LinkCreationService } from './create-links.service';
+import { InstallsRepository } from './installs.repository';
 import { LinksRepository } from './links.repository';
 
 /** The clients a worker process opens; what a test may swap (e.g. its own pool). */
@@ -34,6 +35,8 @@ export interface WorkerDeps extends WorkerClients {
   links: LinksRepository;
   /** The creation protocol's bookkeeping rows: the cleanup deletes the old ones. */
   creationRequests: CreationRequestsRepository;
+  /** Installs reported through the gateway: the retention deletes the old ones. */
+  installs: InstallsRepository;
   creation: LinkCreationService;
 }
 
@@ -70,6 +73,7 @@ export function buildDeps(
 
   const links = new LinksRepository();
   const creationRequests = new CreationRequestsRepository(used.db);
+  const installs = new InstallsRepository(used.db);
   const creation = new LinkCreationService(new CreationTransactions(used.db), links, {
     linkDomain: config.LINK_DOMAIN,
     logger,
@@ -84,7 +88,7 @@ export function buildDeps(
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { ...used, config, logger, links, creationRequests, creation },
+    deps: { ...used, config, logger, links, creationRequests, installs, creation },
     // What was opened here, whatever a test swapped in.
     close: () =>
       (closing ??= (async () => {

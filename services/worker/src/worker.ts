@@ -9,6 +9,7 @@ import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
 import { createLinksProcessor } from './create-links.job';
 import type { WorkerDeps } from './deps';
+import { scheduleInstallRetention } from './installs.retention';
 
 /**
  * Starts consuming create-links jobs on the deps' queue connection, under REDIS_PREFIX (the
@@ -49,17 +50,17 @@ export function startCreationWorker(
 }
 
 /**
- * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer and
- * the creation_requests cleanup. Stopping lets in-flight jobs finish (each is bounded by its
- * deadline; the grace period bounds the whole); a job cut off by the exit rolls back and is
- * redelivered, or settled by the gateway: never half-done.
+ * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer, the
+ * creation_requests cleanup and the installs retention. Stopping lets in-flight jobs finish
+ * (each is bounded by its deadline; the grace period bounds the whole); a job cut off by the exit
+ * rolls back and is redelivered, or settled by the gateway: never half-done.
  */
 export async function startWorker(
   deps: WorkerDeps,
   { config, logger, shutdown }: ServiceContext<WorkerConfig>,
 ): Promise<StartedService> {
   if (config.WORKER_CONCURRENCY >= config.DATABASE_POOL_SIZE) {
-    // Each running job holds a connection for its transaction; cleanup and /readyz need one too.
+    // Each running job holds a connection for its transaction; the deletes and /readyz need one too.
     logger.warn(
       { concurrency: config.WORKER_CONCURRENCY, poolSize: config.DATABASE_POOL_SIZE },
       'WORKER_CONCURRENCY should stay below DATABASE_POOL_SIZE',
@@ -85,6 +86,14 @@ export async function startWorker(
     },
     logger,
   );
+  const installRetention = scheduleInstallRetention(
+    deps.installs,
+    {
+      retentionDays: config.INSTALL_RETENTION_DAYS,
+      intervalMs: config.INSTALL_RETENTION_INTERVAL_MS,
+    },
+    logger,
+  );
   logger.info(
     { healthPort: (probes.address() as AddressInfo).port, concurrency: config.WORKER_CONCURRENCY },
     'worker started',
@@ -101,12 +110,14 @@ export async function startWorker(
           // failure would surface as an unhandled 'error').
           await worker.waitUntilReady().catch(() => undefined);
         }
-        await Promise.all([worker.close(), cleanup.stop()]);
+        await Promise.all([worker.close(), cleanup.stop(), installRetention.stop()]);
       })();
       if (!(await settlesWithin(finished, graceMs))) {
         logger.warn('grace period over: exiting with jobs still running; they roll back');
         return 'unfinished';
       }
+      // Liveness answered through the drain; nothing is left for the kubelet to probe.
+      probes.close();
       return 'drained';
     },
   };
