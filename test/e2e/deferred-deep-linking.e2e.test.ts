@@ -41,11 +41,14 @@ const APP_STORE = 'https://apps.apple.com/app/id1';
 const TOKEN = /^[0-9A-Za-z]{16,}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const NO_MATCH = { type: 'none', method: null, clickedAt: null };
+/** Well-formed (`ins_` and 26 Crockford base32 characters) but never issued: reaches Postgres. */
+const UNKNOWN_INSTALL_ID = 'ins_01J00000000000000000000000';
 
 let stack: Stack;
 let app: StackApp;
 let live: LinkServiceClient;
 let otherEnvironment: LinkServiceClient;
+let otherApp: LinkServiceClient;
 let database: pg.Client;
 let redis: Redis;
 
@@ -57,16 +60,19 @@ beforeAll(async () => {
     redisPrefix: env.redisPrefix,
   });
   app = await createStackApp(stack, 'Journey');
-  const client = (publishableKey: string) =>
+  const elsewhere = await createStackApp(stack, 'Elsewhere');
+  const client = (publishableKey: string, owner: StackApp) =>
     createClient({
       baseUrl: stack.gateway.url,
       publishableKey,
       fetch: testFetch,
-      linkHosts: [app.linkHost, `${app.subdomainKey}-test.${stack.linkDomain}`],
+      linkHosts: [owner.linkHost, owner.testLinkHost],
     });
-  live = client(app.publishable.live);
+  live = client(app.publishable.live, app);
   // The same app's test builds: their key must not match a live click.
-  otherEnvironment = client(app.publishable.test);
+  otherEnvironment = client(app.publishable.test, app);
+  // Another customer's app, live: its key must reach nothing of this one.
+  otherApp = client(elsewhere.publishable.live, elsewhere);
   database = new pg.Client({ connectionString: env.databaseUrl });
   await database.connect();
   redis = new Redis(env.redisUrl, { lazyConnect: true });
@@ -166,7 +172,7 @@ function expectUnmatched(report: InstallReport) {
 }
 
 describe('Android: the Play install referrer', () => {
-  it('matches its click once, in its own environment only', async () => {
+  it('matches its click once, in its own app and environment only', async () => {
     const deepLinkData = { screen: 'promo', id: 7 };
     const link = await createStackLink(stack, app, { webFallbackUrl: PLAY_LISTING, deepLinkData });
     const before = Date.now();
@@ -181,8 +187,10 @@ describe('Android: the Play install referrer', () => {
     expect(playReferrer).toBe(`ls_click=${token}`);
     expect(token).toMatch(TOKEN);
 
-    // The same app's test key is refused, and the refusal does not use the token up.
+    // The same app's test key and another app's key are refused, and the refusals do not use
+    // the token up.
     expectUnmatched(await otherEnvironment.reportInstall({ platform: 'android', playReferrer }));
+    expectUnmatched(await otherApp.reportInstall({ platform: 'android', playReferrer }));
     expect(await tokenIsHeld(token!)).toBe(true);
 
     const report = await live.reportInstall({ platform: 'android', playReferrer });
@@ -307,9 +315,11 @@ describe('erasure', () => {
 
     const misspelt = `${install.secret.slice(0, -1)}${install.secret.endsWith('a') ? 'b' : 'a'}`;
     const wrongSecret = await failureOf(live.eraseInstall(install.id, misspelt));
-    const otherKey = await failureOf(otherEnvironment.eraseInstall(install.id, install.secret));
-    const unknown = await failureOf(live.eraseInstall('ins_0000000000000000', install.secret));
-    for (const refused of [wrongSecret, otherKey, unknown]) {
+    const testKey = await failureOf(otherEnvironment.eraseInstall(install.id, install.secret));
+    const otherAppKey = await failureOf(otherApp.eraseInstall(install.id, install.secret));
+    expect(UNKNOWN_INSTALL_ID).toMatch(/^ins_[0-9A-HJKMNP-TV-Z]{26}$/);
+    const unknown = await failureOf(live.eraseInstall(UNKNOWN_INSTALL_ID, install.secret));
+    for (const refused of [wrongSecret, testKey, otherAppKey, unknown]) {
       expect(refused).toMatchObject({ status: 404, error: 'not_found' });
       expect(refused.message).toBe(unknown.message);
       expect(refused.fields).toBeUndefined();

@@ -20,6 +20,8 @@ export interface StackApp {
   subdomainKey: string;
   /** `<subdomainKey>.<link domain>`: the live link host. */
   linkHost: string;
+  /** `<subdomainKey>-test.<link domain>`: the test environment's link host. */
+  testLinkHost: string;
   secret: string;
   publishable: { live: string; test: string };
 }
@@ -47,6 +49,7 @@ export async function createStackApp(stack: Stack, name: string): Promise<StackA
     appId,
     subdomainKey,
     linkHost: `${subdomainKey}.${stack.linkDomain}`,
+    testLinkHost: `${subdomainKey}-test.${stack.linkDomain}`,
     secret: await key('live', 'secret'),
     publishable: { live: await key('live', 'publishable'), test: await key('test', 'publishable') },
   };

@@ -2,9 +2,15 @@
  * Finding a click token (`ls_click`) in what the app holds on its first launch. Pure string work,
  * no `URL` (React Native's is incomplete), so it runs the same everywhere.
  *
- * Privacy: the app should send the server only text that can name a link. A clipboard may hold
- * anything (a password, an address); `isClickTokenUrl` tells your app whether it is one of your
- * link URLs carrying a token before it is sent, and `reportInstall` drops it otherwise.
+ * Privacy: the app should send the server only text that can name one of its links. A clipboard
+ * may hold anything (a password, an address) and an app can be opened by any of its universal
+ * links (a password-reset link with a secret in it): `isClickTokenUrl` tells your app whether a
+ * text is one of your link URLs carrying a token, on one of your link hosts, before it is sent,
+ * and `reportInstall` drops anything else.
+ *
+ * A repeated `ls_click` is read as the gateway reads it: its last value, and no token at all when
+ * that value is not one (never an earlier valid value), so the SDK never sends what the gateway
+ * would ignore, nor drops what it would match.
  */
 
 /** The query parameter the link host adds: `ls_click=<token>`. */
@@ -24,17 +30,20 @@ function decode(component: string): string | null {
   }
 }
 
-/** The last valid `ls_click` value of an `a=b&c=d` string, or null. */
+/**
+ * The last `ls_click` value of an `a=b&c=d` string when it is a token; null when it is not (even
+ * if an earlier value is one) or there is none. A pair without `=` is a name with an empty value,
+ * as the gateway's `URLSearchParams` reads it.
+ */
 function tokenOfPairs(pairs: string): string | null {
-  let found: string | null = null;
+  let last: string | null | undefined;
   for (const pair of pairs.split('&')) {
     const equals = pair.indexOf('=');
-    if (equals < 0) continue;
-    if (decode(pair.slice(0, equals)) !== CLICK_TOKEN_PARAMETER) continue;
-    const value = decode(pair.slice(equals + 1));
-    if (value !== null && TOKEN.test(value)) found = value;
+    const name = equals < 0 ? pair : pair.slice(0, equals);
+    if (decode(name) !== CLICK_TOKEN_PARAMETER) continue;
+    last = equals < 0 ? '' : decode(pair.slice(equals + 1));
   }
-  return found;
+  return typeof last === 'string' && TOKEN.test(last) ? last : null;
 }
 
 /**
@@ -43,6 +52,7 @@ function tokenOfPairs(pairs: string): string | null {
  * `utm_source=mail&ls_click=<token>` when the listing had a referrer of its own); null when it
  * carries none (an install that did not come through one of your links). A referrer still
  * encoded as it stood in the store URL (`ls_click%3D<token>`) is read too, as the gateway does.
+ * A repeated `ls_click` counts by its last value only: `ls_click=<token>&ls_click=x` has none.
  */
 export function clickTokenFromReferrer(referrer: string | null | undefined): string | null {
   if (!referrer) return null;
@@ -53,17 +63,30 @@ export function clickTokenFromReferrer(referrer: string | null | undefined): str
   return decoded === null ? null : tokenOfPairs(decoded);
 }
 
-/** The host of an http(s) URL, lower case, without port; null for anything else. */
+/** The host of an http(s) URL, lower case, without port or a final dot; null for anything else. */
 export function hostOfUrl(text: string): string | null {
   const match = HTTP_URL.exec(text.trim());
   if (!match) return null;
   const authority = match[2].toLowerCase();
   const bracket = authority.startsWith('[') ? authority.indexOf(']') + 1 : 0;
   const colon = authority.indexOf(':', bracket);
-  return colon < 0 ? authority : authority.slice(0, colon);
+  const host = colon < 0 ? authority : authority.slice(0, colon);
+  return host.endsWith('.') ? host.slice(0, -1) : host;
 }
 
-/** The click token in an http(s) URL's query (`…?ls_click=<token>`), or null. */
+/**
+ * Whether `text` is an http(s) URL on one of `linkHosts` (host names compared case-insensitively;
+ * any port, as the gateway accepts any).
+ */
+export function isOnLinkHost(text: string, linkHosts: readonly string[]): boolean {
+  const host = hostOfUrl(text);
+  return host !== null && linkHosts.some((allowed) => allowed.toLowerCase() === host);
+}
+
+/**
+ * The click token in an http(s) URL's query (`…?ls_click=<token>`), or null; a repeated
+ * `ls_click` counts by its last value only.
+ */
 export function clickTokenFromUrl(text: string | null | undefined): string | null {
   if (!text) return null;
   const match = HTTP_URL.exec(text.trim());
@@ -72,16 +95,14 @@ export function clickTokenFromUrl(text: string | null | undefined): string | nul
 }
 
 /**
- * Whether a text (the clipboard's, on iOS) is worth sending as `clipboardUrl`: an http(s) URL
- * with an `ls_click` token in its query and nothing else around it, on one of `linkHosts` when
- * you give them (e.g. `['acme.links.example.com']`; compared without port, case-insensitive).
+ * Whether a text (the clipboard's, on iOS) is worth sending as `clipboardUrl`: an http(s) URL on
+ * one of your `linkHosts` (e.g. `['acme.links.example.com', 'acme-test.links.example.com']`;
+ * host names compared case-insensitively, any port) with an `ls_click` token in its query and
+ * nothing else around it.
  */
 export function isClickTokenUrl(
   text: string | null | undefined,
-  linkHosts?: readonly string[],
+  linkHosts: readonly string[],
 ): boolean {
-  if (!text || clickTokenFromUrl(text) === null) return false;
-  if (linkHosts === undefined) return true;
-  const host = hostOfUrl(text);
-  return host !== null && linkHosts.some((allowed) => allowed.toLowerCase() === host);
+  return !!text && clickTokenFromUrl(text) !== null && isOnLinkHost(text, linkHosts);
 }

@@ -1,4 +1,9 @@
-import { clickTokenFromReferrer, hostOfUrl, isClickTokenUrl } from './click-tokens';
+import {
+  CLICK_TOKEN_PARAMETER,
+  clickTokenFromReferrer,
+  isClickTokenUrl,
+  isOnLinkHost,
+} from './click-tokens';
 import type { Erasure, InstallEvidence, InstallReport, Resolution } from './contract';
 import type { ErrorSlug } from './errors';
 import { LinkServiceError } from './errors';
@@ -27,38 +32,58 @@ export interface LinkServiceClientOptions {
   /** How long one call waits for the gateway's answer; 10 000 ms by default. */
   timeoutMs?: number;
   /**
-   * Your link hosts, e.g. `['acme.links.example.com']`. When given, `reportInstall` sends a
-   * clipboard or opened URL only when it is on one of them.
+   * Your app's link hosts, the ones its builds with this key open: `['acme.links.example.com']`
+   * (live), `['acme-test.links.example.com']` (test), or both. Required and non-empty:
+   * `reportInstall` sends a clipboard or opened URL only when its host is one of them (compared
+   * case-insensitively, any port), so a universal link that carries a secret (a password reset)
+   * or whatever else the clipboard holds never leaves the device.
    */
-  linkHosts?: readonly string[];
+  linkHosts: readonly string[];
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
+/** A host name as link hosts are: dot-separated labels, no scheme, port, path or space. */
+const HOST_NAME = /^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)+$/i;
+
+/** `linkHosts` checked and lower-cased, or a TypeError naming what is wrong. */
+function checkLinkHosts(linkHosts: unknown): string[] {
+  if (!Array.isArray(linkHosts) || linkHosts.length === 0) {
+    throw new TypeError(
+      "linkHosts is required: your app's link hosts, e.g. ['acme.links.example.com']",
+    );
+  }
+  return linkHosts.map((host: unknown) => {
+    if (typeof host !== 'string' || host.length > 253 || !HOST_NAME.test(host)) {
+      throw new TypeError(
+        `linkHosts holds host names only (e.g. 'acme.links.example.com', no scheme, port or path): ${String(host)}`,
+      );
+    }
+    return host.toLowerCase();
+  });
+}
+
 /**
  * The evidence of `evidence` that can name a link, the rest dropped before it leaves the device:
- * a Play referrer only with an `ls_click` pair, a clipboard text only when it is a link URL with
- * a token (on `linkHosts` when given), an opened URL only when it is an http(s) URL (on
- * `linkHosts` when given). What `reportInstall` sends.
+ * of a Play referrer only its `ls_click=<token>` pair (the gateway needs no more, and the rest of
+ * a referrer may hold a gclid or other campaign data about the person), a clipboard text only when
+ * it is a URL with a token on one of `linkHosts`, an opened URL only when it is on one of
+ * `linkHosts`. What `reportInstall` sends.
  */
 export function evidenceToSend(
   evidence: InstallEvidence,
-  linkHosts?: readonly string[],
+  linkHosts: readonly string[],
 ): InstallEvidence {
   const sent: InstallEvidence = { platform: evidence.platform };
   const { playReferrer, clipboardUrl, openedUrl } = evidence;
-  if (playReferrer && clickTokenFromReferrer(playReferrer) !== null) {
-    sent.playReferrer = playReferrer;
+  const referrerToken = clickTokenFromReferrer(playReferrer);
+  if (referrerToken !== null) {
+    sent.playReferrer = `${CLICK_TOKEN_PARAMETER}=${referrerToken}`;
   }
   if (clipboardUrl && isClickTokenUrl(clipboardUrl, linkHosts)) {
     sent.clipboardUrl = clipboardUrl.trim();
   }
-  const openedHost = openedUrl ? hostOfUrl(openedUrl) : null;
-  if (
-    openedUrl &&
-    openedHost !== null &&
-    (linkHosts === undefined || linkHosts.some((host) => host.toLowerCase() === openedHost))
-  ) {
+  if (openedUrl && isOnLinkHost(openedUrl, linkHosts)) {
     sent.openedUrl = openedUrl.trim();
   }
   return sent;
@@ -74,6 +99,7 @@ export class LinkServiceClient {
   private readonly apiUrl: string;
   private readonly fetch: FetchLike;
   private readonly timeoutMs: number;
+  private readonly linkHosts: readonly string[];
 
   constructor(private readonly options: LinkServiceClientOptions) {
     const base = options.baseUrl.replace(/\/+$/, '');
@@ -87,6 +113,7 @@ export class LinkServiceClient {
       // A secret key must never ship in an app; the gateway would refuse it anyway (401).
       throw new TypeError('publishableKey must be a publishable key (ls_pk_live_… / ls_pk_test_…)');
     }
+    this.linkHosts = checkLinkHosts(options.linkHosts);
     const given = options.fetch;
     if (!given && typeof (globalThis as { fetch?: unknown }).fetch !== 'function') {
       throw new TypeError('no global fetch here: pass options.fetch');
@@ -111,10 +138,16 @@ export class LinkServiceClient {
    * Reports this installation once, on its first launch, with what it found (`evidenceToSend`
    * keeps only what can name a link). Matched or not, the answer holds the install's id and
    * secret: store both to let the user erase this installation's data later.
+   *
+   * A `timeout` or `network` failure (or a proxy's `unexpected_response`) may come after the
+   * gateway matched and only its answer was lost: the click token is then used up and a retry
+   * answers `match.type: 'none'`. No device data is sent, so nothing can tie the retry to the
+   * first report: retry only within a short window, then accept `none`. An error the gateway
+   * answers itself used nothing up.
    */
   reportInstall(evidence: InstallEvidence): Promise<InstallReport> {
     return this.send<InstallReport>('POST', '/installs', {
-      body: evidenceToSend(evidence, this.options.linkHosts),
+      body: evidenceToSend(evidence, this.linkHosts),
     });
   }
 

@@ -31,11 +31,14 @@ export type Platform = 'ios' | 'android';
 /** What the app found on its first launch; only what can name a link is sent. */
 export interface InstallEvidence {
   platform: Platform;
-  /** Android: the raw install referrer from the Play Install Referrer API. */
+  /**
+   * Android: the install referrer from the Play Install Referrer API, as it hands it over. Only
+   * its `ls_click=<token>` pair is sent; the rest (a gclid, utm_ campaign data) stays on the device.
+   */
   playReferrer?: string;
   /** iOS: the clipboard's text, when `isClickTokenUrl` says it is one of your links. */
   clipboardUrl?: string;
-  /** The link URL the app was opened with on its first launch, if any. */
+  /** The link URL the app was opened with on its first launch, if any; sent only on `linkHosts`. */
   openedUrl?: string;
 }
 

@@ -6,6 +6,7 @@ export {
   clickTokenFromUrl,
   hostOfUrl,
   isClickTokenUrl,
+  isOnLinkHost,
 } from './click-tokens';
 export type {
   Environment,

@@ -2,6 +2,8 @@ import type { FetchLike } from '../src';
 import { LinkServiceClient, LinkServiceError, createClient, retryAfterSeconds } from '../src';
 
 const KEY = 'ls_pk_live_0123456789abcdefghijABCDEFGHIJxy';
+const LINK_HOSTS = ['acme.links.example.com'];
+const TOKEN = '4fZ0aQ9kLmN2pR7sT1uV';
 
 interface Sent {
   url: string;
@@ -26,22 +28,13 @@ function answering(status: number, body: unknown, headers: Record<string, string
   return { fetch, sent };
 }
 
-async function failureOf(call: Promise<unknown>): Promise<LinkServiceError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof LinkServiceError) return error;
-    throw error;
-  }
-  throw new Error('the call did not fail');
-}
-
 describe('LinkServiceClient', () => {
   it('calls /api/v1/sdk under the gateway URL with the publishable key', async () => {
     const { fetch, sent } = answering(200, { link: {}, deepLinkData: null, query: {} });
     const client = createClient({
       baseUrl: 'https://api.acme.example/',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       fetch,
     });
     await client.resolve('https://acme.links.example.com/spring');
@@ -65,6 +58,7 @@ describe('LinkServiceClient', () => {
     const prefixed = createClient({
       baseUrl: 'https://acme.example/links',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       fetch,
     });
     expect(prefixed.jwksUrl).toBe('https://acme.example/links/.well-known/jwks.json');
@@ -73,11 +67,18 @@ describe('LinkServiceClient', () => {
         new LinkServiceClient({
           baseUrl: 'https://acme.example/api/v1',
           publishableKey: KEY,
+          linkHosts: LINK_HOSTS,
           fetch,
         }),
     ).toThrow(/without \/api\/v1/);
     expect(
-      () => new LinkServiceClient({ baseUrl: 'acme.example', publishableKey: KEY, fetch }),
+      () =>
+        new LinkServiceClient({
+          baseUrl: 'acme.example',
+          publishableKey: KEY,
+          linkHosts: LINK_HOSTS,
+          fetch,
+        }),
     ).toThrow(/http\(s\) URL/);
   });
 
@@ -88,6 +89,7 @@ describe('LinkServiceClient', () => {
         new LinkServiceClient({
           baseUrl: 'https://api.acme.example',
           publishableKey: 'ls_sk_live_0123456789abcdefghijABCDEFGHIJxy',
+          linkHosts: LINK_HOSTS,
           fetch,
         }),
     ).toThrow(/publishable/);
@@ -103,14 +105,54 @@ describe('LinkServiceClient', () => {
     const client = createClient({
       baseUrl: 'https://api.acme.example',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       fetch,
     });
     const report = await client.reportInstall({
       platform: 'ios',
       clipboardUrl: 'a note the person copied',
+      openedUrl: 'https://acme.example.com/reset-password?token=s3cr3t',
     });
     expect(report.match.type).toBe('none');
     expect(sent[0].body).toEqual({ platform: 'ios' });
+
+    await client.reportInstall({
+      platform: 'android',
+      playReferrer: `gclid=Cj0KCQ-secret&ls_click=${TOKEN}`,
+      openedUrl: 'https://ACME.links.example.com/spring',
+    });
+    expect(sent[1].body).toEqual({
+      platform: 'android',
+      playReferrer: `ls_click=${TOKEN}`,
+      openedUrl: 'https://ACME.links.example.com/spring',
+    });
+  });
+
+  it('requires the link hosts, as bare host names', () => {
+    const { fetch } = answering(200, {});
+    const withHosts = (linkHosts: unknown) => () =>
+      new LinkServiceClient({
+        baseUrl: 'https://api.acme.example',
+        publishableKey: KEY,
+        fetch,
+        linkHosts: linkHosts as string[],
+      });
+    expect(withHosts(undefined)).toThrow(TypeError);
+    expect(withHosts(undefined)).toThrow(/linkHosts is required/);
+    expect(withHosts([])).toThrow(/linkHosts is required/);
+    expect(withHosts('acme.links.example.com')).toThrow(/linkHosts is required/);
+    for (const bad of [
+      'https://acme.links.example.com',
+      'acme.links.example.com:443',
+      'acme.links.example.com/spring',
+      'acme',
+      '',
+      ' acme.links.example.com',
+      7,
+    ]) {
+      expect(withHosts(['acme.links.example.com', bad])).toThrow(/host names only/);
+    }
+    expect(withHosts(['ACME.links.example.com', 'acme-test.links.example.com'])).not.toThrow();
   });
 
   it('erases with the install secret in its header, the id escaped in the path', async () => {
@@ -121,6 +163,7 @@ describe('LinkServiceClient', () => {
     const client = createClient({
       baseUrl: 'https://api.acme.example',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       fetch,
     });
     const erasure = await client.eraseInstall('ins_1/..', 'the-secret');
@@ -143,10 +186,12 @@ describe('LinkServiceClient', () => {
     const client = createClient({
       baseUrl: 'https://api.acme.example',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       fetch,
     });
-    const error = await failureOf(client.reportInstall({ platform: 'ios' }));
-    expect(error).toMatchObject({
+    const call = client.reportInstall({ platform: 'ios' });
+    await expect(call).rejects.toBeInstanceOf(LinkServiceError);
+    await expect(call).rejects.toMatchObject({
       name: 'LinkServiceError',
       status: 422,
       error: 'invalid_request',
@@ -166,10 +211,14 @@ describe('LinkServiceClient', () => {
     const client = createClient({
       baseUrl: 'https://api.acme.example',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       fetch,
     });
-    const error = await failureOf(client.resolve('https://acme.links.example.com/a'));
-    expect(error).toMatchObject({ status: 429, error: 'rate_limited', retryAfter: 17 });
+    await expect(client.resolve('https://acme.links.example.com/a')).rejects.toMatchObject({
+      status: 429,
+      error: 'rate_limited',
+      retryAfter: 17,
+    });
   });
 
   it('tells a proxy page, a lost network and a timeout apart from the gateway answers', async () => {
@@ -177,9 +226,10 @@ describe('LinkServiceClient', () => {
     const viaProxy = createClient({
       baseUrl: 'https://api.acme.example',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       fetch: proxy.fetch,
     });
-    expect(await failureOf(viaProxy.resolve('https://x.example/a'))).toMatchObject({
+    await expect(viaProxy.resolve('https://x.example/a')).rejects.toMatchObject({
       status: 502,
       error: 'unexpected_response',
       retryAfter: 5,
@@ -188,9 +238,10 @@ describe('LinkServiceClient', () => {
     const offline = createClient({
       baseUrl: 'https://api.acme.example',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       fetch: () => Promise.reject(new TypeError('Network request failed')),
     });
-    expect(await failureOf(offline.resolve('https://x.example/a'))).toMatchObject({
+    await expect(offline.resolve('https://x.example/a')).rejects.toMatchObject({
       status: 0,
       error: 'network',
     });
@@ -198,6 +249,7 @@ describe('LinkServiceClient', () => {
     const silent = createClient({
       baseUrl: 'https://api.acme.example',
       publishableKey: KEY,
+      linkHosts: LINK_HOSTS,
       timeoutMs: 20,
       fetch: (_url, init) =>
         new Promise((_resolve, reject) => {
@@ -206,7 +258,7 @@ describe('LinkServiceClient', () => {
           });
         }),
     });
-    expect(await failureOf(silent.resolve('https://x.example/a'))).toMatchObject({
+    await expect(silent.resolve('https://x.example/a')).rejects.toMatchObject({
       status: 0,
       error: 'timeout',
     });
