@@ -10,7 +10,7 @@ import { repositoryRoot } from '../support/service-process';
  * supervisor, `timeout` or a script's `child.kill()` does (a terminal's Ctrl-C reaches the whole
  * process group, which hides a script that does not pass signals on). Every service must shut
  * down gracefully and nothing of the process tree may outlive pnpm. Without RECEIPT_SIGNING_KEY
- * the gateway runs on a development key it announces with a WARNING; with one, it uses that key.
+ * the gateway runs on a development key it announces with a warning; with one, it uses that key.
  */
 
 const SERVICES = ['gateway', 'worker', 'redirect'] as const;
@@ -44,8 +44,8 @@ afterEach(() => {
   started = undefined;
 });
 
-/** The WARNING services/gateway/src/dev.main.ts prints when it makes a development key. */
-const DEVELOPMENT_KEY_WARNING = /\[gateway\] WARNING: RECEIPT_SIGNING_KEY is unset/;
+/** The warning the gateway logs when dev.main.ts made it a development key. */
+const DEVELOPMENT_KEY_WARNING = /\[gateway\] \{"level":"warn".*"msg":"RECEIPT_SIGNING_KEY is unset/;
 
 async function startWithPnpm(receiptSigningKey?: string): Promise<Started> {
   const env = testEnvironment();

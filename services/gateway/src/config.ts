@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
-import { readReceiptSigningKey } from '@linkservice/keys';
+import { generateReceiptSigningKey, readReceiptSigningKey } from '@linkservice/keys';
 
 /**
  * Express's `trust proxy`: `false` (default, the peer address is the client), `true`, a hop
@@ -21,7 +21,8 @@ const trustProxy = z
 /**
  * RECEIPT_SIGNING_KEY: the Ed25519 private key (PKCS#8 PEM) that signs erasure receipts; its
  * public half is served at /.well-known/jwks.json. Required: `pnpm start` makes a development
- * key when it is unset, the chart takes it from a Secret. Never echoed in an error.
+ * key when it is unset (loadConfig's `developmentReceiptKey`), the chart takes it from a Secret.
+ * Never echoed in an error.
  */
 const receiptSigningKey = z
   .string({
@@ -62,8 +63,27 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   TRUST_PROXY: trustProxy,
 });
 
-export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;
+export type GatewayConfig = z.infer<typeof gatewayEnvSchema> & {
+  /** RECEIPT_SIGNING_KEY was unset and a development key was made for this process. */
+  receiptSigningKeyGenerated: boolean;
+};
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
-  return parseEnv(gatewayEnvSchema, env);
+export interface LoadOptions {
+  /**
+   * Without RECEIPT_SIGNING_KEY, make a key for this process instead of refusing to start: for
+   * `pnpm start` and compose (dev.main.ts). Its receipts stop verifying when the process ends.
+   */
+  developmentReceiptKey?: boolean;
+}
+
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  options: LoadOptions = {},
+): GatewayConfig {
+  const generate = options.developmentReceiptKey === true && !env.RECEIPT_SIGNING_KEY;
+  const config = parseEnv(
+    gatewayEnvSchema,
+    generate ? { ...env, RECEIPT_SIGNING_KEY: generateReceiptSigningKey() } : env,
+  );
+  return { ...config, receiptSigningKeyGenerated: generate };
 }

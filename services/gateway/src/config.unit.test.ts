@@ -100,4 +100,24 @@ describe('loadConfig', () => {
       }
     });
   });
+
+  describe('a development RECEIPT_SIGNING_KEY (pnpm start)', () => {
+    it('is made only when asked for and the variable is unset, and says so', () => {
+      const made = loadConfig({}, { developmentReceiptKey: true });
+      expect(made.RECEIPT_SIGNING_KEY.asymmetricKeyType).toBe('ed25519');
+      expect(made.receiptSigningKeyGenerated).toBe(true);
+
+      const pem = generateReceiptSigningKey();
+      const given = loadConfig({ RECEIPT_SIGNING_KEY: pem }, { developmentReceiptKey: true });
+      expect(given.receiptSigningKeyGenerated).toBe(false);
+      expect(given.RECEIPT_SIGNING_KEY.export({ type: 'pkcs8', format: 'pem' })).toBe(pem);
+      expect(loadConfig(required).receiptSigningKeyGenerated).toBe(false);
+    });
+
+    it('still refuses a bad key it was given', () => {
+      expect(() =>
+        loadConfig({ RECEIPT_SIGNING_KEY: 'nope' }, { developmentReceiptKey: true }),
+      ).toThrow(/RECEIPT_SIGNING_KEY: must be a PKCS#8 PEM private key/);
+    });
+  });
 });
