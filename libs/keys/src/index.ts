@@ -66,7 +66,11 @@ export function parseSecretKey(secret: string): { environment: KeyEnvironment } 
  * stored or looked up.
  */
 export function hashSecretKey(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return sha256(secret);
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
 }
 
 /**
@@ -86,7 +90,7 @@ export function isInstallSecret(text: string): boolean {
 
 /** SHA-256 of an install secret: the only form in which it is stored or looked up. */
 export function hashInstallSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return sha256(secret);
 }
 
 /**
