@@ -686,6 +686,40 @@ describe('default values', () => {
     }
   });
 
+  it('gives the gateway, and only the gateway, the public keys of signing keys rotated out', async () => {
+    const previousFile = path.join(helmHome, 'previous-receipt-keys.pub');
+    const previous = [1, 2]
+      .map(() =>
+        generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      )
+      .join('');
+    await writeFile(previousFile, previous);
+    const rotated = await render(
+      [],
+      [],
+      [...withSigningKey(), `receiptSigning.previousPublicKeys=${previousFile}`],
+    );
+    for (const { owner, spec } of podSpecs(rotated.manifests)) {
+      const variable = (spec.containers[0].env ?? []).find(
+        (e) => e.name === 'RECEIPT_PREVIOUS_PUBLIC_KEYS',
+      );
+      expect({ owner, value: variable?.value }).toEqual({
+        owner,
+        value: owner === `Deployment/${deploymentName('gateway')}` ? previous : undefined,
+      });
+    }
+    for (const { spec } of podSpecs(defaults.manifests)) {
+      expect(spec.containers[0].env?.map((e) => e.name)).not.toContain(
+        'RECEIPT_PREVIOUS_PUBLIC_KEYS',
+      );
+    }
+    const stderr = await templateFails(
+      ['receiptSigning.previousPublicKeys=not-a-key'],
+      withSigningKey(),
+    );
+    expect(stderr).toContain('receiptSigning.previousPublicKeys');
+  });
+
   it('uses the release ServiceAccount for services and a hook-scoped one for the migration', () => {
     const accounts = ofKind(defaults.manifests, 'ServiceAccount');
     const release = named(accounts, `${RELEASE}-linkservice`);

@@ -139,13 +139,20 @@ without a key the gateway cannot sign erasure receipts and refuses to start.
 {{- if .Values.receiptSigning.existingSecret -}}{{ .Values.receiptSigning.existingSecretKey }}{{- else -}}receipt-signing-key{{- end -}}
 {{- end -}}
 
-{{/* The gateway's RECEIPT_SIGNING_KEY, from the Secret above. */}}
+{{/*
+The gateway's RECEIPT_SIGNING_KEY, from the Secret above, and the public keys of keys rotated
+out (public: a plain value), which its JWKS serves too.
+*/}}
 {{- define "linkservice.receiptSigning.env" -}}
 - name: RECEIPT_SIGNING_KEY
   valueFrom:
     secretKeyRef:
       name: {{ include "linkservice.receiptSigning.secretName" . }}
       key: {{ include "linkservice.receiptSigning.secretKey" . }}
+{{- with .Values.receiptSigning.previousPublicKeys }}
+- name: RECEIPT_PREVIOUS_PUBLIC_KEYS
+  value: {{ . | quote }}
+{{- end }}
 {{- end -}}
 
 {{/* Rolls the gateway when the chart's own signing key changes; an existingSecret is not watched. */}}

@@ -1,5 +1,11 @@
 import type { KeyObject } from 'node:crypto';
-import { createHash, createPrivateKey, generateKeyPairSync, randomInt } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomInt,
+} from 'node:crypto';
 
 export type KeyEnvironment = 'live' | 'test';
 
@@ -119,4 +125,33 @@ export function readReceiptSigningKey(pem: string): KeyObject {
     throw new Error(`must be an Ed25519 key, not ${key.asymmetricKeyType ?? 'unknown'}`);
   }
   return key;
+}
+
+const PUBLIC_KEY_PEM = /-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/g;
+
+/**
+ * RECEIPT_PREVIOUS_PUBLIC_KEYS's text as public keys: Ed25519 SPKI PEMs one after the other
+ * (`openssl pkey -in old.pem -pubout`), `\n` escapes accepted; empty text is none. Throws for
+ * text that holds no such key, or a key of another kind.
+ */
+export function readReceiptVerificationKeys(text: string): KeyObject[] {
+  const pems = text.replace(/\\n/g, '\n').match(PUBLIC_KEY_PEM) ?? [];
+  if (pems.length === 0) {
+    if (text.trim() === '') return [];
+    throw new Error('must be PEM public keys (-----BEGIN PUBLIC KEY-----), one after the other');
+  }
+  return pems.map((pem, index) => {
+    let key: KeyObject;
+    try {
+      key = createPublicKey({ key: pem, format: 'pem' });
+    } catch {
+      throw new Error(`key ${index + 1} is not a PEM public key`);
+    }
+    if (key.asymmetricKeyType !== 'ed25519') {
+      throw new Error(
+        `key ${index + 1} must be an Ed25519 key, not ${key.asymmetricKeyType ?? 'unknown'}`,
+      );
+    }
+    return key;
+  });
 }

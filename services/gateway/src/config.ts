@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
-import { generateReceiptSigningKey, readReceiptSigningKey } from '@linkservice/keys';
+import {
+  generateReceiptSigningKey,
+  readReceiptSigningKey,
+  readReceiptVerificationKeys,
+} from '@linkservice/keys';
 
 /**
  * Express's `trust proxy`: `false` (default, the peer address is the client), `true`, a hop
@@ -40,6 +44,22 @@ const receiptSigningKey = z
     }
   });
 
+/**
+ * RECEIPT_PREVIOUS_PUBLIC_KEYS: the public halves of signing keys rotated out, served in the
+ * JWKS beside the current one so the receipts they signed keep verifying. Public, not secret.
+ */
+const receiptVerificationKeys = z
+  .string()
+  .default('')
+  .transform((text, ctx) => {
+    try {
+      return readReceiptVerificationKeys(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+
 export const gatewayEnvSchema = baseEnvSchema.extend({
   GATEWAY_PORT: port(8080),
   /** Link creations per app per hour, live and test together. */
@@ -58,6 +78,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    */
   CLICK_TOKEN_TTL_SECONDS: positiveInt(3_600),
   RECEIPT_SIGNING_KEY: receiptSigningKey,
+  RECEIPT_PREVIOUS_PUBLIC_KEYS: receiptVerificationKeys,
   /** After SIGTERM: how long in-flight requests may take before connections are cut. */
   SHUTDOWN_GRACE_MS: positiveInt(10_000),
   TRUST_PROXY: trustProxy,

@@ -1,5 +1,5 @@
 import { ConfigError } from '@linkservice/config';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { generateReceiptSigningKey } from '@linkservice/keys';
 import { loadConfig } from './config';
 
@@ -118,6 +118,41 @@ describe('loadConfig', () => {
       expect(() =>
         loadConfig({ RECEIPT_SIGNING_KEY: 'nope' }, { developmentReceiptKey: true }),
       ).toThrow(/RECEIPT_SIGNING_KEY: must be a PKCS#8 PEM private key/);
+    });
+  });
+
+  describe('RECEIPT_PREVIOUS_PUBLIC_KEYS', () => {
+    const publicPem = () =>
+      createPublicKey(generateReceiptSigningKey())
+        .export({ type: 'spki', format: 'pem' })
+        .toString();
+
+    it('is none by default, and reads public keys one after the other, escaped or not', () => {
+      expect(loadConfig(required).RECEIPT_PREVIOUS_PUBLIC_KEYS).toEqual([]);
+      const two = `${publicPem()}${publicPem()}`;
+      expect(
+        loadConfig({ ...required, RECEIPT_PREVIOUS_PUBLIC_KEYS: two }).RECEIPT_PREVIOUS_PUBLIC_KEYS,
+      ).toHaveLength(2);
+      const escaped = two.trim().replaceAll('\n', '\\n');
+      expect(
+        loadConfig({ ...required, RECEIPT_PREVIOUS_PUBLIC_KEYS: escaped })
+          .RECEIPT_PREVIOUS_PUBLIC_KEYS,
+      ).toHaveLength(2);
+    });
+
+    it.each([
+      ['text without a key', 'not a key', /must be PEM public keys/],
+      [
+        'a key of another kind',
+        generateKeyPairSync('ec', { namedCurve: 'P-256' })
+          .publicKey.export({ type: 'spki', format: 'pem' })
+          .toString(),
+        /key 1 must be an Ed25519 key, not ec/,
+      ],
+    ])('refuses %s', (_name, value, message) => {
+      expect(() => loadConfig({ ...required, RECEIPT_PREVIOUS_PUBLIC_KEYS: value })).toThrow(
+        message,
+      );
     });
   });
 });

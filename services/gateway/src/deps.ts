@@ -73,7 +73,10 @@ function buildServices(
     redisPrefix: config.REDIS_PREFIX,
     limitPerHour: config.CREATION_LIMIT_PER_HOUR,
   });
-  const receipts = new ReceiptSigner(config.RECEIPT_SIGNING_KEY);
+  const receipts = new ReceiptSigner(
+    config.RECEIPT_SIGNING_KEY,
+    config.RECEIPT_PREVIOUS_PUBLIC_KEYS,
+  );
   return {
     ...clients,
     config,

@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 import type { Environment, LinkRow } from '@linkservice/db';
+import { generateReceiptSigningKey } from '@linkservice/keys';
 import { clickTokenKey, clickTokenValue, hashClickToken } from '@linkservice/link-cache';
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
 import { createTenant, eventually, insertLink } from '@linkservice/testing';
@@ -686,6 +687,27 @@ describe('GET /.well-known/jwks.json', () => {
       use: 'sig',
     });
     expect(res.text).not.toMatch(/"d"/);
+  });
+
+  it('serves the public keys of signing keys rotated out after the current one', async () => {
+    const previous = createPublicKey(generateReceiptSigningKey());
+    const rotated = await startGateway({
+      env: {
+        LINK_DOMAIN: DOMAIN,
+        RECEIPT_PREVIOUS_PUBLIC_KEYS: previous.export({ type: 'spki', format: 'pem' }).toString(),
+      },
+    });
+    try {
+      const { keys } = (await rotated.api('/.well-known/jwks.json')).body as {
+        keys: { x: string }[];
+      };
+      expect(keys.map((key) => key.x)).toEqual([
+        rotated.deps.receipts.jwk.x,
+        previous.export({ format: 'jwk' }).x,
+      ]);
+    } finally {
+      await rotated.stop();
+    }
     expect((await gateway.api('/.well-known/jwks.json', { method: 'POST', body: {} })).status).toBe(
       405,
     );

@@ -26,29 +26,43 @@ function base64url(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64url');
 }
 
+/** An Ed25519 public key as a JWK, named by its RFC 7638 thumbprint. */
+function publicJwkOf(key: KeyObject): PublicJwk {
+  const { crv, kty, x } = (key.type === 'private' ? createPublicKey(key) : key).export({
+    format: 'jwk',
+  });
+  if (kty !== 'OKP' || crv !== 'Ed25519' || x === undefined) {
+    throw new Error('a receipt key must be an Ed25519 key');
+  }
+  // RFC 7638: the required members in lexicographic order, no whitespace.
+  const kid = hash('sha256', JSON.stringify({ crv, kty, x }), 'base64url');
+  return { kty, crv, x, kid, alg: 'EdDSA', use: 'sig' };
+}
+
 /**
  * Signs erasure receipts: compact JWS (RFC 7515) with EdDSA over Ed25519 (RFC 8037), by Node's
  * own crypto. The header names the key by its RFC 7638 thumbprint (`kid`), so a verifier picks
- * it from the JWKS, and a rotated key's receipts stay verifiable while its public half is served.
+ * it from the JWKS. After a rotation, the keys rotated out are served beside the current one
+ * (`previousKeys`): the receipts they signed, which apps keep as proof, still verify.
  */
 export class ReceiptSigner {
   readonly jwk: PublicJwk;
+  private readonly keySet: { keys: PublicJwk[] };
   private readonly encodedHeader: string;
 
-  constructor(private readonly privateKey: KeyObject) {
-    const { crv, kty, x } = createPublicKey(privateKey).export({ format: 'jwk' });
-    if (kty !== 'OKP' || crv !== 'Ed25519' || x === undefined) {
-      throw new Error('the receipt signing key must be an Ed25519 key');
-    }
-    // RFC 7638: the required members in lexicographic order, no whitespace.
-    const kid = hash('sha256', JSON.stringify({ crv, kty, x }), 'base64url');
-    this.jwk = { kty, crv, x, kid, alg: 'EdDSA', use: 'sig' };
-    this.encodedHeader = base64url(JSON.stringify({ alg: 'EdDSA', kid }));
+  constructor(
+    private readonly privateKey: KeyObject,
+    previousKeys: readonly KeyObject[] = [],
+  ) {
+    this.jwk = publicJwkOf(privateKey);
+    const keys = new Map([this.jwk, ...previousKeys.map(publicJwkOf)].map((k) => [k.kid, k]));
+    this.keySet = { keys: [...keys.values()] };
+    this.encodedHeader = base64url(JSON.stringify({ alg: 'EdDSA', kid: this.jwk.kid }));
   }
 
-  /** The JSON Web Key Set of every key whose receipts verify: this one. */
+  /** The JSON Web Key Set of every key whose receipts verify: the current one first. */
   jwks(): { keys: PublicJwk[] } {
-    return { keys: [this.jwk] };
+    return this.keySet;
   }
 
   /** The compact JWS of the claims, members in the order the spec lists them. */

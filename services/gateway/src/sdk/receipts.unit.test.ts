@@ -56,4 +56,22 @@ describe('ReceiptSigner', () => {
       kid: 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k',
     });
   });
+
+  it('serves the keys rotated out beside the current one, so their receipts still verify', () => {
+    const retired = readReceiptSigningKey(generateReceiptSigningKey());
+    const oldReceipt = new ReceiptSigner(retired).sign(CLAIMS);
+    const current = new ReceiptSigner(readReceiptSigningKey(generateReceiptSigningKey()), [
+      createPublicKey(retired),
+      createPublicKey(retired),
+    ]);
+    const { keys } = current.jwks();
+    // The current key first; a key given twice is served once.
+    expect(keys.map((k) => k.kid)).toEqual([current.jwk.kid, new ReceiptSigner(retired).jwk.kid]);
+    const [header, payload, signature] = oldReceipt.split('.');
+    const { kid } = decode(header) as { kid: string };
+    const key = createPublicKey({ key: keys.find((k) => k.kid === kid)!, format: 'jwk' });
+    expect(
+      verify(null, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url')),
+    ).toBe(true);
+  });
 });
