@@ -22,6 +22,18 @@ const trustProxy = z
     return /^\d+$/.test(value) ? Number(value) : value;
   });
 
+/** A zod transform by a reader that throws an Error saying what is wrong (never the value). */
+function readWith<T>(read: (text: string) => T) {
+  return (text: string, ctx: z.RefinementCtx): T => {
+    try {
+      return read(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  };
+}
+
 /**
  * RECEIPT_SIGNING_KEY: the Ed25519 private key (PKCS#8 PEM) that signs erasure receipts; its
  * public half is served at /.well-known/jwks.json. Required: `pnpm start` makes a development
@@ -35,14 +47,7 @@ const receiptSigningKey = z
         ? 'is required: an Ed25519 private key, PKCS#8 PEM (openssl genpkey -algorithm ed25519)'
         : 'must be a PKCS#8 PEM private key',
   })
-  .transform((pem, ctx) => {
-    try {
-      return readReceiptSigningKey(pem);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      return z.NEVER;
-    }
-  });
+  .transform(readWith(readReceiptSigningKey));
 
 /**
  * RECEIPT_PREVIOUS_PUBLIC_KEYS: the public halves of signing keys rotated out, served in the
@@ -51,14 +56,7 @@ const receiptSigningKey = z
 const receiptVerificationKeys = z
   .string()
   .default('')
-  .transform((text, ctx) => {
-    try {
-      return readReceiptVerificationKeys(text);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      return z.NEVER;
-    }
-  });
+  .transform(readWith(readReceiptVerificationKeys));
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
   GATEWAY_PORT: port(8080),
