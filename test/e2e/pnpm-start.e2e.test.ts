@@ -59,10 +59,17 @@ async function startWithPnpm(receiptSigningKey?: string): Promise<Started> {
     OTEL_SDK_DISABLED: 'true',
     ...(receiptSigningKey === undefined ? {} : { RECEIPT_SIGNING_KEY: receiptSigningKey }),
   };
-  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
+  for (const name of ['HOME', 'TMPDIR', 'LANG']) {
     const value = process.env[name];
     if (value !== undefined) childEnv[name] = value;
   }
+  // The PATH of a shell, not of this script: pnpm put node_modules/.bin first for jest, whose
+  // `node` shim (the Node 24 dev dependency's) would run pnpm itself as a child of a shell
+  // script, and a signal sent to "pnpm" would reach that script instead.
+  childEnv.PATH = (process.env.PATH ?? '')
+    .split(':')
+    .filter((dir) => !dir.endsWith('node_modules/.bin'))
+    .join(':');
   for (const service of SERVICES) childEnv[PORT_VARIABLES[service]] = String(ports[service]);
 
   // Its own process group, so the test can tell whether any process of the tree survived.
