@@ -8,9 +8,12 @@ const path = require('node:path');
  * - integration: `*.integration.test.ts`, real Postgres and Redis, services in this process
  *   (and the chart tests, which run helm).
  * - e2e: `*.e2e.test.ts`, spawned processes: the compiled services, linkctl, the started stack.
- * `pnpm test` runs all three; `pnpm test:unit` and friends run one (`--selectProjects`).
+ * - container: `*.container.test.ts`, the built image run by a container engine (compose file,
+ *   hardening, Node version, SIGTERM drain); only `pnpm test:containers` runs it (CI builds the
+ *   image first), as it needs an engine and an image.
+ * `pnpm test` runs the first three; `pnpm test:unit` and friends run one (`--selectProjects`).
  */
-const TIERS = ['unit', 'integration', 'e2e'];
+const TIERS = ['unit', 'integration', 'e2e', 'container'];
 const ROOTS = ['libs', 'services', 'test'];
 
 /** @type {import('jest').Config['transform']} */
@@ -69,7 +72,7 @@ function refuseUntieredTests() {
   for (const root of ROOTS) walk(path.join(__dirname, root));
   if (untiered.length > 0) {
     throw new Error(
-      `name the tier of these tests (*.unit, *.integration or *.e2e .test.ts): ${untiered.join(', ')}`,
+      `name the tier of these tests (*.unit, *.integration, *.e2e or *.container .test.ts): ${untiered.join(', ')}`,
     );
   }
 }
@@ -82,6 +85,7 @@ module.exports = {
     project('unit', { setupFilesAfterEnv: ['<rootDir>/libs/testing/src/unit-setup.ts'] }),
     project('integration', runEnvironment),
     project('e2e', runEnvironment),
+    project('container'),
   ],
   testTimeout: 30000,
   maxWorkers: 2,

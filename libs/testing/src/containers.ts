@@ -25,6 +25,12 @@ export async function startContainersIfWanted(): Promise<{
     new RedisContainer('redis:7-alpine').start(),
   ]);
   started = { postgres, redis };
+  // Which images ran, in the run's log: CI checks the testcontainers path against its engine.
+  const prefix = process.env.TESTCONTAINERS_HUB_IMAGE_NAME_PREFIX ?? '';
+  process.stderr.write(
+    `testcontainers: started ${prefix}postgres:15-alpine (${postgres.getHost()}:${postgres.getPort()}) ` +
+      `and ${prefix}redis:7-alpine (${redis.getHost()}:${redis.getPort()})\n`,
+  );
   // Teardown runs in the same process as setup, so the handles stay reachable.
   return { databaseUrl: postgres.getConnectionUri(), redisUrl: redis.getConnectionUrl() };
 }
