@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { loadServiceConfigs } from './service-config';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap' with {
   'resolution-mode': 'import',
@@ -597,6 +597,9 @@ describe('default values', () => {
         'Deployment',
         'Deployment',
         'Job',
+        'PodDisruptionBudget',
+        'PodDisruptionBudget',
+        'PodDisruptionBudget',
         'Secret',
         'Secret',
         'Secret',
@@ -730,6 +733,128 @@ describe('default values', () => {
     }
     const [job] = ofKind(defaults.manifests, 'Job');
     expect(job.spec!.template.spec!.serviceAccountName).toBe(`${RELEASE}-linkservice-migration`);
+  });
+});
+
+describe('disruption budgets', () => {
+  it('keeps one pod of each component up by default, with one of its two replicas free to go', () => {
+    const { manifests } = defaults;
+    const pdbs = ofKind(manifests, 'PodDisruptionBudget');
+    expect(pdbs.map((pdb) => pdb.metadata!.name).sort()).toEqual(
+      Object.keys(COMPONENTS).map(deploymentName).sort(),
+    );
+    for (const pdb of pdbs) {
+      const deployment = named(ofKind(manifests, 'Deployment'), pdb.metadata!.name!);
+      expect(pdb.spec!.minAvailable).toBe(1);
+      expect(deployment.spec!.replicas).toBe(2);
+    }
+  });
+
+  it.each([
+    [
+      'a minAvailable as high as replicaCount',
+      ['gateway.replicaCount=1'],
+      'gateway.pdb.minAvailable (1) must be below gateway.replicaCount (1)',
+    ],
+    [
+      "a minAvailable as high as the HPA's minReplicas",
+      [
+        'redirect.autoscaling.enabled=true',
+        'redirect.autoscaling.minReplicas=3',
+        'redirect.pdb.minAvailable=3',
+      ],
+      'redirect.pdb.minAvailable (3) must be below redirect.autoscaling.minReplicas (3)',
+    ],
+    [
+      'a percentage that rounds up to every replica',
+      ['worker.replicaCount=3', 'worker.pdb.minAvailable=67%'],
+      'worker.pdb.minAvailable (67%) must be below worker.replicaCount (3)',
+    ],
+    [
+      'a maxUnavailable of 0',
+      ['worker.pdb.maxUnavailable=0'],
+      'worker.pdb.maxUnavailable is 0: the PodDisruptionBudget would let no worker pod be evicted',
+    ],
+  ])('refuses %s, which would block every node drain', async (_label, set, message) => {
+    const stderr = await templateFails(set);
+    expect(stderr).toContain(message);
+    expect(stderr).toContain('every node drain');
+  });
+
+  it('accepts budgets that let a pod go, and a single replica without a budget', async () => {
+    const { manifests } = await render(
+      [],
+      [
+        'gateway.replicaCount=1',
+        'gateway.pdb.create=false',
+        'worker.replicaCount=1',
+        'worker.pdb.maxUnavailable=1',
+        'redirect.replicaCount=3',
+        'redirect.pdb.minAvailable=66%',
+      ],
+      withSigningKey(),
+    );
+    const pdbs = ofKind(manifests, 'PodDisruptionBudget');
+    expect(pdbs.map((pdb) => pdb.metadata!.name).sort()).toEqual(
+      [deploymentName('redirect'), deploymentName('worker')].sort(),
+    );
+    expect(named(pdbs, deploymentName('worker')).spec).toMatchObject({ maxUnavailable: 1 });
+    expect(named(pdbs, deploymentName('worker')).spec!.minAvailable).toBeUndefined();
+    expect(named(pdbs, deploymentName('redirect')).spec!.minAvailable).toBe('66%');
+  });
+});
+
+describe('pod anti-affinity', () => {
+  /** The label selectors of a Deployment's anti-affinity terms, soft and hard. */
+  function antiAffinity(rendered: Rendered, component: string) {
+    const deployment = named(ofKind(rendered.manifests, 'Deployment'), deploymentName(component));
+    return deployment.spec!.template.spec!.affinity;
+  }
+
+  it("spreads each component's pods over nodes, preferably, by default", () => {
+    const deployments = ofKind(defaults.manifests, 'Deployment');
+    for (const component of Object.keys(COMPONENTS)) {
+      const affinity = antiAffinity(defaults, component)!;
+      expect(Object.keys(affinity)).toEqual(['podAntiAffinity']);
+      const terms = affinity.podAntiAffinity!.preferredDuringSchedulingIgnoredDuringExecution!;
+      expect(affinity.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution).toBe(
+        undefined,
+      );
+      expect(terms).toHaveLength(1);
+      expect(terms[0].weight).toBe(100);
+      expect(terms[0].podAffinityTerm.topologyKey).toBe('kubernetes.io/hostname');
+      // It repels the component's own pods, and only them.
+      const selector = terms[0].podAffinityTerm.labelSelector!.matchLabels!;
+      const repelled = deployments.filter((d) =>
+        selects(selector, d.spec!.template.metadata!.labels!),
+      );
+      expect(repelled.map((d) => d.metadata!.name)).toEqual([deploymentName(component)]);
+    }
+  });
+
+  it('uses the affinity a user sets instead, and the hard or no preset when asked', async () => {
+    const fixture = parse(await readFile(allTogglesValues, 'utf8')) as {
+      gateway: { affinity: unknown };
+    };
+    expect(antiAffinity(allToggles, 'gateway')).toEqual(fixture.gateway.affinity);
+    expect(
+      antiAffinity(allToggles, 'worker')!.podAntiAffinity!
+        .preferredDuringSchedulingIgnoredDuringExecution,
+    ).toHaveLength(1);
+
+    const presets = await render(
+      [],
+      ['worker.podAntiAffinityPreset=hard', 'redirect.podAntiAffinityPreset='],
+      withSigningKey(),
+    );
+    const [required, ...others] = antiAffinity(presets, 'worker')!.podAntiAffinity!
+      .requiredDuringSchedulingIgnoredDuringExecution!;
+    expect(others).toHaveLength(0);
+    expect(required).toMatchObject({
+      topologyKey: 'kubernetes.io/hostname',
+      labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'worker' } },
+    });
+    expect(antiAffinity(presets, 'redirect')).toBeUndefined();
   });
 });
 
