@@ -28,6 +28,12 @@ import type { IJob } from 'kubernetes-models/batch/v1/Job' with { 'resolution-mo
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress' with {
   'resolution-mode': 'import',
 };
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy' with {
+  'resolution-mode': 'import',
+};
+import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer' with {
+  'resolution-mode': 'import',
+};
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget' with {
   'resolution-mode': 'import',
 };
@@ -95,6 +101,7 @@ type Manifest =
   | IHorizontalPodAutoscaler
   | IIngress
   | IJob
+  | INetworkPolicy
   | IPodDisruptionBudget
   | ISecret
   | IService
@@ -597,6 +604,10 @@ describe('default values', () => {
         'Deployment',
         'Deployment',
         'Job',
+        'NetworkPolicy',
+        'NetworkPolicy',
+        'NetworkPolicy',
+        'NetworkPolicy',
         'PodDisruptionBudget',
         'PodDisruptionBudget',
         'PodDisruptionBudget',
@@ -857,6 +868,219 @@ describe('pod anti-affinity', () => {
     expect(antiAffinity(presets, 'redirect')).toBeUndefined();
   });
 });
+
+/** Every pod the release runs, by component: the Deployments' and the migration Job's templates. */
+function podLabelsByComponent(manifests: Manifest[]): Map<string, Record<string, string>> {
+  const pods = new Map<string, Record<string, string>>();
+  for (const workload of [...ofKind(manifests, 'Deployment'), ...ofKind(manifests, 'Job')]) {
+    const labels = workload.spec!.template.metadata!.labels!;
+    pods.set(labels['app.kubernetes.io/component'], labels);
+  }
+  return pods;
+}
+
+/** A rule's peers in words: `anywhere`, `kube-dns`, `gateway pods`, or the peer as JSON. */
+function peersText(peers: INetworkPolicyPeer[] | undefined): string {
+  if (!peers?.length) return 'anywhere';
+  return peers
+    .map((peer) => {
+      const pods = peer.podSelector?.matchLabels ?? {};
+      if (
+        pods['k8s-app'] === 'kube-dns' &&
+        peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'kube-system'
+      ) {
+        return 'kube-dns';
+      }
+      if (pods['app.kubernetes.io/instance'] === RELEASE && !peer.namespaceSelector) {
+        return `${pods['app.kubernetes.io/component']} pods`;
+      }
+      return JSON.stringify(peer);
+    })
+    .join(' + ');
+}
+
+/** A policy's rules as sorted lines like `TCP/8080 from anywhere` and `UDP/53 to kube-dns`. */
+function policyRules(policy: INetworkPolicy): { ingress: string[]; egress: string[] } {
+  const spec = policy.spec!;
+  expect(spec.policyTypes).toEqual(['Ingress', 'Egress']);
+  return {
+    ingress: (spec.ingress ?? [])
+      .flatMap((rule) =>
+        (rule.ports ?? []).map(
+          (p) => `${p.protocol ?? 'TCP'}/${String(p.port)} from ${peersText(rule.from)}`,
+        ),
+      )
+      .sort(),
+    egress: (spec.egress ?? [])
+      .flatMap((rule) =>
+        (rule.ports ?? []).map(
+          (p) => `${p.protocol ?? 'TCP'}/${String(p.port)} to ${peersText(rule.to)}`,
+        ),
+      )
+      .sort(),
+  };
+}
+
+function policies(rendered: Rendered): Record<string, { ingress: string[]; egress: string[] }> {
+  return Object.fromEntries(
+    ofKind(rendered.manifests, 'NetworkPolicy').map((policy) => [
+      policy.metadata!.labels!['app.kubernetes.io/component'],
+      policyRules(policy),
+    ]),
+  );
+}
+
+const DNS = ['TCP/53 to kube-dns', 'UDP/53 to kube-dns'];
+
+describe('network policies', () => {
+  it("select each component's pods and nothing else", () => {
+    for (const rendered of [defaults, allToggles]) {
+      const pods = podLabelsByComponent(rendered.manifests);
+      const networkPolicies = ofKind(rendered.manifests, 'NetworkPolicy');
+      expect(
+        networkPolicies.map((p) => p.metadata!.labels!['app.kubernetes.io/component']).sort(),
+      ).toEqual([...pods.keys()].sort());
+      for (const policy of networkPolicies) {
+        const selected = [...pods].filter(([, labels]) =>
+          selects(policy.spec!.podSelector.matchLabels!, labels),
+        );
+        expect(selected.map(([component]) => component)).toEqual([
+          policy.metadata!.labels!['app.kubernetes.io/component'],
+        ]);
+      }
+    }
+  });
+
+  it('allow exactly the documented ports: HTTP in, DNS, Postgres and Redis out', () => {
+    const { manifests } = defaults;
+    const httpPort = (component: string) =>
+      named(
+        ofKind(manifests, 'Deployment'),
+        deploymentName(component),
+      ).spec!.template.spec!.containers[0].ports!.find((p) => p.name === 'http')!.containerPort;
+    expect([httpPort('gateway'), httpPort('redirect')]).toEqual([8080, 8081]);
+    const appEgress = [...DNS, 'TCP/5432 to anywhere', 'TCP/6379 to anywhere'].sort();
+    expect(policies(defaults)).toEqual({
+      gateway: { ingress: ['TCP/8080 from anywhere'], egress: appEgress },
+      redirect: { ingress: ['TCP/8081 from anywhere'], egress: appEgress },
+      // Only the kubelet probes the worker, and traffic from a pod's own node is always allowed.
+      worker: { ingress: [], egress: appEgress },
+      // migrate talks to Postgres alone.
+      migration: { ingress: [], egress: [...DNS, 'TCP/5432 to anywhere'].sort() },
+    });
+  });
+
+  it("let the migration Job's policy exist before the Job, as a hook of its own", () => {
+    const { manifests } = defaults;
+    const policy = named(ofKind(manifests, 'NetworkPolicy'), `${RELEASE}-linkservice-migration`);
+    const [job] = ofKind(manifests, 'Job');
+    expect(policy.metadata!.annotations!['helm.sh/hook']).toBe(
+      job.metadata!.annotations!['helm.sh/hook'],
+    );
+    expect(Number(policy.metadata!.annotations!['helm.sh/hook-weight'])).toBeLessThan(
+      Number(job.metadata!.annotations!['helm.sh/hook-weight']),
+    );
+    for (const component of ['gateway', 'worker', 'redirect']) {
+      expect(isHook(named(ofKind(manifests, 'NetworkPolicy'), deploymentName(component)))).toBe(
+        false,
+      );
+    }
+  });
+
+  it('allow the OTLP collector only while tracing is on, at the port of otel.endpoint', async () => {
+    // every toggle on: otel.endpoint http://otel-collector.observability:4318
+    const withTracing = policies(allToggles);
+    for (const component of ['gateway', 'worker', 'redirect']) {
+      expect(withTracing[component].egress).toContain('TCP/4318 to anywhere');
+    }
+    expect(withTracing.migration.egress).not.toContain('TCP/4318 to anywhere');
+    for (const { egress } of Object.values(policies(defaults))) {
+      expect(egress.filter((line) => !/\/(53|5432|6379) /.test(line))).toEqual([]);
+    }
+
+    const collector = { ipBlock: { cidr: '10.20.0.0/16' } };
+    const explicit = await render(
+      [],
+      [
+        'otel.enabled=true',
+        'otel.endpoint=https://otel.example.com',
+        'networkPolicy.egress.otlp.to[0].ipBlock.cidr=10.20.0.0/16',
+      ],
+      withSigningKey(),
+    );
+    expect(policies(explicit).worker.egress).toContain(`TCP/443 to ${JSON.stringify(collector)}`);
+    const pinned = await render(
+      [],
+      [
+        'otel.enabled=true',
+        'otel.endpoint=http://otel:4318',
+        'networkPolicy.egress.otlp.port=4317',
+      ],
+      withSigningKey(),
+    );
+    expect(policies(pinned).gateway.egress).toContain('TCP/4317 to anywhere');
+  });
+
+  it('take ingress peers, database and cache peers, DNS servers and extra egress rules from values', async () => {
+    const ingressController = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+    };
+    const postgres = { ipBlock: { cidr: '10.0.5.0/24' } };
+    const redis = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'cache' } },
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'redis' } },
+    };
+    const webhook = { ports: [{ port: 443, protocol: 'TCP' }] };
+    const valuesFile = path.join(helmHome, 'network-policy.values.yaml');
+    await writeFile(
+      valuesFile,
+      JSON.stringify({
+        networkPolicy: {
+          ingressFrom: [ingressController],
+          dns: { port: 5353, to: [] },
+          egress: { postgres: { port: 6432, to: [postgres] }, redis: { port: 6380, to: [redis] } },
+          extraEgress: [webhook],
+        },
+      }),
+    );
+    const rendered = await render([valuesFile], [], withSigningKey());
+    expect(await kubernetesSchemaProblems(rendered.manifests)).toEqual([]);
+    const appEgress = [
+      'TCP/443 to anywhere',
+      'TCP/5353 to anywhere',
+      `TCP/6380 to ${JSON.stringify(redis)}`,
+      `TCP/6432 to ${JSON.stringify(postgres)}`,
+      'UDP/5353 to anywhere',
+    ];
+    const fromController = JSON.stringify(ingressController);
+    const byComponent = policies(rendered);
+    expect(byComponent.gateway).toEqual({
+      ingress: [expect.stringMatching(new RegExp(`^TCP/8080 from ${escape(fromController)}`))],
+      egress: appEgress,
+    });
+    expect(byComponent.redirect.ingress).toEqual([
+      expect.stringMatching(new RegExp(`^TCP/8081 from ${escape(fromController)}`)),
+    ]);
+    expect(byComponent.worker).toEqual({ ingress: [], egress: appEgress });
+    expect(byComponent.migration.egress).toEqual([
+      'TCP/443 to anywhere',
+      'TCP/5353 to anywhere',
+      `TCP/6432 to ${JSON.stringify(postgres)}`,
+      'UDP/5353 to anywhere',
+    ]);
+  });
+
+  it('render none when disabled', async () => {
+    const { manifests } = await render([], ['networkPolicy.enabled=false'], withSigningKey());
+    expect(ofKind(manifests, 'NetworkPolicy')).toEqual([]);
+    expect(ofKind(manifests, 'Deployment')).toHaveLength(3);
+  });
+});
+
+/** A string matched literally inside a RegExp. */
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 describe('every toggle on', () => {
   it('adds Ingresses, PodDisruptionBudgets and HorizontalPodAutoscalers for each component', () => {
