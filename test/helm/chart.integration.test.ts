@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,7 @@ import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap' with {
 import type { IContainer } from 'kubernetes-models/v1/Container' with {
   'resolution-mode': 'import',
 };
+import type { IPod } from 'kubernetes-models/v1/Pod' with { 'resolution-mode': 'import' };
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec' with { 'resolution-mode': 'import' };
 import type { ISecret } from 'kubernetes-models/v1/Secret' with { 'resolution-mode': 'import' };
 import type { IService } from 'kubernetes-models/v1/Service' with { 'resolution-mode': 'import' };
@@ -102,6 +105,7 @@ type Manifest =
   | IIngress
   | IJob
   | INetworkPolicy
+  | IPod
   | IPodDisruptionBudget
   | ISecret
   | IService
@@ -218,6 +222,17 @@ function podSpecs(manifests: Manifest[]): { owner: string; spec: IPodSpec }[] {
   }));
 }
 
+/** podSpecs and the `helm test` Pod. */
+function allPodSpecs(manifests: Manifest[]): { owner: string; spec: IPodSpec }[] {
+  return [
+    ...podSpecs(manifests),
+    ...ofKind(manifests, 'Pod').map((pod) => ({
+      owner: `Pod/${pod.metadata!.name!}`,
+      spec: pod.spec!,
+    })),
+  ];
+}
+
 function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
   return Object.entries(selector).every(([key, value]) => labels[key] === value);
 }
@@ -280,8 +295,8 @@ describe.each([
   });
 
   it('runs every container non-root, read-only, without capabilities or privilege escalation', () => {
-    const pods = podSpecs(rendered().manifests);
-    expect(pods).toHaveLength(4);
+    const pods = allPodSpecs(rendered().manifests);
+    expect(pods).toHaveLength(5);
     for (const { owner, spec } of pods) {
       expect({ owner, pod: spec.securityContext }).toMatchObject({
         owner,
@@ -608,6 +623,8 @@ describe('default values', () => {
         'NetworkPolicy',
         'NetworkPolicy',
         'NetworkPolicy',
+        'NetworkPolicy',
+        'Pod',
         'PodDisruptionBudget',
         'PodDisruptionBudget',
         'PodDisruptionBudget',
@@ -869,12 +886,15 @@ describe('pod anti-affinity', () => {
   });
 });
 
-/** Every pod the release runs, by component: the Deployments' and the migration Job's templates. */
+/** Every pod the release runs, by component: the Deployments', the migration Job's, the test Pod. */
 function podLabelsByComponent(manifests: Manifest[]): Map<string, Record<string, string>> {
   const pods = new Map<string, Record<string, string>>();
   for (const workload of [...ofKind(manifests, 'Deployment'), ...ofKind(manifests, 'Job')]) {
     const labels = workload.spec!.template.metadata!.labels!;
     pods.set(labels['app.kubernetes.io/component'], labels);
+  }
+  for (const pod of ofKind(manifests, 'Pod')) {
+    pods.set(pod.metadata!.labels!['app.kubernetes.io/component'], pod.metadata!.labels!);
   }
   return pods;
 }
@@ -967,6 +987,11 @@ describe('network policies', () => {
       worker: { ingress: [], egress: appEgress },
       // migrate talks to Postgres alone.
       migration: { ingress: [], egress: [...DNS, 'TCP/5432 to anywhere'].sort() },
+      // The `helm test` pod asks the two HTTP services' /readyz.
+      test: {
+        ingress: [],
+        egress: [...DNS, 'TCP/8080 to gateway pods', 'TCP/8081 to redirect pods'].sort(),
+      },
     });
   });
 
@@ -993,10 +1018,11 @@ describe('network policies', () => {
     for (const component of ['gateway', 'worker', 'redirect']) {
       expect(withTracing[component].egress).toContain('TCP/4318 to anywhere');
     }
-    expect(withTracing.migration.egress).not.toContain('TCP/4318 to anywhere');
-    for (const { egress } of Object.values(policies(defaults))) {
-      expect(egress.filter((line) => !/\/(53|5432|6379) /.test(line))).toEqual([]);
+    for (const component of ['migration', 'test']) {
+      expect(withTracing[component].egress).not.toContain('TCP/4318 to anywhere');
     }
+    // Without tracing: exactly the ports of the test above.
+    expect(JSON.stringify(policies(defaults))).not.toContain('4318');
 
     const collector = { ipBlock: { cidr: '10.20.0.0/16' } };
     const explicit = await render(
@@ -1054,13 +1080,20 @@ describe('network policies', () => {
     ];
     const fromController = JSON.stringify(ingressController);
     const byComponent = policies(rendered);
+    // The `helm test` pod is let in beside the given peers.
     expect(byComponent.gateway).toEqual({
-      ingress: [expect.stringMatching(new RegExp(`^TCP/8080 from ${escape(fromController)}`))],
+      ingress: [`TCP/8080 from ${fromController} + test pods`],
       egress: appEgress,
     });
-    expect(byComponent.redirect.ingress).toEqual([
-      expect.stringMatching(new RegExp(`^TCP/8081 from ${escape(fromController)}`)),
-    ]);
+    expect(byComponent.redirect.ingress).toEqual([`TCP/8081 from ${fromController} + test pods`]);
+    expect(byComponent.test.egress).toEqual(
+      [
+        'TCP/5353 to anywhere',
+        'UDP/5353 to anywhere',
+        'TCP/8080 to gateway pods',
+        'TCP/8081 to redirect pods',
+      ].sort(),
+    );
     expect(byComponent.worker).toEqual({ ingress: [], egress: appEgress });
     expect(byComponent.migration.egress).toEqual([
       'TCP/443 to anywhere',
@@ -1077,10 +1110,79 @@ describe('network policies', () => {
   });
 });
 
-/** A string matched literally inside a RegExp. */
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
+describe('helm test', () => {
+  const testPod = (rendered: Rendered): IPod => {
+    const [pod, ...others] = ofKind(rendered.manifests, 'Pod');
+    expect(others).toHaveLength(0);
+    return pod;
+  };
+  /** The rendered test: `node --eval <script> <url>...` through the image's entrypoint. */
+  const testCommand = (pod: IPod) => {
+    const [node, evalFlag, script, ...urls] = pod.spec!.containers[0].args!;
+    expect([node, evalFlag]).toEqual(['node', '--eval']);
+    return { script, urls };
+  };
+
+  it("is a test hook Pod with the chart's image that asks each HTTP Service for /readyz", () => {
+    const { manifests } = defaults;
+    const pod = testPod(defaults);
+    expect(pod.metadata!.annotations!['helm.sh/hook']).toBe('test');
+    expect(pod.spec!.restartPolicy).toBe('Never');
+    const gateway = named(ofKind(manifests, 'Deployment'), deploymentName('gateway'));
+    expect(pod.spec!.containers[0].image).toBe(gateway.spec!.template.spec!.containers[0].image);
+    const services = ofKind(manifests, 'Service');
+    const { urls } = testCommand(pod);
+    expect(urls).toEqual(
+      services.map((service) => `http://${service.metadata!.name!}:80/readyz`).sort(),
+    );
+    // Its NetworkPolicy lets it reach the pods behind each Service, on the port they serve.
+    const egress = policies(defaults).test.egress;
+    for (const service of services) {
+      const [target] = ofKind(manifests, 'Deployment').filter((d) =>
+        selects(service.spec!.selector!, d.spec!.template.metadata!.labels!),
+      );
+      const port = target.spec!.template.spec!.containers[0].ports!.find(
+        (p) => p.name === service.spec!.ports![0].targetPort,
+      )!.containerPort;
+      const component = target.metadata!.labels!['app.kubernetes.io/component'];
+      expect(egress).toContain(`TCP/${String(port)} to ${component} pods`);
+    }
+  });
+
+  it('passes only when every /readyz answers 200', async () => {
+    const { script } = testCommand(testPod(defaults));
+    const statuses: Record<string, number> = { '/gateway/readyz': 200, '/redirect/readyz': 200 };
+    const server = createServer((request, response) => {
+      response.statusCode = statuses[request.url ?? ''] ?? 404;
+      response.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const urls = ['gateway', 'redirect'].map((c) => `http://127.0.0.1:${String(port)}/${c}/readyz`);
+    const run = () =>
+      execFileAsync(process.execPath, ['--eval', script, ...urls]).then(
+        () => 0,
+        (error: unknown) => (error as { code?: number }).code,
+      );
+    try {
+      expect(await run()).toBe(0);
+      statuses['/redirect/readyz'] = 503;
+      expect(await run()).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('is left out with tests.enabled=false, its policy and its ingress peer too', async () => {
+    const set = ['tests.enabled=false', 'networkPolicy.ingressFrom[0].ipBlock.cidr=10.0.0.0/8'];
+    const rendered = await render([], set, withSigningKey());
+    expect(ofKind(rendered.manifests, 'Pod')).toEqual([]);
+    expect(policies(rendered).test).toBeUndefined();
+    expect(policies(rendered).gateway.ingress).toEqual([
+      'TCP/8080 from {"ipBlock":{"cidr":"10.0.0.0/8"}}',
+    ]);
+  });
+});
 
 describe('every toggle on', () => {
   it('adds Ingresses, PodDisruptionBudgets and HorizontalPodAutoscalers for each component', () => {
