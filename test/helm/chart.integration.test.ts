@@ -962,7 +962,7 @@ describe('network policies', () => {
       ).toEqual([...pods.keys()].sort());
       for (const policy of networkPolicies) {
         const selected = [...pods].filter(([, labels]) =>
-          selects(policy.spec!.podSelector.matchLabels!, labels),
+          selects(policy.spec!.podSelector!.matchLabels!, labels),
         );
         expect(selected.map(([component]) => component)).toEqual([
           policy.metadata!.labels!['app.kubernetes.io/component'],
