@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { loadServiceConfigs } from './service-config';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap' with {
   'resolution-mode': 'import',
@@ -12,6 +14,7 @@ import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap' with {
 import type { IContainer } from 'kubernetes-models/v1/Container' with {
   'resolution-mode': 'import',
 };
+import type { IPod } from 'kubernetes-models/v1/Pod' with { 'resolution-mode': 'import' };
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec' with { 'resolution-mode': 'import' };
 import type { ISecret } from 'kubernetes-models/v1/Secret' with { 'resolution-mode': 'import' };
 import type { IService } from 'kubernetes-models/v1/Service' with { 'resolution-mode': 'import' };
@@ -26,6 +29,12 @@ import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/
 };
 import type { IJob } from 'kubernetes-models/batch/v1/Job' with { 'resolution-mode': 'import' };
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress' with {
+  'resolution-mode': 'import',
+};
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy' with {
+  'resolution-mode': 'import',
+};
+import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer' with {
   'resolution-mode': 'import',
 };
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget' with {
@@ -95,6 +104,8 @@ type Manifest =
   | IHorizontalPodAutoscaler
   | IIngress
   | IJob
+  | INetworkPolicy
+  | IPod
   | IPodDisruptionBudget
   | ISecret
   | IService
@@ -211,6 +222,17 @@ function podSpecs(manifests: Manifest[]): { owner: string; spec: IPodSpec }[] {
   }));
 }
 
+/** podSpecs and the `helm test` Pod. */
+function allPodSpecs(manifests: Manifest[]): { owner: string; spec: IPodSpec }[] {
+  return [
+    ...podSpecs(manifests),
+    ...ofKind(manifests, 'Pod').map((pod) => ({
+      owner: `Pod/${pod.metadata!.name!}`,
+      spec: pod.spec!,
+    })),
+  ];
+}
+
 function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
   return Object.entries(selector).every(([key, value]) => labels[key] === value);
 }
@@ -273,8 +295,8 @@ describe.each([
   });
 
   it('runs every container non-root, read-only, without capabilities or privilege escalation', () => {
-    const pods = podSpecs(rendered().manifests);
-    expect(pods).toHaveLength(4);
+    const pods = allPodSpecs(rendered().manifests);
+    expect(pods).toHaveLength(5);
     for (const { owner, spec } of pods) {
       expect({ owner, pod: spec.securityContext }).toMatchObject({
         owner,
@@ -597,6 +619,15 @@ describe('default values', () => {
         'Deployment',
         'Deployment',
         'Job',
+        'NetworkPolicy',
+        'NetworkPolicy',
+        'NetworkPolicy',
+        'NetworkPolicy',
+        'NetworkPolicy',
+        'Pod',
+        'PodDisruptionBudget',
+        'PodDisruptionBudget',
+        'PodDisruptionBudget',
         'Secret',
         'Secret',
         'Secret',
@@ -730,6 +761,426 @@ describe('default values', () => {
     }
     const [job] = ofKind(defaults.manifests, 'Job');
     expect(job.spec!.template.spec!.serviceAccountName).toBe(`${RELEASE}-linkservice-migration`);
+  });
+});
+
+describe('disruption budgets', () => {
+  it('keeps one pod of each component up by default, with one of its two replicas free to go', () => {
+    const { manifests } = defaults;
+    const pdbs = ofKind(manifests, 'PodDisruptionBudget');
+    expect(pdbs.map((pdb) => pdb.metadata!.name).sort()).toEqual(
+      Object.keys(COMPONENTS).map(deploymentName).sort(),
+    );
+    for (const pdb of pdbs) {
+      const deployment = named(ofKind(manifests, 'Deployment'), pdb.metadata!.name!);
+      expect(pdb.spec!.minAvailable).toBe(1);
+      expect(deployment.spec!.replicas).toBe(2);
+    }
+  });
+
+  it.each([
+    [
+      'a minAvailable as high as replicaCount',
+      ['gateway.replicaCount=1'],
+      'gateway.pdb.minAvailable (1) must be below gateway.replicaCount (1)',
+    ],
+    [
+      "a minAvailable as high as the HPA's minReplicas",
+      [
+        'redirect.autoscaling.enabled=true',
+        'redirect.autoscaling.minReplicas=3',
+        'redirect.pdb.minAvailable=3',
+      ],
+      'redirect.pdb.minAvailable (3) must be below redirect.autoscaling.minReplicas (3)',
+    ],
+    [
+      'a percentage that rounds up to every replica',
+      ['worker.replicaCount=3', 'worker.pdb.minAvailable=67%'],
+      'worker.pdb.minAvailable (67%) must be below worker.replicaCount (3)',
+    ],
+    [
+      'a maxUnavailable of 0',
+      ['worker.pdb.maxUnavailable=0'],
+      'worker.pdb.maxUnavailable is 0: the PodDisruptionBudget would let no worker pod be evicted',
+    ],
+  ])('refuses %s, which would block every node drain', async (_label, set, message) => {
+    const stderr = await templateFails(set);
+    expect(stderr).toContain(message);
+    expect(stderr).toContain('every node drain');
+  });
+
+  it('accepts budgets that let a pod go, and a single replica without a budget', async () => {
+    const { manifests } = await render(
+      [],
+      [
+        'gateway.replicaCount=1',
+        'gateway.pdb.create=false',
+        'worker.replicaCount=1',
+        'worker.pdb.maxUnavailable=1',
+        'redirect.replicaCount=3',
+        'redirect.pdb.minAvailable=66%',
+      ],
+      withSigningKey(),
+    );
+    const pdbs = ofKind(manifests, 'PodDisruptionBudget');
+    expect(pdbs.map((pdb) => pdb.metadata!.name).sort()).toEqual(
+      [deploymentName('redirect'), deploymentName('worker')].sort(),
+    );
+    expect(named(pdbs, deploymentName('worker')).spec).toMatchObject({ maxUnavailable: 1 });
+    expect(named(pdbs, deploymentName('worker')).spec!.minAvailable).toBeUndefined();
+    expect(named(pdbs, deploymentName('redirect')).spec!.minAvailable).toBe('66%');
+  });
+});
+
+describe('pod anti-affinity', () => {
+  /** The label selectors of a Deployment's anti-affinity terms, soft and hard. */
+  function antiAffinity(rendered: Rendered, component: string) {
+    const deployment = named(ofKind(rendered.manifests, 'Deployment'), deploymentName(component));
+    return deployment.spec!.template.spec!.affinity;
+  }
+
+  it("spreads each component's pods over nodes, preferably, by default", () => {
+    const deployments = ofKind(defaults.manifests, 'Deployment');
+    for (const component of Object.keys(COMPONENTS)) {
+      const affinity = antiAffinity(defaults, component)!;
+      expect(Object.keys(affinity)).toEqual(['podAntiAffinity']);
+      const terms = affinity.podAntiAffinity!.preferredDuringSchedulingIgnoredDuringExecution!;
+      expect(affinity.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution).toBe(
+        undefined,
+      );
+      expect(terms).toHaveLength(1);
+      expect(terms[0].weight).toBe(100);
+      expect(terms[0].podAffinityTerm.topologyKey).toBe('kubernetes.io/hostname');
+      // It repels the component's own pods, and only them.
+      const selector = terms[0].podAffinityTerm.labelSelector!.matchLabels!;
+      const repelled = deployments.filter((d) =>
+        selects(selector, d.spec!.template.metadata!.labels!),
+      );
+      expect(repelled.map((d) => d.metadata!.name)).toEqual([deploymentName(component)]);
+    }
+  });
+
+  it('uses the affinity a user sets instead, and the hard or no preset when asked', async () => {
+    const fixture = parse(await readFile(allTogglesValues, 'utf8')) as {
+      gateway: { affinity: unknown };
+    };
+    expect(antiAffinity(allToggles, 'gateway')).toEqual(fixture.gateway.affinity);
+    expect(
+      antiAffinity(allToggles, 'worker')!.podAntiAffinity!
+        .preferredDuringSchedulingIgnoredDuringExecution,
+    ).toHaveLength(1);
+
+    const presets = await render(
+      [],
+      ['worker.podAntiAffinityPreset=hard', 'redirect.podAntiAffinityPreset='],
+      withSigningKey(),
+    );
+    const [required, ...others] = antiAffinity(presets, 'worker')!.podAntiAffinity!
+      .requiredDuringSchedulingIgnoredDuringExecution!;
+    expect(others).toHaveLength(0);
+    expect(required).toMatchObject({
+      topologyKey: 'kubernetes.io/hostname',
+      labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'worker' } },
+    });
+    expect(antiAffinity(presets, 'redirect')).toBeUndefined();
+  });
+});
+
+/** Every pod the release runs, by component: the Deployments', the migration Job's, the test Pod. */
+function podLabelsByComponent(manifests: Manifest[]): Map<string, Record<string, string>> {
+  const pods = new Map<string, Record<string, string>>();
+  for (const workload of [...ofKind(manifests, 'Deployment'), ...ofKind(manifests, 'Job')]) {
+    const labels = workload.spec!.template.metadata!.labels!;
+    pods.set(labels['app.kubernetes.io/component'], labels);
+  }
+  for (const pod of ofKind(manifests, 'Pod')) {
+    pods.set(pod.metadata!.labels!['app.kubernetes.io/component'], pod.metadata!.labels!);
+  }
+  return pods;
+}
+
+/** A rule's peers in words: `anywhere`, `kube-dns`, `gateway pods`, or the peer as JSON. */
+function peersText(peers: INetworkPolicyPeer[] | undefined): string {
+  if (!peers?.length) return 'anywhere';
+  return peers
+    .map((peer) => {
+      const pods = peer.podSelector?.matchLabels ?? {};
+      if (
+        pods['k8s-app'] === 'kube-dns' &&
+        peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'kube-system'
+      ) {
+        return 'kube-dns';
+      }
+      if (pods['app.kubernetes.io/instance'] === RELEASE && !peer.namespaceSelector) {
+        return `${pods['app.kubernetes.io/component']} pods`;
+      }
+      return JSON.stringify(peer);
+    })
+    .join(' + ');
+}
+
+/** A policy's rules as sorted lines like `TCP/8080 from anywhere` and `UDP/53 to kube-dns`. */
+function policyRules(policy: INetworkPolicy): { ingress: string[]; egress: string[] } {
+  const spec = policy.spec!;
+  expect(spec.policyTypes).toEqual(['Ingress', 'Egress']);
+  return {
+    ingress: (spec.ingress ?? [])
+      .flatMap((rule) =>
+        (rule.ports ?? []).map(
+          (p) => `${p.protocol ?? 'TCP'}/${String(p.port)} from ${peersText(rule.from)}`,
+        ),
+      )
+      .sort(),
+    egress: (spec.egress ?? [])
+      .flatMap((rule) =>
+        (rule.ports ?? []).map(
+          (p) => `${p.protocol ?? 'TCP'}/${String(p.port)} to ${peersText(rule.to)}`,
+        ),
+      )
+      .sort(),
+  };
+}
+
+function policies(rendered: Rendered): Record<string, { ingress: string[]; egress: string[] }> {
+  return Object.fromEntries(
+    ofKind(rendered.manifests, 'NetworkPolicy').map((policy) => [
+      policy.metadata!.labels!['app.kubernetes.io/component'],
+      policyRules(policy),
+    ]),
+  );
+}
+
+const DNS = ['TCP/53 to kube-dns', 'UDP/53 to kube-dns'];
+
+describe('network policies', () => {
+  it("select each component's pods and nothing else", () => {
+    for (const rendered of [defaults, allToggles]) {
+      const pods = podLabelsByComponent(rendered.manifests);
+      const networkPolicies = ofKind(rendered.manifests, 'NetworkPolicy');
+      expect(
+        networkPolicies.map((p) => p.metadata!.labels!['app.kubernetes.io/component']).sort(),
+      ).toEqual([...pods.keys()].sort());
+      for (const policy of networkPolicies) {
+        const selected = [...pods].filter(([, labels]) =>
+          selects(policy.spec!.podSelector!.matchLabels!, labels),
+        );
+        expect(selected.map(([component]) => component)).toEqual([
+          policy.metadata!.labels!['app.kubernetes.io/component'],
+        ]);
+      }
+    }
+  });
+
+  it('allow exactly the documented ports: HTTP in, DNS, Postgres and Redis out', () => {
+    const { manifests } = defaults;
+    const httpPort = (component: string) =>
+      named(
+        ofKind(manifests, 'Deployment'),
+        deploymentName(component),
+      ).spec!.template.spec!.containers[0].ports!.find((p) => p.name === 'http')!.containerPort;
+    expect([httpPort('gateway'), httpPort('redirect')]).toEqual([8080, 8081]);
+    const appEgress = [...DNS, 'TCP/5432 to anywhere', 'TCP/6379 to anywhere'].sort();
+    expect(policies(defaults)).toEqual({
+      gateway: { ingress: ['TCP/8080 from anywhere'], egress: appEgress },
+      redirect: { ingress: ['TCP/8081 from anywhere'], egress: appEgress },
+      // Only the kubelet probes the worker, and traffic from a pod's own node is always allowed.
+      worker: { ingress: [], egress: appEgress },
+      // migrate talks to Postgres alone.
+      migration: { ingress: [], egress: [...DNS, 'TCP/5432 to anywhere'].sort() },
+      // The `helm test` pod asks the two HTTP services' /readyz.
+      test: {
+        ingress: [],
+        egress: [...DNS, 'TCP/8080 to gateway pods', 'TCP/8081 to redirect pods'].sort(),
+      },
+    });
+  });
+
+  it("let the migration Job's policy exist before the Job, as a hook of its own", () => {
+    const { manifests } = defaults;
+    const policy = named(ofKind(manifests, 'NetworkPolicy'), `${RELEASE}-linkservice-migration`);
+    const [job] = ofKind(manifests, 'Job');
+    expect(policy.metadata!.annotations!['helm.sh/hook']).toBe(
+      job.metadata!.annotations!['helm.sh/hook'],
+    );
+    expect(Number(policy.metadata!.annotations!['helm.sh/hook-weight'])).toBeLessThan(
+      Number(job.metadata!.annotations!['helm.sh/hook-weight']),
+    );
+    for (const component of ['gateway', 'worker', 'redirect']) {
+      expect(isHook(named(ofKind(manifests, 'NetworkPolicy'), deploymentName(component)))).toBe(
+        false,
+      );
+    }
+  });
+
+  it('allow the OTLP collector only while tracing is on, at the port of otel.endpoint', async () => {
+    // every toggle on: otel.endpoint http://otel-collector.observability:4318
+    const withTracing = policies(allToggles);
+    for (const component of ['gateway', 'worker', 'redirect']) {
+      expect(withTracing[component].egress).toContain('TCP/4318 to anywhere');
+    }
+    for (const component of ['migration', 'test']) {
+      expect(withTracing[component].egress).not.toContain('TCP/4318 to anywhere');
+    }
+    // Without tracing: exactly the ports of the test above.
+    expect(JSON.stringify(policies(defaults))).not.toContain('4318');
+
+    const collector = { ipBlock: { cidr: '10.20.0.0/16' } };
+    const explicit = await render(
+      [],
+      [
+        'otel.enabled=true',
+        'otel.endpoint=https://otel.example.com',
+        'networkPolicy.egress.otlp.to[0].ipBlock.cidr=10.20.0.0/16',
+      ],
+      withSigningKey(),
+    );
+    expect(policies(explicit).worker.egress).toContain(`TCP/443 to ${JSON.stringify(collector)}`);
+    const pinned = await render(
+      [],
+      [
+        'otel.enabled=true',
+        'otel.endpoint=http://otel:4318',
+        'networkPolicy.egress.otlp.port=4317',
+      ],
+      withSigningKey(),
+    );
+    expect(policies(pinned).gateway.egress).toContain('TCP/4317 to anywhere');
+  });
+
+  it('take ingress peers, database and cache peers, DNS servers and extra egress rules from values', async () => {
+    const ingressController = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+    };
+    const postgres = { ipBlock: { cidr: '10.0.5.0/24' } };
+    const redis = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'cache' } },
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'redis' } },
+    };
+    const webhook = { ports: [{ port: 443, protocol: 'TCP' }] };
+    const valuesFile = path.join(helmHome, 'network-policy.values.yaml');
+    await writeFile(
+      valuesFile,
+      JSON.stringify({
+        networkPolicy: {
+          ingressFrom: [ingressController],
+          dns: { port: 5353, to: [] },
+          egress: { postgres: { port: 6432, to: [postgres] }, redis: { port: 6380, to: [redis] } },
+          extraEgress: [webhook],
+        },
+      }),
+    );
+    const rendered = await render([valuesFile], [], withSigningKey());
+    expect(await kubernetesSchemaProblems(rendered.manifests)).toEqual([]);
+    const appEgress = [
+      'TCP/443 to anywhere',
+      'TCP/5353 to anywhere',
+      `TCP/6380 to ${JSON.stringify(redis)}`,
+      `TCP/6432 to ${JSON.stringify(postgres)}`,
+      'UDP/5353 to anywhere',
+    ];
+    const fromController = JSON.stringify(ingressController);
+    const byComponent = policies(rendered);
+    // The `helm test` pod is let in beside the given peers.
+    expect(byComponent.gateway).toEqual({
+      ingress: [`TCP/8080 from ${fromController} + test pods`],
+      egress: appEgress,
+    });
+    expect(byComponent.redirect.ingress).toEqual([`TCP/8081 from ${fromController} + test pods`]);
+    expect(byComponent.test.egress).toEqual(
+      [
+        'TCP/5353 to anywhere',
+        'UDP/5353 to anywhere',
+        'TCP/8080 to gateway pods',
+        'TCP/8081 to redirect pods',
+      ].sort(),
+    );
+    expect(byComponent.worker).toEqual({ ingress: [], egress: appEgress });
+    expect(byComponent.migration.egress).toEqual([
+      'TCP/443 to anywhere',
+      'TCP/5353 to anywhere',
+      `TCP/6432 to ${JSON.stringify(postgres)}`,
+      'UDP/5353 to anywhere',
+    ]);
+  });
+
+  it('render none when disabled', async () => {
+    const { manifests } = await render([], ['networkPolicy.enabled=false'], withSigningKey());
+    expect(ofKind(manifests, 'NetworkPolicy')).toEqual([]);
+    expect(ofKind(manifests, 'Deployment')).toHaveLength(3);
+  });
+});
+
+describe('helm test', () => {
+  const testPod = (rendered: Rendered): IPod => {
+    const [pod, ...others] = ofKind(rendered.manifests, 'Pod');
+    expect(others).toHaveLength(0);
+    return pod;
+  };
+  /** The rendered test: `node --eval <script> <url>...` through the image's entrypoint. */
+  const testCommand = (pod: IPod) => {
+    const [node, evalFlag, script, ...urls] = pod.spec!.containers[0].args!;
+    expect([node, evalFlag]).toEqual(['node', '--eval']);
+    return { script, urls };
+  };
+
+  it("is a test hook Pod with the chart's image that asks each HTTP Service for /readyz", () => {
+    const { manifests } = defaults;
+    const pod = testPod(defaults);
+    expect(pod.metadata!.annotations!['helm.sh/hook']).toBe('test');
+    expect(pod.spec!.restartPolicy).toBe('Never');
+    const gateway = named(ofKind(manifests, 'Deployment'), deploymentName('gateway'));
+    expect(pod.spec!.containers[0].image).toBe(gateway.spec!.template.spec!.containers[0].image);
+    const services = ofKind(manifests, 'Service');
+    const { urls } = testCommand(pod);
+    expect(urls).toEqual(
+      services.map((service) => `http://${service.metadata!.name!}:80/readyz`).sort(),
+    );
+    // Its NetworkPolicy lets it reach the pods behind each Service, on the port they serve.
+    const egress = policies(defaults).test.egress;
+    for (const service of services) {
+      const [target] = ofKind(manifests, 'Deployment').filter((d) =>
+        selects(service.spec!.selector!, d.spec!.template.metadata!.labels!),
+      );
+      const port = target.spec!.template.spec!.containers[0].ports!.find(
+        (p) => p.name === service.spec!.ports![0].targetPort,
+      )!.containerPort;
+      const component = target.metadata!.labels!['app.kubernetes.io/component'];
+      expect(egress).toContain(`TCP/${String(port)} to ${component} pods`);
+    }
+  });
+
+  it('passes only when every /readyz answers 200', async () => {
+    const { script } = testCommand(testPod(defaults));
+    const statuses: Record<string, number> = { '/gateway/readyz': 200, '/redirect/readyz': 200 };
+    const server = createServer((request, response) => {
+      response.statusCode = statuses[request.url ?? ''] ?? 404;
+      response.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const urls = ['gateway', 'redirect'].map((c) => `http://127.0.0.1:${String(port)}/${c}/readyz`);
+    const run = () =>
+      execFileAsync(process.execPath, ['--eval', script, ...urls]).then(
+        () => 0,
+        (error: unknown) => (error as { code?: number }).code,
+      );
+    try {
+      expect(await run()).toBe(0);
+      statuses['/redirect/readyz'] = 503;
+      expect(await run()).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('is left out with tests.enabled=false, its policy and its ingress peer too', async () => {
+    const set = ['tests.enabled=false', 'networkPolicy.ingressFrom[0].ipBlock.cidr=10.0.0.0/8'];
+    const rendered = await render([], set, withSigningKey());
+    expect(ofKind(rendered.manifests, 'Pod')).toEqual([]);
+    expect(policies(rendered).test).toBeUndefined();
+    expect(policies(rendered).gateway.ingress).toEqual([
+      'TCP/8080 from {"ipBlock":{"cidr":"10.0.0.0/8"}}',
+    ]);
   });
 });
 

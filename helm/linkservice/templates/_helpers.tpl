@@ -258,6 +258,70 @@ preStop sleep, the service's own shutdown grace and a few seconds to close Redis
 {{- end -}}
 
 {{/*
+The component's affinity: its own `affinity` value when set, else the podAntiAffinityPreset
+spreading its pods over nodes, so one node going away takes at most one replica when it can.
+*/}}
+{{- define "linkservice.affinity" -}}
+{{- $values := index .context.Values .component -}}
+{{- $selector := include "linkservice.componentSelectorLabels" . -}}
+{{- if $values.affinity -}}
+{{- toYaml $values.affinity -}}
+{{- else if eq $values.podAntiAffinityPreset "soft" -}}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- $selector | nindent 12 }}
+{{- else if eq $values.podAntiAffinityPreset "hard" -}}
+podAntiAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels:
+          {{- $selector | nindent 10 }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A PodDisruptionBudget that keeps every replica up lets no eviction through, so every node drain
+(upgrades, autoscaler scale-down) hangs on it. Compared with the replicas that exist at the
+least: replicaCount, or the HPA's minReplicas. Percentages round up, as Kubernetes does.
+*/}}
+{{- define "linkservice.checkDisruptionBudget" -}}
+{{- $values := index .context.Values .component -}}
+{{- $pdb := $values.pdb -}}
+{{- $replicas := int $values.replicaCount -}}
+{{- $replicasFrom := printf "%s.replicaCount" .component -}}
+{{- if $values.autoscaling.enabled -}}
+{{- $replicas = int $values.autoscaling.minReplicas -}}
+{{- $replicasFrom = printf "%s.autoscaling.minReplicas" .component -}}
+{{- end -}}
+{{- $maxUnavailable := "" -}}
+{{- if not (kindIs "invalid" $pdb.maxUnavailable) -}}
+{{- $maxUnavailable = toString $pdb.maxUnavailable -}}
+{{- end -}}
+{{- if ne $maxUnavailable "" -}}
+{{- if regexMatch "^0+%?$" $maxUnavailable -}}
+{{- fail (printf "%s.pdb.maxUnavailable is %s: the PodDisruptionBudget would let no %s pod be evicted and block every node drain; raise it or set %s.pdb.create=false" .component $maxUnavailable .component .component) -}}
+{{- end -}}
+{{- else -}}
+{{- $minAvailable := toString $pdb.minAvailable -}}
+{{- $kept := 0 -}}
+{{- if hasSuffix "%" $minAvailable -}}
+{{- $kept = div (add (mul $replicas (int (trimSuffix "%" $minAvailable))) 99) 100 -}}
+{{- else -}}
+{{- $kept = int $minAvailable -}}
+{{- end -}}
+{{- if ge (int $kept) $replicas -}}
+{{- fail (printf "%s.pdb.minAvailable (%s) must be below %s (%d): a PodDisruptionBudget that keeps every %s pod up blocks every node drain; lower it, raise %s or set %s.pdb.create=false" .component $minAvailable $replicasFrom $replicas .component $replicasFrom .component) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 The migration hook runs before the release's own Secret and ServiceAccount exist (pre-install),
 so it brings copies of its own, created just before it and deleted once it succeeded.
 */}}

@@ -55,9 +55,9 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with $values.affinity }}
+      {{- with (include "linkservice.affinity" .) }}
       affinity:
-        {{- toYaml . | nindent 8 }}
+        {{- . | nindent 8 }}
       {{- end }}
       {{- with $values.topologySpreadConstraints }}
       topologySpreadConstraints:
@@ -187,6 +187,7 @@ spec:
 {{- define "linkservice.pdb" -}}
 {{- $ := .context -}}
 {{- $pdb := (index $.Values .component).pdb -}}
+{{- include "linkservice.checkDisruptionBudget" . -}}
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
