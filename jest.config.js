@@ -16,19 +16,33 @@ const path = require('node:path');
 const TIERS = ['unit', 'integration', 'e2e', 'container'];
 const ROOTS = ['libs', 'services', 'test'];
 
+/**
+ * Packages that ship only ESM (kysely from 0.29). Node 24 loads them with require(esm), but
+ * jest's own module loader can only do that behind --experimental-vm-modules, so jest compiles
+ * them to CommonJS like our sources.
+ */
+const ESM_ONLY_PACKAGES = ['kysely'];
+
 /** @type {import('jest').Config['transform']} */
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',
     { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
   ],
+  '^.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
 };
+
+/** node_modules stays untransformed, except the ESM-only packages (pnpm's and hoisted paths). */
+const transformIgnorePatterns = [
+  `/node_modules/(?!(\\.pnpm/)?(${ESM_ONLY_PACKAGES.join('|')})[@/])`,
+];
 
 /** @type {import('jest').Config} */
 const shared = {
   rootDir: __dirname,
   testEnvironment: 'node',
   transform,
+  transformIgnorePatterns,
   moduleNameMapper: {
     // Services' in-process harnesses (e.g. a gateway test running the worker), then libs.
     '^@linkservice/(gateway|worker|redirect)$': '<rootDir>/services/$1/src',

@@ -1,10 +1,19 @@
 import type { RedisOptions } from 'ioredis';
 
 /**
- * ioredis options for a `redis://` or `rediss://` URL. BullMQ builds its own connections from
- * options (blocking ones need settings it forces), so every connection starts from these.
+ * Where a `redis://` or `rediss://` URL points, as ioredis options. Only these fields: they are
+ * also valid BullMQ connection options, whose types (v6) no longer accept every ioredis option.
  */
-export function redisOptionsFromUrl(url: string): RedisOptions {
+export type RedisAddressOptions = Pick<
+  RedisOptions,
+  'host' | 'port' | 'username' | 'password' | 'db' | 'tls'
+>;
+
+/**
+ * The address options of a `redis://` or `rediss://` URL. BullMQ builds its own connections
+ * from options (blocking ones need settings it forces), so every connection starts from these.
+ */
+export function redisOptionsFromUrl(url: string): RedisAddressOptions {
   const parsed = new URL(url);
   const db = parsed.pathname.replace(/^\//, '');
   return {

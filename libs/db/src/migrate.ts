@@ -1,5 +1,6 @@
-import type { MigrationResultSet } from 'kysely';
-import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { MigrationResultSet } from 'kysely/migration';
+import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { migrations } from './migrations';
 

@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import * as initial from './2026-11-22T00-00-00_initial';
 import * as linkHost from './2026-11-22T02-00-00_link-host';
 import * as linkTotals from './2026-11-22T03-00-00_link-totals';
