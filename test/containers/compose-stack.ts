@@ -210,8 +210,11 @@ export class ComposeStack {
     return `${this.project}-${service}-1`;
   }
 
-  /** Reads the file and starts every service in dependency order, as `docker compose up -d`. */
-  static async up(options: ComposeStackOptions): Promise<ComposeStack> {
+  /**
+   * Reads the file; nothing starts yet. Keep the stack before calling up(), so a test that
+   * gives up while services start can still take down what did.
+   */
+  static async load(options: ComposeStackOptions): Promise<ComposeStack> {
     // Compose interpolates the parsed values, so a value may hold anything (a PEM's lines too).
     const parsed: unknown = parse(await readFile(options.composeFile, 'utf8'), { merge: true });
     const file = interpolateValues(parsed, options.env) as ComposeFile;
@@ -223,15 +226,13 @@ export class ComposeStack {
         );
       }
     }
-    const stack = new ComposeStack(options.projectName, file, options.log ?? (() => undefined));
-    try {
-      await docker(['network', 'create', stack.network]);
-      for (const name of startOrder(file.services)) await stack.startService(name);
-    } catch (error) {
-      await stack.down().catch(() => undefined);
-      throw error;
-    }
-    return stack;
+    return new ComposeStack(options.projectName, file, options.log ?? (() => undefined));
+  }
+
+  /** Starts every service in dependency order, as `docker compose up -d`. */
+  async up(): Promise<void> {
+    await docker(['network', 'create', this.network]);
+    for (const name of startOrder(this.file.services)) await this.startService(name);
   }
 
   /**
@@ -241,7 +242,7 @@ export class ComposeStack {
    */
   private runOptions(name: string): { args: string[]; env: NodeJS.ProcessEnv } {
     const service = this.file.services[name];
-    const args = ['--network', this.network, '--network-alias', name];
+    const args = ['--network', this.network];
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const [key, value] of Object.entries(service.environment ?? {})) {
       args.push('-e', key);
@@ -272,7 +273,9 @@ export class ComposeStack {
       await this.waitFor(dependency, condition);
     }
     const options = this.runOptions(name);
-    const args = ['run', '-d', '--name', this.containerOf(name), ...options.args];
+    // The service's name resolves to its container on the project network.
+    const args = ['run', '-d', '--name', this.containerOf(name), '--network-alias', name];
+    args.push(...options.args);
     if (service.restart && service.restart !== 'no') args.push('--restart', service.restart);
     for (const port of service.ports ?? []) args.push('-p', port);
     args.push(service.image, ...(service.command ?? []));
@@ -341,7 +344,8 @@ export class ComposeStack {
 
   /**
    * A one-off container of a service with another command, as `docker compose run --rm
-   * <service> <args>`: its output, or an error with it when it exits non-zero.
+   * <service> <args>` (without the service's network alias, as Compose does): its output, or an
+   * error with it when it exits non-zero.
    */
   async run(service: string, args: string[]): Promise<string> {
     const declared = this.file.services[service] as ComposeService | undefined;

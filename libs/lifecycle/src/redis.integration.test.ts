@@ -57,6 +57,18 @@ describe('a client of an unreachable Redis', () => {
 });
 
 describe('a client of a running Redis', () => {
+  it('speaks RESP2, as the code and BullMQ were written against (ioredis 6 would ask for RESP3)', async () => {
+    const redis = createRedisClient(testEnvironment().redisUrl, {
+      connectionName: 'resp2-check',
+      logger: createLogger('test', 'silent'),
+    });
+    try {
+      expect(String(await redis.call('CLIENT', 'INFO'))).toMatch(/ resp=2\s*$/);
+    } finally {
+      await closeRedis(redis);
+    }
+  });
+
   it('connects with the name it was given and closes with QUIT', async () => {
     const { logger } = capturingLogger();
     const redis = createRedisClient(testEnvironment().redisUrl, {

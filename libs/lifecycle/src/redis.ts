@@ -10,10 +10,17 @@ import { Redis } from 'ioredis';
  *   reconnect attempts) still arms ioredis' "destroy the socket if it has not closed" timer,
  *   and nothing ever clears it: a referenced timer of this length that keeps a stopping process
  *   or a jest worker alive. The default 2 s outlasts jest's 500 ms grace for its workers.
+ * - protocol 2 (RESP2): ioredis 6 negotiates RESP3 by default. Every reply this code and
+ *   BullMQ read (BullMQ's own tests still run on ioredis 5, RESP2) keeps the shape it was written
+ *   against on RESP2; nothing here needs RESP3.
+ * - retryStrategy: reconnect after 50 ms more per attempt, at most 2 s apart (ioredis 5's
+ *   default; ioredis 6 waits up to ~5 s), so a Redis that comes back is used again within 2 s.
  */
 export const REDIS_CONNECTION_DEFAULTS = {
   connectTimeout: 2_000,
   disconnectTimeout: 200,
+  protocol: 2,
+  retryStrategy: (attempt: number) => Math.min(attempt * 50, 2_000),
 } as const satisfies RedisOptions;
 
 export interface RedisClientOptions extends RedisOptions {

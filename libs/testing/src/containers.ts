@@ -25,11 +25,13 @@ export async function startContainersIfWanted(): Promise<{
     new RedisContainer('redis:7-alpine').start(),
   ]);
   started = { postgres, redis };
-  // Which images ran, in the run's log: CI checks the testcontainers path against its engine.
-  const prefix = process.env.TESTCONTAINERS_HUB_IMAGE_NAME_PREFIX ?? '';
+  // Which images ran, as the engine reports them, in the run's log: CI shows the testcontainers
+  // path ran on its engine's images.
+  const client = await getContainerRuntimeClient();
+  const imageOf = async (id: string) =>
+    (await client.container.inspect(client.container.getById(id))).Config.Image;
   process.stderr.write(
-    `testcontainers: started ${prefix}postgres:15-alpine (${postgres.getHost()}:${postgres.getPort()}) ` +
-      `and ${prefix}redis:7-alpine (${redis.getHost()}:${redis.getPort()})\n`,
+    `testcontainers: started ${await imageOf(postgres.getId())} and ${await imageOf(redis.getId())}\n`,
   );
   // Teardown runs in the same process as setup, so the handles stay reachable.
   return { databaseUrl: postgres.getConnectionUri(), redisUrl: redis.getConnectionUrl() };

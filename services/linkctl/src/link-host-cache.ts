@@ -58,6 +58,8 @@ export class LinkHostCache {
       enableOfflineQueue: false,
       // Closing a client whose socket died arms a timer of this length that nothing clears.
       disconnectTimeout: 200,
+      // RESP2 replies, as every client of the stack (see REDIS_CONNECTION_DEFAULTS).
+      protocol: 2,
     });
     // Kept for the warning; connect() and each command reject on their own.
     redis.on('error', (error: Error) => {
