@@ -74,7 +74,14 @@ export const LINK_FIELDS = {
     column: 'deep_link_data',
     sqlType: 'jsonb',
     rule: deepLinkDataRule,
-    draft: z.record(z.string(), z.unknown()).nullable(),
+    // Checked, not rebuilt: z.record() copies members into a fresh `{}` and drops one named
+    // `__proto__` on purpose, which here is a caller's data lost between gateway and worker.
+    draft: z
+      .custom<Record<string, unknown>>(
+        (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+        { error: 'must be a JSON object or null' },
+      )
+      .nullable(),
     whenOmitted: { value: null },
     // An explicit string: pg would send an object as JSON anyway, but would take an array for
     // a Postgres array literal.

@@ -24,6 +24,25 @@ describe('create-links job contract', () => {
     expect(createLinksPayloadSchema.safeParse({ ...payload, requestId: id }).success).toBe(false);
   });
 
+  it('carries a deepLinkData member named __proto__ through JSON, as BullMQ sends a payload', () => {
+    const deepLinkData = JSON.parse('{"__proto__":{"x":1},"a":1}') as Record<string, unknown>;
+    const sent = { ...payload, entries: [{ index: 0, draft: { ...entry.draft, deepLinkData } }] };
+    const parsed = createLinksPayloadSchema.parse(JSON.parse(JSON.stringify(sent)));
+    const received = parsed.entries[0]?.draft.deepLinkData;
+    expect(received && Object.hasOwn(received, '__proto__')).toBe(true);
+    expect(JSON.stringify(received)).toBe('{"__proto__":{"x":1},"a":1}');
+    expect(Object.getPrototypeOf(received)).toBe(Object.prototype);
+  });
+
+  it('refuses a deepLinkData that is not an object or null', () => {
+    for (const deepLinkData of [[], 'text', 1, true]) {
+      const draft = { ...entry.draft, deepLinkData };
+      expect(
+        createLinksPayloadSchema.safeParse({ ...payload, entries: [{ index: 0, draft }] }).success,
+      ).toBe(false);
+    }
+  });
+
   it('needs at least one entry and a non-negative budget', () => {
     expect(createLinksPayloadSchema.safeParse({ ...payload, entries: [] }).success).toBe(false);
     expect(createLinksPayloadSchema.safeParse({ ...payload, creationBudget: -1 }).success).toBe(

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@linkservice/logger';
+import { answerClientErrors } from './client-errors';
 import type { StartedService } from './service';
 
 /**
@@ -49,6 +50,7 @@ export async function startHttpService(
 ): Promise<StartedService & { server: Server }> {
   const { name, port, logger } = options;
   const server = createServer(listener);
+  answerClientErrors(server);
   if (options.keepAliveTimeoutMs !== undefined)
     server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.listen(port);

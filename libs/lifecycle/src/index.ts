@@ -1,3 +1,4 @@
+export * from './client-errors';
 export * from './http-server';
 export * from './probe-server';
 export * from './probes';

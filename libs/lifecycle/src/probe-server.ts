@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
+import { answerClientErrors } from './client-errors';
 import type { ProbeOptions } from './probes';
 import { createProbes, sendProbeJson } from './probes';
 
@@ -10,7 +11,7 @@ import { createProbes, sendProbeJson } from './probes';
  */
 export function createProbeServer(options: ProbeOptions): Server {
   const probes = createProbes(options);
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     res.setHeader(REQUEST_ID_HEADER, requestIdFrom(req.headers['x-request-id']));
     const path = new URL(req.url ?? '/', 'http://probe').pathname;
     const probe =
@@ -30,4 +31,6 @@ export function createProbeServer(options: ProbeOptions): Server {
     }
     void probe(req, res);
   });
+  answerClientErrors(server);
+  return server;
 }

@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type { Tenant } from '@linkservice/testing';
 import { createTenant } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
@@ -118,6 +119,53 @@ describe('JSON bodies', () => {
     });
     expect(res.status).toBe(400);
     expect(res.body?.error).toBe('invalid_body');
+  });
+
+  // body-parser decodes these encodings; the API accepts a compressed JSON body as it always has.
+  const ENCODERS: Record<string, (raw: Buffer) => Buffer> = {
+    gzip: (raw) => gzipSync(raw),
+    deflate: (raw) => deflateSync(raw),
+    br: (raw) => brotliCompressSync(raw),
+  };
+
+  it.each(Object.keys(ENCODERS))('reads a JSON body compressed with %s', async (encoding) => {
+    const raw = Buffer.from('{"a":1}');
+    const res = await gateway.api('/api/v1/echo', {
+      key,
+      rawBody: ENCODERS[encoding](raw),
+      headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ received: { a: 1 } });
+  });
+
+  it.each([
+    ['a plain body as gzip', 'gzip', Buffer.from('{"a":1}')],
+    ['a plain body as deflate', 'deflate', Buffer.from('{"a":1}')],
+    ['a plain body as br', 'br', Buffer.from('{"a":1}')],
+    ['a plain body as GZIP', 'GZIP', Buffer.from('{"a":1}')],
+    ['a gzip body cut short', 'gzip', gzipSync('{"a":1}').subarray(0, 12)],
+    ['a deflate body cut short', 'deflate', deflateSync('{"a":1}').subarray(0, 4)],
+    ['an encoding nobody decodes', 'compress', Buffer.from('{"a":1}')],
+  ])('refuses %s with 400 invalid_body', async (_case, encoding, rawBody) => {
+    for (const method of ['POST', 'PATCH']) {
+      const res = await gateway.api('/api/v1/echo', {
+        key,
+        method,
+        rawBody,
+        headers: {
+          'content-type': 'application/json',
+          'content-encoding': encoding,
+          'x-request-id': `enc-${method}`,
+        },
+      });
+      expect({ method, status: res.status, body: res.body }).toEqual({
+        method,
+        status: 400,
+        body: { error: 'invalid_body', message: expect.any(String) },
+      });
+      expect(res.headers.get('x-request-id')).toBe(`enc-${method}`);
+    }
   });
 
   it('refuses POST and PATCH without a body', async () => {

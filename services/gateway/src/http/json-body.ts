@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import express from 'express';
+import type { ApiError } from './errors';
 import { errors } from './errors';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -30,6 +31,20 @@ export type BodyRead = { ok: true; body: JsonObject | undefined } | { ok: false;
 /** Each request's body is read once; a second reader gets the first outcome. */
 const bodyReads = new WeakMap<Request, BodyRead>();
 
+/**
+ * body-parser decodes gzip, deflate and br bodies (zstd too where node has it) before parsing.
+ * A body that does not decode as its Content-Encoding says comes back as the decoder's own error:
+ * a zlib or brotli `code` (Z_DATA_ERROR, Z_BUF_ERROR, ERR__ERROR_FORMAT_…) and none of
+ * body-parser's `type`s, which every other reading failure carries. Nothing was read: 400.
+ */
+function undecodableBody(req: Request, error: unknown): ApiError | undefined {
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding === undefined || encoding === '' || encoding === 'identity') return undefined;
+  const { type, code } = (error ?? {}) as { type?: unknown; code?: unknown };
+  if (type !== undefined || typeof code !== 'string') return undefined;
+  return errors.invalidBody('The request body does not decode as its Content-Encoding says.');
+}
+
 /** The body rules of jsonBody(), ending in `done(error?)`. */
 function readBody(req: Request, res: Response, done: (error?: unknown) => void): void {
   if (!carriesBody(req)) {
@@ -45,7 +60,7 @@ function readBody(req: Request, res: Response, done: (error?: unknown) => void):
     return;
   }
   parseJson(req, res, (error?: unknown) => {
-    if (error !== undefined) done(error);
+    if (error !== undefined) done(undecodableBody(req, error) ?? error);
     else if (!isJsonObject(req.body))
       done(errors.invalidBody('The request body must be a JSON object.'));
     else done();

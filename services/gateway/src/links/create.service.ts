@@ -200,26 +200,28 @@ const LINKS_SHAPE = `must be an array of 1 to ${MAX_BATCH_ENTRIES} link objects`
  * creates nothing; a bad field inside an entry is that entry's own validation_failed instead.
  */
 export function checkBatchRequest(body: Record<string, unknown>): BatchRequest {
-  const fieldErrors: FieldErrors = {};
+  // A Map copied with Object.fromEntries, as in parseLinkCreate: assigned into `{}`, a member
+  // named `__proto__` would vanish and the request pass instead of naming it in the 422.
+  const errors = new Map<string, string>();
   for (const field of Object.keys(body)) {
-    if (field !== 'links') fieldErrors[field] = 'is not a field of a batch request';
+    if (field !== 'links') errors.set(field, 'is not a field of a batch request');
   }
   const links = body.links;
-  if (links === undefined) fieldErrors.links = `is required and ${LINKS_SHAPE}`;
-  else if (!Array.isArray(links)) fieldErrors.links = LINKS_SHAPE;
-  else if (links.length === 0) fieldErrors.links = `${LINKS_SHAPE}; it is empty`;
+  if (links === undefined) errors.set('links', `is required and ${LINKS_SHAPE}`);
+  else if (!Array.isArray(links)) errors.set('links', LINKS_SHAPE);
+  else if (links.length === 0) errors.set('links', `${LINKS_SHAPE}; it is empty`);
   else if (links.length > MAX_BATCH_ENTRIES) {
-    fieldErrors.links = `${LINKS_SHAPE}; it has ${links.length}`;
+    errors.set('links', `${LINKS_SHAPE}; it has ${links.length}`);
   } else {
     const notObjects = links.flatMap((entry: unknown, index) =>
       isJsonObject(entry) ? [] : [index],
     );
     if (notObjects.length > 0) {
-      fieldErrors.links = `${LINKS_SHAPE}; not an object at index ${notObjects.join(', ')}`;
+      errors.set('links', `${LINKS_SHAPE}; not an object at index ${notObjects.join(', ')}`);
     }
   }
-  if (Object.keys(fieldErrors).length > 0 || !Array.isArray(links)) {
-    return { ok: false, fieldErrors };
+  if (errors.size > 0 || !Array.isArray(links)) {
+    return { ok: false, fieldErrors: Object.fromEntries(errors) };
   }
   return { ok: true, entries: links as Record<string, unknown>[] };
 }

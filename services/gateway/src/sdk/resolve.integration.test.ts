@@ -361,6 +361,21 @@ describe('POST /sdk/resolve: the body', () => {
     expectNoStore(res);
   });
 
+  it.each(['gzip', 'deflate', 'br'])(
+    'answers 400 invalid_body for a plain body sent as Content-Encoding %s',
+    async (encoding) => {
+      const res = await gateway.api(RESOLVE, {
+        key: alpha.publishable.live.secret,
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        rawBody: '{"url":"https://x.test/a"}',
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'invalid_body', message: expect.any(String) });
+      expect(res.headers.get('x-request-id')).toEqual(expect.any(String));
+      expectNoStore(res);
+    },
+  );
+
   it('answers 413 for a body past 2 MiB, and 401 for it with a bad key', async () => {
     const raw = Buffer.from(
       JSON.stringify({ url: `https://x.test/a?${'x'.repeat(MAX_BODY_BYTES)}` }),
