@@ -1,4 +1,5 @@
 export * from './http-server';
+export * from './keep-alive-drain';
 export * from './probe-server';
 export * from './probes';
 export * from './postgres';
@@ -7,3 +8,4 @@ export * from './readiness';
 export * from './redis';
 export * from './retention';
 export * from './service';
+export * from './startup';
