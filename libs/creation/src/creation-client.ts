@@ -144,6 +144,14 @@ export class BullCreationClient implements CreationClient {
     return this.settle(payload, reason);
   }
 
+  /**
+   * Resolves once the Queue and QueueEvents are connected: until then the queue's connection
+   * (no offline queue) fails every add, and a creation would answer 503. For the process's start.
+   */
+  async waitUntilReady(): Promise<void> {
+    await Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]);
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.queueConnection.status !== 'ready') {

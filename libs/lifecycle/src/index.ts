@@ -1,5 +1,6 @@
 export * from './client-errors';
 export * from './http-server';
+export * from './keep-alive-drain';
 export * from './probe-server';
 export * from './probes';
 export * from './postgres';
@@ -8,3 +9,4 @@ export * from './readiness';
 export * from './redis';
 export * from './retention';
 export * from './service';
+export * from './startup';

@@ -3,6 +3,8 @@ import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type { ShutdownSignal } from './process';
 import { exitOnFatalErrors, onShutdownSignal } from './process';
+import type { ReadinessProbe } from './readiness';
+import { waitForDependencies } from './startup';
 
 /**
  * After the work in flight has ended, time for closing Redis, BullMQ and the pool, then for
@@ -23,6 +25,11 @@ export interface Resources<D> {
   deps: D;
   /** Closes every client buildDeps opened (Redis, BullMQ, then the pool). Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * What must have answered once before the service starts (listens, consumes): runService
+   * waits for them, so the first request finds its clients connected rather than a 503.
+   */
+  dependencies?: Record<string, ReadinessProbe>;
 }
 
 /** Set once SIGTERM or SIGINT arrived: readiness fails and reconnecting clients give up. */
@@ -84,6 +91,8 @@ export interface ServiceDefinition<C extends ServiceConfig, R extends Resources<
   buildDeps(config: C, logger: Logger, options: { shutdown: ShutdownState }): R;
   /** Listens or starts consuming, and logs that it did. */
   start(resources: R, context: ServiceContext<C>): Promise<StartedService>;
+  /** How long the resources' dependencies may take to answer; STARTUP_TIMEOUT_MS by default. */
+  startupTimeoutMs?: number;
 }
 
 /** True when `work` finished in time; false when the time ran out first. */
@@ -100,8 +109,9 @@ export async function settlesWithin(work: Promise<void>, ms: number): Promise<bo
 }
 
 /**
- * The one way to run a service: config, logger, fatal-error handlers, the composition root,
- * start, then on SIGTERM/SIGINT the ordered, bounded shutdown: stop accepting and drain (at most
+ * The one way to run a service: config, logger, fatal-error handlers, the composition root, the
+ * wait for its dependencies (bounded: a process that cannot reach them exits 1, and Kubernetes
+ * restarts it; meanwhile it has no port open, so nothing can reach it early), start, then on SIGTERM/SIGINT the ordered, bounded shutdown: stop accepting and drain (at most
  * SHUTDOWN_GRACE_MS), close the clients (bounded), flush telemetry (bounded; last, so the spans
  * of the shutdown itself are exported too), exit 0. A failure to start (a port in use) is one
  * stderr line and exit code 1; once started, failures are the logger's.
@@ -115,6 +125,12 @@ export function runService<C extends ServiceConfig, R extends Resources<unknown>
     exitOnFatalErrors(logger);
     const shutdown = new ShutdownState();
     const resources = service.buildDeps(config, logger, { shutdown });
+    if (resources.dependencies) {
+      await waitForDependencies(resources.dependencies, {
+        timeoutMs: service.startupTimeoutMs,
+        logger,
+      });
+    }
     const started = await service.start(resources, { config, logger, shutdown });
 
     const stop = async (signal: ShutdownSignal): Promise<void> => {

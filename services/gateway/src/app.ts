@@ -5,7 +5,6 @@ import { authenticate, PUBLISHABLE_KEYS, readBearerKey, SECRET_KEYS } from './au
 import type { GatewayDeps } from './deps';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler } from './http/error-handler';
-import { GracefulShutdown } from './http/graceful-shutdown';
 import { requestId } from './http/request-id';
 import { useRequestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
@@ -48,8 +47,11 @@ export function sdkRoutes(deps: GatewayDeps): ApiRoute[] {
 export interface AppOptions {
   /** The /api/v1 routes to mount; apiRoutes(deps) unless a test adds its own. */
   routes?: readonly ApiRoute[];
-  /** main.ts begins it on SIGTERM: /readyz fails and connections are no longer kept alive. */
-  shutdown?: GracefulShutdown;
+  /**
+   * True once SIGTERM arrived: /readyz then fails so traffic drains away. (Ending keep-alive is
+   * the server's: startHttpService.)
+   */
+  isShuttingDown?: () => boolean;
 }
 
 /**
@@ -61,7 +63,7 @@ export interface AppOptions {
  * the API, so API requests never walk their router), then 404, then the one error middleware.
  */
 export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express {
-  const shutdown = options.shutdown ?? new GracefulShutdown();
+  const isShuttingDown = options.isShuttingDown ?? (() => false);
   const app = express();
   app.disable('x-powered-by');
   // Clients branch on status codes; a conditional 304 on a link read would only surprise them.
@@ -70,7 +72,6 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   app.set('trust proxy', deps.config.TRUST_PROXY);
 
   app.use(requestId());
-  app.use(shutdown.middleware());
   useRequestLogging(app, deps.logger);
   app.use(
     SDK_BASE_PATH,
@@ -90,7 +91,7 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
       authenticate: authenticate(deps.keys),
     }),
   );
-  app.use(routerFor([...healthRoutes(deps, shutdown), ...jwksRoutes(deps)]));
+  app.use(routerFor([...healthRoutes(deps, isShuttingDown), ...jwksRoutes(deps)]));
   app.use(notFound());
   app.use(errorHandler());
   return app;

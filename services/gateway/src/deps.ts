@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
+import { pingDatabase } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
 import { ClickTokenStore, LinkCache } from '@linkservice/link-cache';
@@ -136,6 +137,12 @@ export function buildDeps(
   let closing: Promise<void> | undefined;
   return {
     deps: buildServices(config, logger, options.clients ? options.clients(opened) : opened),
+    // A creation needs all three: the limiter's Redis, the queue and its events, then Postgres.
+    dependencies: {
+      postgres: () => pingDatabase(postgres.db),
+      redis: () => redis.ping(),
+      'creation queue': () => creations.waitUntilReady(),
+    },
     // What was opened here, whatever a test swapped in.
     close: () =>
       (closing ??= (async () => {

@@ -3,7 +3,6 @@ import { runService, startHttpService } from '@linkservice/lifecycle';
 import { createApp } from './app';
 import type { GatewayConfig } from './config';
 import { buildDeps } from './deps';
-import { GracefulShutdown } from './http/graceful-shutdown';
 
 /**
  * Runs the gateway process: main.ts as deployed, dev.main.ts for `pnpm start`. Each imports its
@@ -15,7 +14,7 @@ export function runGateway(telemetry: Telemetry, loadConfig: () => GatewayConfig
     telemetry,
     loadConfig,
     buildDeps,
-    start: ({ deps }, { config, logger }) => {
+    start: ({ deps }, { config, logger, shutdown }) => {
       if (config.receiptSigningKeyGenerated) {
         logger.warn(
           'RECEIPT_SIGNING_KEY is unset: erasure receipts are signed with a development key made ' +
@@ -23,15 +22,10 @@ export function runGateway(telemetry: Telemetry, loadConfig: () => GatewayConfig
             'Ed25519 private key, PKCS#8 PEM: openssl genpkey -algorithm ed25519) to keep one.',
         );
       }
-      const shutdown = new GracefulShutdown();
-      return startHttpService(createApp(deps, { shutdown }), {
+      return startHttpService(createApp(deps, { isShuttingDown: () => shutdown.inProgress }), {
         name: 'gateway',
         port: config.GATEWAY_PORT,
         logger,
-        // /readyz fails and responses not yet started say Connection: close.
-        onStop: () => {
-          shutdown.begin();
-        },
       });
     },
   });

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
+import { pingDatabase } from '@linkservice/db';
 import type { Resources } from '@linkservice/lifecycle';
 import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
@@ -83,6 +84,12 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
   let closing: Promise<void> | undefined;
   return {
     deps: { config, logger, db: postgres.db, redis, redirects },
+    // Redirects would fall back to Postgres without Redis, but a cold start should not: every
+    // click of a fallback waits in memory, and every lookup costs a query.
+    dependencies: {
+      postgres: () => pingDatabase(postgres.db),
+      redis: () => redis.ping(),
+    },
     flusher,
     clicks,
     startFlushing: () => {

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
+import { pingDatabase } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import {
   closeRedis,
@@ -89,6 +90,11 @@ export function buildDeps(
   let closing: Promise<void> | undefined;
   return {
     deps: { ...used, config, logger, links, creationRequests, installs, creation },
+    // A job taken before Postgres answers would only fail and be retried.
+    dependencies: {
+      postgres: () => pingDatabase(postgres.db),
+      redis: () => queueRedis.ping(),
+    },
     // What was opened here, whatever a test swapped in.
     close: () =>
       (closing ??= (async () => {

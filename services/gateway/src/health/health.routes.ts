@@ -1,7 +1,6 @@
 import { pingDatabase } from '@linkservice/db';
 import { createProbes } from '@linkservice/lifecycle';
 import type { GatewayDeps } from '../deps';
-import type { GracefulShutdown } from '../http/graceful-shutdown';
 import type { ApiRoute } from '../http/routes';
 
 /**
@@ -9,10 +8,10 @@ import type { ApiRoute } from '../http/routes';
  * /healthz: the process serves HTTP. /readyz: Postgres and Redis answer and it is not shutting
  * down.
  */
-export function healthRoutes(deps: GatewayDeps, shutdown: GracefulShutdown): ApiRoute[] {
+export function healthRoutes(deps: GatewayDeps, isShuttingDown: () => boolean): ApiRoute[] {
   const probes = createProbes({
     probes: { postgres: () => pingDatabase(deps.db), redis: () => deps.redis.ping() },
-    isShuttingDown: () => shutdown.inProgress,
+    isShuttingDown,
     logger: deps.logger,
   });
   return [
