@@ -111,7 +111,8 @@ export async function settlesWithin(work: Promise<void>, ms: number): Promise<bo
 /**
  * The one way to run a service: config, logger, fatal-error handlers, the composition root, the
  * wait for its dependencies (bounded: a process that cannot reach them exits 1, and Kubernetes
- * restarts it; meanwhile it has no port open, so nothing can reach it early), start, then on SIGTERM/SIGINT the ordered, bounded shutdown: stop accepting and drain (at most
+ * restarts it; meanwhile it has no port open, so nothing can reach it early), start, then on
+ * SIGTERM/SIGINT the ordered, bounded shutdown: stop accepting and drain (at most
  * SHUTDOWN_GRACE_MS), close the clients (bounded), flush telemetry (bounded; last, so the spans
  * of the shutdown itself are exported too), exit 0. A failure to start (a port in use) is one
  * stderr line and exit code 1; once started, failures are the logger's.
