@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiBody, ApiResponse, HttpResponse } from '@linkservice/testing';
-import { eventually, linkOf, sendRequest, testEnvironment } from '@linkservice/testing';
+import { eventually, linkOf, sendRequest } from '@linkservice/testing';
 import { ANDROID, IPHONE } from '../support/app-journey';
 import { stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
-import { startStack } from '../support/stack';
+import { startRunStack } from '../support/stack';
 
 /**
  * The app side of a customer's journey (app-interface.md) against the spawned, compiled stack,
@@ -83,12 +83,7 @@ async function createLink(fields: Record<string, unknown>) {
 }
 
 beforeAll(async () => {
-  const env = testEnvironment();
-  stack = await startStack({
-    databaseUrl: env.databaseUrl,
-    redisUrl: env.redisUrl,
-    redisPrefix: env.redisPrefix,
-  });
+  stack = await startRunStack();
   subdomainKey = `appside-${randomBytes(4).toString('hex')}`;
   const created = (await linkctl(
     'app',

@@ -24,7 +24,7 @@ import {
 } from '../support/app-journey';
 import { stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
-import { startStack } from '../support/stack';
+import { startRunStack } from '../support/stack';
 
 /**
  * Deferred deep linking and erasure (app-interface.md, issue 17) end to end, as the pieces meet
@@ -54,11 +54,7 @@ let redis: Redis;
 
 beforeAll(async () => {
   const env = testEnvironment();
-  stack = await startStack({
-    databaseUrl: env.databaseUrl,
-    redisUrl: env.redisUrl,
-    redisPrefix: env.redisPrefix,
-  });
+  stack = await startRunStack();
   app = await createStackApp(stack, 'Journey');
   const elsewhere = await createStackApp(stack, 'Elsewhere');
   const client = (publishableKey: string, owner: StackApp) =>

@@ -4,7 +4,7 @@ import { freePort, sendRequest, testDatabase, testEnvironment } from '@linkservi
 import type { HttpResponse } from '@linkservice/testing';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Stack } from '../support/stack';
-import { ServiceProcess, startStack } from '../support/stack';
+import { ServiceProcess, startRunStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 
 /**
@@ -21,12 +21,8 @@ let postgres: DbHandle;
 let stack: Stack;
 
 beforeAll(async () => {
-  const env = testEnvironment();
   postgres = testDatabase(2);
-  stack = await startStack({
-    databaseUrl: env.databaseUrl,
-    redisUrl: env.redisUrl,
-    redisPrefix: env.redisPrefix,
+  stack = await startRunStack({
     services: ['worker'],
   });
 });

@@ -2,9 +2,9 @@ import { Agent, request } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { linkHostFor } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
-import { eventually, insertLink, testDatabase, testEnvironment } from '@linkservice/testing';
+import { eventually, insertLink, testDatabase } from '@linkservice/testing';
 import type { Stack } from '../support/stack';
-import { startStack } from '../support/stack';
+import { startRunStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 
 /**
@@ -53,12 +53,8 @@ let postgres: DbHandle;
 let stack: Stack;
 
 beforeAll(async () => {
-  const env = testEnvironment();
   postgres = testDatabase(2);
-  stack = await startStack({
-    databaseUrl: env.databaseUrl,
-    redisUrl: env.redisUrl,
-    redisPrefix: env.redisPrefix,
+  stack = await startRunStack({
     services: ['redirect'],
     logLevel: 'info',
     serviceEnv: { redirect: { SHUTDOWN_GRACE_MS: String(GRACE_MS) } },

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiBody, ApiResponse } from '@linkservice/testing';
-import { eventually, linkOf, sendRequest, testEnvironment } from '@linkservice/testing';
+import { eventually, linkOf, sendRequest } from '@linkservice/testing';
 import { stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
-import { startStack } from '../support/stack';
+import { startRunStack } from '../support/stack';
 
 /**
  * A customer's whole journey against the spawned, compiled stack, touching it only as customers
@@ -62,12 +62,7 @@ async function clickCountReaches(id: string, expected: number): Promise<number> 
 }
 
 beforeAll(async () => {
-  const env = testEnvironment();
-  stack = await startStack({
-    databaseUrl: env.databaseUrl,
-    redisUrl: env.redisUrl,
-    redisPrefix: env.redisPrefix,
-  });
+  stack = await startRunStack();
   subdomainKey = `journey-${randomBytes(4).toString('hex')}`;
   const created = (await linkctl(
     'app',

@@ -5,7 +5,7 @@ import type { CreateLinksPayload, CreationOutcome } from '@linkservice/creation'
 import { BullCreationClient, CreationRequestsRepository } from '@linkservice/creation';
 import { eventually, testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Stack } from '../support/stack';
-import { startStack } from '../support/stack';
+import { startRunStack } from '../support/stack';
 import type { Tenant } from '../support/tenants';
 import { createTenant } from '../support/tenants';
 
@@ -33,10 +33,7 @@ let apps: Tenant[];
 beforeAll(async () => {
   const env = testEnvironment();
   postgres = testDatabase(4);
-  stack = await startStack({
-    databaseUrl: env.databaseUrl,
-    redisUrl: env.redisUrl,
-    redisPrefix: env.redisPrefix,
+  stack = await startRunStack({
     services: ['worker'],
     serviceEnv: {
       // Two at a time: some jobs are mid-transaction at each kill, others still wait in Redis

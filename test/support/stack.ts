@@ -9,7 +9,7 @@ export {
   serviceEntryPoint,
 } from './service-process';
 import { generateReceiptSigningKey } from '@linkservice/keys';
-import { freePort } from '@linkservice/testing';
+import { freePort, testEnvironment } from '@linkservice/testing';
 export type { ExitInfo, ServiceName } from './service-process';
 
 export const ALL_SERVICES: readonly ServiceName[] = ['gateway', 'worker', 'redirect'];
@@ -147,6 +147,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     throw new Error(`the stack did not start:\n${reasons.join('\n')}`);
   }
   return stack;
+}
+
+/** startStack on the test run's database and Redis namespace (global-setup's), `options` on top. */
+export function startRunStack(
+  options: Omit<StackOptions, 'databaseUrl' | 'redisUrl' | 'redisPrefix'> = {},
+): Promise<Stack> {
+  const { databaseUrl, redisUrl, redisPrefix } = testEnvironment();
+  return startStack({ databaseUrl, redisUrl, redisPrefix, ...options });
 }
 
 /** What a child needs from this process's environment to run node at all; nothing else leaks. */
