@@ -6,3 +6,4 @@ export * from './http';
 export * from './ports';
 export * from './links';
 export * from './tenants';
+export * from './redis';

@@ -1,7 +1,7 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { generateSecretKey } from '@linkservice/keys';
-import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
-import { createTenant, freePort } from '@linkservice/testing';
+import { closeRedis } from '@linkservice/lifecycle';
+import { createTenant, freePort, unreachableRedis } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
 
@@ -76,16 +76,8 @@ describe('with Redis unreachable', () => {
   let gateway: TestGateway;
   let deadRedis: Redis;
   beforeAll(async () => {
-    const port = await freePort();
     // Only the commands client /readyz probes: the creation client's Redis is another test's.
-    // REDIS_CONNECTION_DEFAULTS: ioredis' own 2 s disconnectTimeout would leave a timer behind
-    // that keeps the jest worker from exiting.
-    deadRedis = new Redis(port, '127.0.0.1', {
-      ...REDIS_CONNECTION_DEFAULTS,
-      lazyConnect: true,
-      retryStrategy: () => null,
-    });
-    deadRedis.on('error', () => undefined);
+    deadRedis = unreachableRedis();
     gateway = await startGateway({ deps: (deps) => ({ ...deps, redis: deadRedis }) });
   });
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { eventually, testEnvironment } from '@linkservice/testing';
+import { eventually, testEnvironment, unreachableRedis } from '@linkservice/testing';
 import { CreationLimiter } from './creation-limiter';
 
 const { redisUrl, redisPrefix } = testEnvironment();
@@ -119,12 +119,7 @@ describe('CreationLimiter', () => {
   });
 
   it('rejects with an error, not a refusal, when Redis is unreachable', async () => {
-    const offline = new Redis('redis://127.0.0.1:1', {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    offline.on('error', () => undefined);
+    const offline = unreachableRedis({ maxRetriesPerRequest: 0 });
     const limiter = new CreationLimiter({ redis: offline, redisPrefix, limitPerHour: 5 });
     await expect(limiter.reserve(newAppId(), 1)).rejects.toThrow(/not ready/);
     offline.disconnect();

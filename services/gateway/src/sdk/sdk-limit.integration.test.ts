@@ -1,8 +1,14 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { generatePublishableKey, hashSecretKey } from '@linkservice/keys';
-import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
+import { closeRedis } from '@linkservice/lifecycle';
 import type { ApiResponse, Tenant } from '@linkservice/testing';
-import { createKey, createTenant, freePort, insertLink, revokeKey } from '@linkservice/testing';
+import {
+  createKey,
+  createTenant,
+  insertLink,
+  revokeKey,
+  unreachableRedis,
+} from '@linkservice/testing';
 import { budgetKey } from '../limits/sdk-limiter';
 import type { TestGateway } from '../testing';
 import { StatementCounter, startGateway } from '../testing';
@@ -218,14 +224,7 @@ describe('the SDK abuse limit with Redis unreachable', () => {
   let cut: TestGateway;
   let deadRedis: Redis;
   beforeAll(async () => {
-    const port = await freePort();
-    // REDIS_CONNECTION_DEFAULTS: ioredis' own 2 s disconnectTimeout would leave a timer behind.
-    deadRedis = new Redis(port, '127.0.0.1', {
-      ...REDIS_CONNECTION_DEFAULTS,
-      lazyConnect: true,
-      retryStrategy: () => null,
-    });
-    deadRedis.on('error', () => undefined);
+    deadRedis = unreachableRedis();
     cut = await startGateway({
       env: { LINK_DOMAIN: DOMAIN },
       deps: (deps) => ({ ...deps, redis: deadRedis }),

@@ -9,6 +9,7 @@ import {
   insertLink,
   testDatabase,
   testEnvironment,
+  unreachableRedis,
 } from '@linkservice/testing';
 import { clickCount } from '../testing/harness';
 import type { CountedClick } from './click-counter';
@@ -45,18 +46,6 @@ function counterFor(client: Redis, keys: ClickKeys, redisPrefix = `${env.redisPr
 /** A click on `linkId` now, with a fresh token (its hash stands for a minted token's). */
 function clickOn(linkId: string, at = Date.now()): CountedClick {
   return { linkId, tokenHash: hashClickToken(randomUUID()), at };
-}
-
-/** A client of a port nothing listens on: every command fails at once. */
-function unreachableRedis(): Redis {
-  const unreachable = new Redis('redis://127.0.0.1:1', {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    disconnectTimeout: 50,
-  });
-  unreachable.on('error', () => undefined);
-  return unreachable;
 }
 
 /** Runs `work` while the shared client refuses a click's MULTI, as a Redis gone for a moment. */
@@ -188,7 +177,7 @@ describe('ClickFlusher', () => {
   it('writes clicks Redis could not take straight to Postgres', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();
-    const unreachable = unreachableRedis();
+    const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
     try {
       const counter = counterFor(unreachable, keys);
       await counter.record(clickOn(a.id));
@@ -237,7 +226,7 @@ describe('ClickFlusher', () => {
   it('keeps the tokens Redis still refuses for the next pass', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();
-    const unreachable = unreachableRedis();
+    const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
     try {
       const counter = counterFor(unreachable, keys);
       await counter.record(clickOn(a.id));
