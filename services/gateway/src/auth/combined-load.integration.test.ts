@@ -1,10 +1,10 @@
 import { newId } from '@linkservice/db';
 import { generateSecretKey, hashSecretKey } from '@linkservice/keys';
 import type { Tenant } from '@linkservice/testing';
-import { createKey, createTenant, revokeKey } from '@linkservice/testing';
+import { createKey, revokeKey } from '@linkservice/testing';
 import { insertLink } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
-import { StatementCounter, startGateway } from '../testing';
+import { StatementCounter, startGatewayWithTenants } from '../testing';
 
 /**
  * GET /links/{id} authenticates with a combined load (one statement for the key check and the
@@ -19,10 +19,7 @@ let alpha: Tenant;
 let beta: Tenant;
 
 beforeAll(async () => {
-  gateway = await startGateway({
-    deps: statements.countingDeps,
-  });
-  [alpha, beta] = await Promise.all([createTenant(gateway.deps.db), createTenant(gateway.deps.db)]);
+  ({ gateway, alpha, beta } = await startGatewayWithTenants({ deps: statements.countingDeps }));
 });
 afterAll(async () => {
   await gateway.stop();

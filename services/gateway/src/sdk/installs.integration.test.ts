@@ -3,11 +3,11 @@ import type { Environment, LinkRow } from '@linkservice/db';
 import { generateReceiptSigningKey } from '@linkservice/keys';
 import { clickTokenKey, clickTokenValue, hashClickToken } from '@linkservice/link-cache';
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
-import { createTenant, eventually, insertLink } from '@linkservice/testing';
+import { eventually, insertLink } from '@linkservice/testing';
 import { sql } from 'kysely';
 import type { GatewayClients } from '../deps';
 import type { TestGateway } from '../testing';
-import { StatementCounter, startGateway } from '../testing';
+import { StatementCounter, startGateway, startGatewayWithTenants } from '../testing';
 
 /**
  * POST /api/v1/sdk/installs and DELETE /api/v1/sdk/installs/{id} (app-interface.md), and the
@@ -27,14 +27,10 @@ let alpha: Tenant;
 let beta: Tenant;
 
 beforeAll(async () => {
-  gateway = await startGateway({
+  ({ gateway, alpha, beta } = await startGatewayWithTenants({
     env: { LINK_DOMAIN: DOMAIN, CLICK_TOKEN_TTL_SECONDS: String(TTL_SECONDS) },
     deps: statements.countingDeps,
-  });
-  [alpha, beta] = await Promise.all([
-    createTenant(gateway.deps.db, { name: 'Alpha' }),
-    createTenant(gateway.deps.db, { name: 'Beta' }),
-  ]);
+  }));
 });
 
 afterAll(async () => {

@@ -2,10 +2,10 @@ import { clickTokenKey, parseClickTokenValue } from '@linkservice/link-cache';
 import type { Environment, LinkRow } from '@linkservice/db';
 import { generatePublishableKey } from '@linkservice/keys';
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
-import { createKey, createTenant, insertLink, revokeKey } from '@linkservice/testing';
+import { createKey, insertLink, revokeKey } from '@linkservice/testing';
 import { MAX_BODY_BYTES } from '../http/json-body';
 import type { TestGateway } from '../testing';
-import { StatementCounter, startGateway } from '../testing';
+import { StatementCounter, startGatewayWithTenants } from '../testing';
 
 /** POST /api/v1/sdk/resolve, app-interface.md "POST /sdk/resolve", against Postgres and Redis. */
 
@@ -20,14 +20,10 @@ let alpha: Tenant;
 let beta: Tenant;
 
 beforeAll(async () => {
-  gateway = await startGateway({
+  ({ gateway, alpha, beta } = await startGatewayWithTenants({
     env: { LINK_DOMAIN: DOMAIN },
     deps: statements.countingDeps,
-  });
-  [alpha, beta] = await Promise.all([
-    createTenant(gateway.deps.db, { name: 'Alpha' }),
-    createTenant(gateway.deps.db, { name: 'Beta' }),
-  ]);
+  }));
 });
 
 afterAll(async () => {

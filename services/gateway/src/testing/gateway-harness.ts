@@ -4,8 +4,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { createLogger } from '@linkservice/logger';
-import type { ApiBody, ApiResponse, HttpRequest } from '@linkservice/testing';
-import { sendRequest } from '@linkservice/testing';
+import type { ApiBody, ApiResponse, HttpRequest, Tenant } from '@linkservice/testing';
+import { createTenant, sendRequest } from '@linkservice/testing';
 import { apiRoutes, createApp } from '../app';
 import type { GatewayConfig } from '../config';
 import { loadConfig } from '../config';
@@ -99,4 +99,24 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       await resources.close();
     },
   };
+}
+
+/** A started gateway and two apps to tell apart: what tenant-isolation tests start from. */
+export interface GatewayWithTenants {
+  gateway: TestGateway;
+  /** "Alpha" and "Beta", each with a secret and a publishable key per environment. */
+  alpha: Tenant;
+  beta: Tenant;
+}
+
+/** startGateway(options), then two tenants, Alpha and Beta, in its database. */
+export async function startGatewayWithTenants(
+  options: StartGatewayOptions = {},
+): Promise<GatewayWithTenants> {
+  const gateway = await startGateway(options);
+  const [alpha, beta] = await Promise.all([
+    createTenant(gateway.deps.db, { name: 'Alpha' }),
+    createTenant(gateway.deps.db, { name: 'Beta' }),
+  ]);
+  return { gateway, alpha, beta };
 }
