@@ -7,3 +7,4 @@ export * from './ports';
 export * from './links';
 export * from './tenants';
 export * from './redis';
+export * from './freezable-proxy';
