@@ -11,9 +11,12 @@ const path = require('node:path');
  * - container: `*.container.test.ts`, the built image run by a container engine (compose file,
  *   hardening, Node version, SIGTERM drain); only `pnpm test:containers` runs it (CI builds the
  *   image first), as it needs an engine and an image.
+ * - faults: `*.faults.test.ts`, the compiled stack against a Postgres cluster and a Redis of the
+ *   suite's own, frozen, stopped and killed under load (test/faults); only `pnpm test:faults`
+ *   runs it, as it needs the Postgres server binaries, redis-server and root (a few minutes).
  * `pnpm test` runs the first three; `pnpm test:unit` and friends run one (`--selectProjects`).
  */
-const TIERS = ['unit', 'integration', 'e2e', 'container'];
+const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults'];
 const ROOTS = ['libs', 'services', 'test'];
 
 /**
@@ -86,7 +89,7 @@ function refuseUntieredTests() {
   for (const root of ROOTS) walk(path.join(__dirname, root));
   if (untiered.length > 0) {
     throw new Error(
-      `name the tier of these tests (*.unit, *.integration, *.e2e or *.container .test.ts): ${untiered.join(', ')}`,
+      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container or *.faults .test.ts): ${untiered.join(', ')}`,
     );
   }
 }
@@ -100,6 +103,8 @@ module.exports = {
     project('integration', runEnvironment),
     project('e2e', runEnvironment),
     project('container'),
+    // No run environment: the suite makes its own database and Redis.
+    project('faults'),
   ],
   testTimeout: 30000,
   maxWorkers: 2,

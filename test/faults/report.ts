@@ -1,0 +1,58 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** One fault's figures, as the note's table shows them. */
+export interface FaultRow {
+  fault: string;
+  bound: string;
+  /** Longest answer time of any request during the scenario, and of which kind. */
+  worst: string;
+  lost: string;
+  duplicated: string;
+  overCounted: string;
+  /** Requests, 503s, violations: what a reader needs to judge the row. */
+  notes: string;
+  passed: boolean;
+}
+
+const rows: FaultRow[] = [];
+
+export function recordRow(row: FaultRow): void {
+  rows.push(row);
+}
+
+const HEADER = ['fault', 'bound', 'worst answer time', 'lost', 'duplicated', 'over-counted'];
+
+/** The table in Markdown, with a line of notes per fault under it. */
+export function renderTable(durationMs: number): string {
+  const cells = rows.map((row) => [
+    `${row.passed ? '' : '✗ '}${row.fault}`,
+    row.bound,
+    row.worst,
+    row.lost,
+    row.duplicated,
+    row.overCounted,
+  ]);
+  const line = (values: string[]) => `| ${values.join(' | ')} |`;
+  return [
+    `Fault suite, ${new Date().toISOString()}, ${(durationMs / 1000).toFixed(0)} s in all (✗: the scenario failed).`,
+    '',
+    line(HEADER),
+    line(HEADER.map(() => '---')),
+    ...cells.map(line),
+    '',
+    ...rows.map((row) => `- ${row.fault}: ${row.notes}`),
+    '',
+  ].join('\n');
+}
+
+/** Prints the table and writes it to test/faults/results/last-run.md (git-ignored). */
+export function writeReport(durationMs: number): string {
+  const table = renderTable(durationMs);
+  const dir = join(__dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'last-run.md');
+  writeFileSync(file, table);
+  process.stdout.write(`\n${table}\nwritten to ${file}\n`);
+  return file;
+}
