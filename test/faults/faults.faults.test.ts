@@ -5,7 +5,7 @@ import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
 import { eventually } from '@linkservice/testing';
 import type { Kysely } from 'kysely';
-import type { ServiceName, Stack } from '../support/stack';
+import type { ExitInfo, ServiceName, Stack } from '../support/stack';
 import { startStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 import type { Bounds } from './audit';
@@ -437,21 +437,44 @@ it('Redis restarted cleanly with AOF loses no counted click and no limiter state
   const firstCreation = await prober.send('create');
   const remainingBefore = remaining(firstCreation);
 
-  // A burst of clicks, then Redis stopped at once: most are still pending in Redis, not flushed.
+  // The clicks must still be in Redis when it stops, not flushed: a link host of their own that
+  // flushes only when it stops, under a Redis namespace of its own (its own pending clicks).
+  const holder = await startStack({
+    databaseUrl,
+    redisUrl: ownRedis().url,
+    redisPrefix: 'faults-aof',
+    exactRedisPrefix: true,
+    services: ['redirect'],
+    env: { CLICK_FLUSH_INTERVAL_MS: '600000' },
+  });
   const clicks: RequestRecord[] = [];
-  for (let round = 0; round < 6; round++) {
-    clicks.push(
-      ...(await Promise.all(Array.from({ length: 10 }, () => prober.send('redirect-cached')))),
+  let pending: number;
+  let holderExit: ExitInfo | undefined;
+  try {
+    const holderClient = new LoadDriver(
+      { ...app.target, redirectUrl: () => holder.redirect.url },
+      { ratePerSecond: 1, capMs: CAP_MS, tag: `${app.tag}-h` },
     );
+    for (let round = 0; round < 6; round++) {
+      clicks.push(
+        ...(await Promise.all(
+          Array.from({ length: 10 }, () => holderClient.send('redirect-cached')),
+        )),
+      );
+    }
+    // For the note only: where the clicks wait is the link host's business.
+    const client = ownRedis().client();
+    pending = await client
+      .hvals('faults-aof:clicks:pending')
+      .then((values) => values.reduce((sum, value) => sum + Number(value), 0))
+      .catch(() => -1);
+    client.disconnect();
+    await ownRedis().stop('SIGTERM');
+    await ownRedis().start();
+  } finally {
+    // Its last flush, after the restart, moves whatever Redis kept into Postgres.
+    holderExit = await holder.redirect.stop(SHUTDOWN_GRACE_MS);
   }
-  const client = ownRedis().client();
-  const pending = await client
-    .hvals('faults:clicks:pending')
-    .then((values) => values.reduce((sum, value) => sum + Number(value), 0))
-    .catch(() => -1);
-  client.disconnect();
-  await ownRedis().stop('SIGTERM');
-  await ownRedis().start();
 
   const secondCreation = await eventually(
     async () => {
@@ -477,7 +500,7 @@ it('Redis restarted cleanly with AOF loses no counted click and no limiter state
     lost: `${clickAudit.lost} clicks; ${limiterUnitsLost} limiter units`,
     duplicated: '-',
     overCounted: `${clickAudit.overCounted} (${clickAudit.counted} counted for ${clickAudit.expected} redirects)`,
-    notes: `${clicks.length} redirects, ${pending} clicks pending in Redis at the stop; RateLimit-Remaining ${remainingBefore} before, ${remainingAfter} after`,
+    notes: `${clicks.length} redirects, ${pending} clicks pending in Redis at the stop; RateLimit-Remaining ${remainingBefore} before, ${remainingAfter} after; holding link host exit ${JSON.stringify(holderExit)}`,
     passed: clickAudit.lost === 0 && clickAudit.overCounted === 0 && limiterUnitsLost === 0,
   });
   expect(clicks.filter((r) => r.status !== 302)).toEqual([]);
