@@ -22,6 +22,8 @@ export interface AnswerAudit {
   violations: string[];
   worstMs: number;
   worstKind: RequestKind | null;
+  /** Longest answer time per kind of request, in ms. */
+  worstByKind: Partial<Record<RequestKind, number>>;
   requests: number;
   unavailable: number;
   /** No answer at all: refused, reset or given up at the cap. */
@@ -42,8 +44,10 @@ export function auditAnswers(records: readonly RequestRecord[], rules: AnswerRul
   const violations: string[] = [];
   let worstMs = 0;
   let worstKind: RequestKind | null = null;
+  const worstByKind: Partial<Record<RequestKind, number>> = {};
+  const origin = Math.min(...records.map((record) => record.startedAt));
   for (const record of records) {
-    const what = `${record.kind} at +${record.startedAt % 100_000} ms`;
+    const what = `${record.kind} started at +${record.startedAt - origin} ms`;
     if (record.status === 0) {
       const refused = record.error === 'ECONNREFUSED';
       if (!(refused && rules.refusedAllowedFor?.includes(record.kind))) {
@@ -51,6 +55,7 @@ export function auditAnswers(records: readonly RequestRecord[], rules: AnswerRul
       }
       continue;
     }
+    worstByKind[record.kind] = Math.max(worstByKind[record.kind] ?? 0, record.durationMs);
     if (record.durationMs > worstMs) {
       worstMs = record.durationMs;
       worstKind = record.kind;
@@ -69,6 +74,7 @@ export function auditAnswers(records: readonly RequestRecord[], rules: AnswerRul
     violations,
     worstMs,
     worstKind,
+    worstByKind,
     requests: records.length,
     unavailable: records.filter((r) => r.status === 503).length,
     unanswered: records.filter((r) => r.status === 0).length,

@@ -283,6 +283,9 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
     overCounted: `${clicks.overCounted} (${clicks.counted} counted for ${clicks.expected} redirects)`,
     notes: [
       `${answers.requests} requests, ${answers.unavailable} × 503, ${answers.violations.length} over bound or malformed`,
+      `worst by kind (ms): ${Object.entries(answers.worstByKind)
+        .map(([kind, ms]) => `${kind} ${ms}`)
+        .join(', ')}`,
       recovery.ms === null
         ? `NOT recovered within ${RECOVERY_MS} ms`
         : `recovered ${recovery.ms} ms after the fault`,

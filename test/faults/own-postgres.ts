@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -37,6 +37,12 @@ export class OwnPostgres {
     const gid = Number((await run('id', ['-g', SERVER_USER])).stdout.trim());
     chownSync(dir, uid, gid);
     const postgres = new OwnPostgres(await freePort(), dir);
+    // A run that dies (an interrupted jest, a crash) must not leave a server on a spare port.
+    const removeOnExit = () => {
+      postgres.removeNow();
+    };
+    process.once('exit', removeOnExit);
+    postgres.cancelExitHook = () => process.off('exit', removeOnExit);
     try {
       await postgres.asServerUser('initdb', [
         '--pgdata',
@@ -125,8 +131,38 @@ export class OwnPostgres {
     process.kill(postmaster, 'SIGCONT');
   }
 
+  private cancelExitHook: () => void = () => undefined;
+
+  /** Synchronous last resort, for process exit: thaw, stop at once, delete. */
+  private removeNow(): void {
+    try {
+      const pid = Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const children = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout;
+      for (const child of children.split('\n').filter(Boolean)) {
+        signalIfAlive(Number(child), 'SIGCONT');
+      }
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // Not running.
+    }
+    spawnSync('runuser', [
+      '-u',
+      SERVER_USER,
+      '--',
+      join(postgresBinDir(), 'pg_ctl'),
+      'stop',
+      '--pgdata',
+      this.dataDir,
+      '--mode',
+      'immediate',
+      '--silent',
+    ]);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
   /** Stops the server if it runs (thawing it first) and deletes its directory. */
   async remove(): Promise<void> {
+    this.cancelExitHook();
     try {
       await this.thaw();
     } catch {

@@ -16,6 +16,7 @@ export class OwnRedis {
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
   private output = '';
+  private exitHookInstalled = false;
 
   private constructor(
     readonly port: number,
@@ -73,7 +74,10 @@ export class OwnRedis {
         resolve();
       });
     });
-    process.once('exit', () => child.kill('SIGKILL'));
+    if (!this.exitHookInstalled) {
+      this.exitHookInstalled = true;
+      process.once('exit', () => this.child?.kill('SIGKILL'));
+    }
     await eventually(() => this.ping(), {
       timeoutMs: 15_000,
       intervalMs: 50,
