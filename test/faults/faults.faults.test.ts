@@ -237,13 +237,15 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
   });
   driver.start();
   let facts: Record<string, unknown> = {};
-  let faultEndedAt: number;
   try {
     await delay(LEAD_MS);
     facts = await scenario.fault();
-  } finally {
-    faultEndedAt = Date.now();
+  } catch (error) {
+    // The fault could not be caused or ended: no figures, and no load left running.
+    await driver.stop();
+    throw error;
   }
+  const faultEndedAt = Date.now();
   const [recovery] = await Promise.all([recover(app, faultEndedAt), delay(TAIL_MS)]);
   const records = await driver.stop();
 
