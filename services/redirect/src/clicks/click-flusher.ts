@@ -128,6 +128,10 @@ export class ClickFlusher {
 
     const now = Date.now();
     const fresh = batchName(keys, now, randomUUID());
+    // Owned before the call: one that times out may still run (a frozen Redis runs it when it
+    // resumes), and its batch is then this flusher's to apply on its next pass, not another
+    // replica's to recover after recoverAfterMs.
+    this.owned.add(fresh.key);
     const unapplied = (await redis.eval(
       TAKE_PENDING,
       3,
@@ -135,11 +139,14 @@ export class ClickFlusher {
       keys.batches,
       fresh.key,
     )) as string[];
+    // Answered: every earlier call of this connection has run or never will, so an owned batch
+    // not listed was never made (or is applied).
+    const listed = new Set(unapplied);
+    for (const key of this.owned) if (!listed.has(key)) this.owned.delete(key);
     for (const key of unapplied) {
       const batch = parseBatchKey(keys, key);
       if (!batch) continue;
-      const mine = key === fresh.key || this.owned.has(key);
-      if (key === fresh.key) this.owned.add(key);
+      const mine = this.owned.has(key);
       if (mine || now - batch.createdAt >= recoverOlderThanMs) await this.applyBatch(batch);
     }
     await this.pruneLedger(now);
