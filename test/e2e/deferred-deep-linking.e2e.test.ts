@@ -7,7 +7,7 @@ import {
   isClickTokenUrl,
 } from '@linkservice/app-sdk';
 import type { Link } from '@linkservice/contracts';
-import { clickTokenKey, hashClickToken } from '@linkservice/link-cache';
+import { clickTokenKey, hashClickToken, parseClickTokenValue } from '@linkservice/link-cache';
 import { sendRequest, testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
 import type { JSONWebKeySet } from 'jose';
@@ -120,9 +120,13 @@ function linkRef(link: Link) {
   return { id: link.id, alias: link.alias, url: link.url, environment: 'live' };
 }
 
-/** Whether the click token's Redis key (the link host's record of the click) exists. */
+/**
+ * Whether the click token's Redis record (the link host's record of the click) is held: a
+ * used-up token's key holds a tombstone, which is no record.
+ */
 async function tokenIsHeld(token: string): Promise<boolean> {
-  return (await redis.exists(clickTokenKey(stack.redisPrefix, hashClickToken(token)))) === 1;
+  const value = await redis.get(clickTokenKey(stack.redisPrefix, hashClickToken(token)));
+  return value !== null && parseClickTokenValue(value) !== null;
 }
 
 async function failureOf(call: Promise<unknown>): Promise<LinkServiceError> {

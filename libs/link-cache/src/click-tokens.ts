@@ -44,8 +44,16 @@ export function clickTokenValue({ linkId, clickedAt }: ClickTokenRecord): string
   return `${linkId} ${clickedAt}`;
 }
 
-/** The record a token's key holds, or null for anything that is not one. */
+/**
+ * What a used-up or erased token's key holds until it expires (`ClickTokenStore.forget`): not a
+ * record, so it matches nothing, but the key stays, so a click counted late under that token
+ * (the link host's counting is SET NX per token) finds it and counts nothing.
+ */
+export const CLICK_TOKEN_TOMBSTONE = '-';
+
+/** The record a token's key holds, or null for anything that is not one (a tombstone too). */
 export function parseClickTokenValue(value: string): ClickTokenRecord | null {
+  if (value === CLICK_TOKEN_TOMBSTONE) return null;
   const space = value.indexOf(' ');
   if (space < 1) return null;
   const clickedAt = Number(value.slice(space + 1));
@@ -66,8 +74,19 @@ export function isClickToken(text: string): boolean {
 /** The Redis commands the app interface needs of click tokens. */
 export interface ClickTokenRedis {
   mget(keys: string[]): Promise<(string | null)[]>;
-  unlink(...keys: string[]): Promise<number>;
+  eval(script: string, numKeys: number, ...keys: string[]): Promise<unknown>;
 }
+
+/**
+ * `forget`'s script: each existing token key becomes a tombstone with the time it had left
+ * (XX: an expired or never-stored token gets no key; KEEPTTL: it still expires when the record
+ * would have). KEYS: the token keys.
+ */
+export const FORGET_CLICK_TOKENS = `
+for _, key in ipairs(KEYS) do
+  redis.call('SET', key, '${CLICK_TOKEN_TOMBSTONE}', 'XX', 'KEEPTTL')
+end
+return #KEYS`;
 
 /**
  * The app interface's side of click tokens: reading the records of tokens an install report
@@ -88,9 +107,16 @@ export class ClickTokenStore {
     return values.map((value) => (value === null ? null : parseClickTokenValue(value)));
   }
 
-  /** Removes the records of tokens that were used up or erased: one UNLINK. */
+  /**
+   * Removes the records of tokens that were used up or erased, in one round trip: each becomes
+   * a tombstone (`CLICK_TOKEN_TOMBSTONE`) until it would have expired, which `find` reads as no
+   * record. Not a delete: the link host counts a click only if its token's key does not exist,
+   * and a click it counts late (a Redis call that timed out and ran after all, or its
+   * reconciliation) must neither count again nor bring the record back.
+   */
   async forget(tokenHashes: readonly string[]): Promise<void> {
     if (tokenHashes.length === 0) return;
-    await this.redis.unlink(...tokenHashes.map((h) => clickTokenKey(this.prefix, h)));
+    const keys = tokenHashes.map((h) => clickTokenKey(this.prefix, h));
+    await this.redis.eval(FORGET_CLICK_TOKENS, keys.length, ...keys);
   }
 }

@@ -2,3 +2,4 @@ export * from './keys';
 export * from './resolution';
 export * from './link-cache';
 export * from './click-tokens';
+export * from './redis-calls';

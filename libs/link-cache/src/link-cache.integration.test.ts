@@ -3,7 +3,13 @@ import { Redis } from 'ioredis';
 import { testEnvironment } from '@linkservice/testing';
 import type { ClickTarget } from './link-cache';
 import { LinkCache } from './link-cache';
-import { clickTokenKey, hashClickToken } from './click-tokens';
+import {
+  CLICK_TOKEN_TOMBSTONE,
+  ClickTokenStore,
+  clickTokenKey,
+  hashClickToken,
+} from './click-tokens';
+import { NOT_WRITABLE_MESSAGE, RedisCallError } from './redis-calls';
 import type { LinkRef } from './keys';
 import { linkCacheKeys } from './keys';
 import type { LinkResolution } from './resolution';
@@ -156,6 +162,53 @@ describe('LinkCache', () => {
       expect(ttl).toBeLessThanOrEqual(TOKEN_TTL_MS);
     });
 
+    it('counts a click once per token: a lookup run again with the same token counts nothing more', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const ref = freshRef();
+      const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
+      await cache.fill(ref, null, resolution);
+      const once = click(hash);
+      // The same call again, as ioredis resending it or a timed-out call running late would.
+      for (let run = 0; run < 3; run++) {
+        expect(await cache.lookupCountingClick(ref, once)).toMatchObject({ counted: true });
+      }
+      expect(await clicksOf(hash, resolution.linkId)).toBe(1);
+      expect(await tokenOf(once)).toBe(`${resolution.linkId} ${now}`);
+    });
+
+    it('counts nothing and keeps the tombstone when the token was used up before its click ran late', async () => {
+      const cache = new LinkCache(redis, env.redisPrefix);
+      const tokens = new ClickTokenStore(redis, env.redisPrefix);
+      const ref = freshRef();
+      const hash = `${env.redisPrefix}:clicks-${randomUUID()}`;
+      await cache.fill(ref, null, resolution);
+      const used = click(hash);
+      await cache.lookupCountingClick(ref, used);
+      expect(await tokens.find([used.tokenHash])).toEqual([
+        { linkId: resolution.linkId, clickedAt: now },
+      ]);
+
+      await tokens.forget([used.tokenHash]);
+      // Used up: no record to find, but the key stays with the time it had left.
+      expect(await tokens.find([used.tokenHash])).toEqual([null]);
+      expect(await tokenOf(used)).toBe(CLICK_TOKEN_TOMBSTONE);
+      const ttl = await redis.pttl(tokenKey(used));
+      expect(ttl).toBeGreaterThan(TOKEN_TTL_MS - 5_000);
+      expect(ttl).toBeLessThanOrEqual(TOKEN_TTL_MS);
+      // The same click counted again (late): nothing more counted, nothing brought back.
+      expect(await cache.lookupCountingClick(ref, used)).toMatchObject({ counted: true });
+      expect(await clicksOf(hash, resolution.linkId)).toBe(1);
+      expect(await tokens.find([used.tokenHash])).toEqual([null]);
+      expect(await tokenOf(used)).toBe(CLICK_TOKEN_TOMBSTONE);
+    });
+
+    it('forgets only tokens that exist: an expired or unknown one gets no key', async () => {
+      const tokens = new ClickTokenStore(redis, env.redisPrefix);
+      const unknown = hashClickToken(randomUUID());
+      await tokens.forget([unknown]);
+      expect(await redis.exists(clickTokenKey(env.redisPrefix, unknown))).toBe(0);
+    });
+
     it('counts nothing on a miss or a negative entry, and gives the generation for a fill', async () => {
       const cache = new LinkCache(redis, env.redisPrefix);
       const ref = freshRef();
@@ -286,20 +339,34 @@ describe('LinkCache', () => {
       expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution });
     });
 
-    it('fails every lookup of a call that fails, and later calls work again', async () => {
+    it('fails every lookup of a call that fails, saying whether it may have run, and later calls work again', async () => {
       const cache = new LinkCache(redis, env.redisPrefix);
       const ref = freshRef();
       await cache.fill(ref, null, resolution);
-      const failure = new Error('connection lost');
-      const calls = jest.spyOn(redis, 'evalsha').mockRejectedValueOnce(failure);
+      const timeout = new Error('Command timed out');
+      const refused = new Error(NOT_WRITABLE_MESSAGE);
+      const calls = jest
+        .spyOn(redis, 'evalsha')
+        .mockRejectedValueOnce(timeout)
+        .mockRejectedValueOnce(refused);
       try {
-        const answers = await Promise.allSettled([
-          cache.lookupCountingClick(ref, null),
-          cache.lookupCountingClick(freshRef(), null),
+        const failuresOf = async () => {
+          const answers = await Promise.allSettled([
+            cache.lookupCountingClick(ref, null),
+            cache.lookupCountingClick(freshRef(), null),
+          ]);
+          return answers.map((answer) => {
+            const reason: unknown = answer.status === 'rejected' ? answer.reason : undefined;
+            return reason instanceof RedisCallError ? [reason.failure, reason.cause] : answer;
+          });
+        };
+        expect(await failuresOf()).toEqual([
+          ['uncertain', timeout],
+          ['uncertain', timeout],
         ]);
-        expect(answers).toEqual([
-          { status: 'rejected', reason: failure },
-          { status: 'rejected', reason: failure },
+        expect(await failuresOf()).toEqual([
+          ['not-sent', refused],
+          ['not-sent', refused],
         ]);
         expect(await cache.lookupCountingClick(ref, null)).toEqual({
           lookup: { kind: 'hit', resolution },

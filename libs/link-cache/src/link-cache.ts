@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { LinkRef } from './keys';
 import { linkCacheKeys } from './keys';
 import type { LinkResolution } from './resolution';
 import { decodeResolution, encodeResolution } from './resolution';
 import { clickTokenKey } from './click-tokens';
+import { RedisCallError, RedisScript, callRedis } from './redis-calls';
 
 export type CacheLookup =
   /** `resolution` null: the alias is known not to exist (negative entry). */
@@ -16,10 +16,11 @@ export type CacheLookup =
 export interface CountingLookup {
   lookup: CacheLookup;
   /**
-   * The script counted a click (and stored its token): the entry was a link that redirects at
-   * `click.at`. Also possible with a miss: an entry of an earlier format leads with the same two
-   * fields, so the script counts it though it reads as unreadable here; the caller must then not
-   * count again.
+   * The click is counted (its token stored with it): the entry was a link that redirects at
+   * `click.at`, and this call counted it, or an earlier execution of the same click did (its
+   * token's key was there already: counting is idempotent per token). Also possible with a
+   * miss: an entry of an earlier format leads with the same two fields, so the script counts it
+   * though it reads as unreadable here; the caller must then not count again.
    */
   counted: boolean;
 }
@@ -35,7 +36,10 @@ export interface ClickTarget {
   /**
    * The token's lifetime (CLICK_TOKEN_TTL_SECONDS, in ms): its key (`clickTokenKey` under this
    * cache's prefix) is set to the click's record (`<linkId> <at>`, see `clickTokenValue`) with
-   * this expiry, in the same script call that counts the click: no round trip of its own.
+   * this expiry, in the same script call that counts the click: no round trip of its own. The
+   * token is the click's idempotency key: the key is set only if it does not exist (NX), and
+   * the click is counted only when it was set, so a call that runs twice (resent, or run late
+   * after a timeout while the caller counted the click another way) counts it once.
    */
   tokenTtlMs: number;
 }
@@ -90,8 +94,12 @@ return 0`;
  *
  * Mirrors `redirectsAt`: the entry starts with `redirectsUntil` (empty: for ever) and the link
  * id, and a link redirects while now < until; a negative or unreadable entry counts nothing. A
- * counted click sets its token's key to `<linkId> <clock>` (`clickTokenValue`) with the token's
- * expiry. Replies (entry, generation, counted) per lookup; `false` becomes a nil reply (a nil in
+ * click of a redirecting link sets its token's key to `<linkId> <clock>` (`clickTokenValue`)
+ * with the token's expiry, only if the key does not exist (SET NX), and is counted only then:
+ * a key already there means this click was counted before (a resent or late call, or the
+ * redirect service's own reconciliation) or its token was used up since (a tombstone,
+ * `ClickTokenStore.forget`). Either way the reply says counted: the caller must not count it
+ * again. Replies (entry, generation, counted) per lookup; `false` becomes a nil reply (a nil in
  * a Lua table would end the list). The generation is only read when there is no entry (it only
  * serves a fill after a miss): with an entry its reply is 0, and an entry the caller cannot read
  * (an earlier format) costs it a second round trip for the generation (`lookup`).
@@ -106,8 +114,9 @@ for i = 1, (#ARGV - 2) / 2 do
   if entry and at ~= '' then
     local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
     if linkId and (untilMs == '' or tonumber(at) < tonumber(untilMs)) then
-      redis.call('HINCRBY', KEYS[1], linkId, 1)
-      redis.call('SET', tokenPrefix .. tokenHash, linkId .. ' ' .. at, 'PX', tokenTtl)
+      if redis.call('SET', tokenPrefix .. tokenHash, linkId .. ' ' .. at, 'PX', tokenTtl, 'NX') then
+        redis.call('HINCRBY', KEYS[1], linkId, 1)
+      end
       counted = 1
     end
   end
@@ -123,7 +132,7 @@ end
 return replies`;
 /** Keeps one call's reply (and Redis' time inside one script) small under a burst. */
 const MAX_LOOKUPS_PER_CALL = 64;
-const LOOKUP_COUNTING_CLICK_SHA = createHash('sha1').update(LOOKUP_COUNTING_CLICK).digest('hex');
+const lookupCountingClickScript = new RedisScript(LOOKUP_COUNTING_CLICK);
 
 /**
  * The link host's resolution cache in Redis, shared by every redirect replica, and the one
@@ -157,6 +166,10 @@ export class LinkCache {
    * click token stored (`click.token`). The caller
    * decides its outcome with the same `click.at`, so it counts a click itself only when the
    * lookup did not (a miss, or Redis unavailable).
+   *
+   * A failure rejects with a `RedisCallError` that says whether the call was `not-sent` (the
+   * client was not ready, or refused to write it: nothing was counted) or `uncertain` (a
+   * timeout or a lost connection: the script may have run, or may still run later).
    */
   lookupCountingClick(ref: LinkRef, click: ClickTarget | null): Promise<CountingLookup> {
     return new Promise((resolve, reject) => {
@@ -196,7 +209,10 @@ export class LinkCache {
     }
   }
 
-  /** One script call for `lookups` (one click hash and token TTL); its failure is each lookup's. */
+  /**
+   * One script call for `lookups` (one click hash and token TTL); its failure is each lookup's,
+   * as a RedisCallError (`callRedis`). A reply that cannot be read is an uncertain failure too.
+   */
   private async lookUpAll(lookups: QueuedLookup[]): Promise<void> {
     const click = lookups.find((lookup) => lookup.click)?.click;
     const keys: string[] = [];
@@ -209,7 +225,9 @@ export class LinkCache {
     // Without a click the click hash is never written; the first entry's key stands in.
     keys.unshift(click?.hash ?? keys[0]);
     try {
-      const replies = (await this.evalLookup(keys.length, [...keys, ...args])) as unknown[];
+      const replies = (await callRedis(this.redis, () =>
+        lookupCountingClickScript.run(this.redis, keys.length, [...keys, ...args]),
+      )) as unknown[];
       lookups.forEach((lookup, index) => {
         const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
         const found = toLookup(
@@ -239,17 +257,10 @@ export class LinkCache {
       });
     } catch (error) {
       // Nobody awaits this call: every lookup must settle, also when reading the reply throws
-      // (a lookup already resolved ignores the rejection).
-      for (const lookup of lookups) lookup.reject(error);
-    }
-  }
-
-  private async evalLookup(numKeys: number, keysAndArgs: string[]): Promise<unknown> {
-    try {
-      return await this.redis.evalsha(LOOKUP_COUNTING_CLICK_SHA, numKeys, ...keysAndArgs);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return this.redis.eval(LOOKUP_COUNTING_CLICK, numKeys, ...keysAndArgs);
+      // (a lookup already resolved ignores the rejection); the script has run then.
+      const failure =
+        error instanceof RedisCallError ? error : new RedisCallError('uncertain', error);
+      for (const lookup of lookups) lookup.reject(failure);
     }
   }
 

@@ -21,6 +21,13 @@ export const redirectEnvSchema = baseEnvSchema.extend({
    * counted from its click: its Redis key expires then. The app interface's matching window.
    */
   CLICK_TOKEN_TTL_SECONDS: positiveInt(3_600),
+  /**
+   * How long a Redis command of the redirect may take before it counts as failed: a redirect
+   * then falls back to Postgres, so a frozen Redis costs a redirect about this much (the issue's
+   * bound: a fallback within 500 ms). A timed-out lookup may still run later, so its click is
+   * reconciled rather than counted again (see ClickCounter).
+   */
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt(300),
   /** After SIGTERM: how long in-flight requests may take before connections are cut. */
   SHUTDOWN_GRACE_MS: positiveInt(10_000),
 });

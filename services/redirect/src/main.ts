@@ -31,7 +31,10 @@ runService({
       // then the clicks are flushed a last time, within what is left of the grace period (at
       // least FINAL_FLUSH_MIN_MS): a clean stop loses none. A flush cut short leaves its batch in
       // Redis, which another replica or the next start applies; only clicks Redis never took
-      // (held in memory during an outage) would be lost, and that is logged.
+      // (held in memory during an outage) would be lost, and that is logged, and clicks whose
+      // Redis call may or may not have run and that Redis has not answered for are dropped into
+      // clicks_dropped (the flusher's stop). With Redis frozen the stop takes a few command
+      // timeouts (REDIS_COMMAND_TIMEOUT_MS each).
       stop: async (graceMs) => {
         const graceEnds = Date.now() + graceMs;
         const drained = await started.stop(graceMs);

@@ -1,7 +1,14 @@
 import { createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 import type { Environment, LinkRow } from '@linkservice/db';
 import { generateReceiptSigningKey } from '@linkservice/keys';
-import { clickTokenKey, clickTokenValue, hashClickToken } from '@linkservice/link-cache';
+import {
+  CLICK_TOKEN_TOMBSTONE,
+  FORGET_CLICK_TOKENS,
+  clickTokenKey,
+  clickTokenValue,
+  hashClickToken,
+  parseClickTokenValue,
+} from '@linkservice/link-cache';
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
 import { eventually, insertLink } from '@linkservice/testing';
 import { sql } from 'kysely';
@@ -38,15 +45,21 @@ afterAll(async () => {
 });
 
 /**
- * A gateway whose Redis client answers UNLINK with `unlink` and everything else as usual: to
- * keep used-up tokens' records (so racing reports reach Postgres's one-time claim) or to fail.
+ * A gateway whose Redis client runs `forget` instead of the script that removes used-up tokens'
+ * records (ClickTokenStore.forget) and everything else as usual: to keep those records (so
+ * racing reports reach Postgres's one-time claim) or to fail.
  */
-function gatewayWithUnlink(unlink: (...keys: string[]) => Promise<number>): Promise<TestGateway> {
+function gatewayWithForget(forget: () => Promise<unknown>): Promise<TestGateway> {
   const swap = (clients: GatewayClients): GatewayClients => ({
     ...clients,
     redis: new Proxy(clients.redis, {
       get(target, property) {
-        if (property === 'unlink') return unlink;
+        if (property === 'eval') {
+          return (script: string, numKeys: number, ...keysAndArgs: string[]) =>
+            script === FORGET_CLICK_TOKENS
+              ? forget()
+              : target.eval(script, numKeys, ...keysAndArgs);
+        }
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
       },
@@ -81,10 +94,17 @@ async function mintToken(
   return { token, clickedAt };
 }
 
-function tokenRecordExists(token: string): Promise<number> {
-  return gateway.deps.redis.exists(
+/** What the token's key holds: its record, a used-up token's tombstone, or nothing. */
+function tokenKeyValue(token: string): Promise<string | null> {
+  return gateway.deps.redis.get(
     clickTokenKey(gateway.deps.config.REDIS_PREFIX, hashClickToken(token)),
   );
+}
+
+/** 1 while the token's record is held (a match can still find it), 0 once used up or gone. */
+async function tokenRecordExists(token: string): Promise<number> {
+  const value = await tokenKeyValue(token);
+  return value !== null && parseClickTokenValue(value) !== null ? 1 : 0;
 }
 
 function report(body: unknown, key = alpha.publishable.live.secret): Promise<ApiResponse> {
@@ -192,8 +212,10 @@ describe('POST /sdk/installs: the Play install referrer', () => {
       link_id: link.id,
       clicked_at: new Date(clickedAt),
     });
-    // Used up: its Redis record is gone, and a second report does not match.
+    // Used up: its Redis record is a tombstone now (a click counted late under the token then
+    // counts nothing), and a second report does not match.
     expect(await tokenRecordExists(token)).toBe(0);
+    expect(await tokenKeyValue(token)).toBe(CLICK_TOKEN_TOMBSTONE);
     const again = reported(
       await report({ platform: 'android', playReferrer: `ls_click=${token}` }),
     );
@@ -275,7 +297,7 @@ describe('POST /sdk/installs: the Play install referrer', () => {
 
   it('lets Postgres decide a race: every loser waits for the winner, then tries its next evidence', async () => {
     // The token's Redis record stays, so every report finds it and reaches the one-time claim.
-    const racing = await gatewayWithUnlink(keepRecords);
+    const racing = await gatewayWithForget(keepRecords);
     try {
       const [link, opened] = await Promise.all([seed(alpha), seed(alpha)]);
       const { token } = await mintToken(link);
@@ -578,8 +600,8 @@ describe('DELETE /sdk/installs/{installId}', () => {
   });
 
   it('removes a used token’s Redis record left behind before erasing its install, and erases nothing when Redis fails', async () => {
-    const keeping = await gatewayWithUnlink(keepRecords);
-    const failing = await gatewayWithUnlink(() =>
+    const keeping = await gatewayWithForget(keepRecords);
+    const failing = await gatewayWithForget(() =>
       Promise.reject(new Error('Connection is closed.')),
     );
     try {
@@ -603,6 +625,14 @@ describe('DELETE /sdk/installs/{installId}', () => {
 
       expect((await erase(install.id, install.secret)).status).toBe(200);
       expect(await tokenRecordExists(token)).toBe(0);
+      // A tombstone until the record would have expired: the link host, counting a click late
+      // under that token, finds the key and neither counts it nor brings the record back.
+      expect(await tokenKeyValue(token)).toBe(CLICK_TOKEN_TOMBSTONE);
+      const ttl = await gateway.deps.redis.pttl(
+        clickTokenKey(gateway.deps.config.REDIS_PREFIX, hashClickToken(token)),
+      );
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
       // Erased, and its token cannot match a second install.
       expect(
         reported(await report({ platform: 'android', playReferrer: `ls_click=${token}` })),

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { DbHandle } from '@linkservice/db';
-import { clickTokenKey, hashClickToken, parseClickTokenValue } from '@linkservice/link-cache';
+import {
+  CLICK_TOKEN_TOMBSTONE,
+  ClickTokenStore,
+  NOT_WRITABLE_MESSAGE,
+  clickTokenKey,
+  hashClickToken,
+  parseClickTokenValue,
+} from '@linkservice/link-cache';
 import { createLogger } from '@linkservice/logger';
 import {
   createTenant,
@@ -48,11 +55,14 @@ function clickOn(linkId: string, at = Date.now()): CountedClick {
   return { linkId, tokenHash: hashClickToken(randomUUID()), at };
 }
 
-/** Runs `work` while the shared client refuses a click's MULTI, as a Redis gone for a moment. */
+/**
+ * Runs `work` while the shared client refuses to send a click's script call, as ioredis does
+ * while Redis is gone for a moment (no offline queue): the click was certainly not sent.
+ */
 async function whileRedisRefusesClicks(work: () => Promise<void>): Promise<void> {
-  const refuse = jest.spyOn(redis, 'multi').mockImplementation(() => {
-    throw new Error('connection lost');
-  });
+  const refuse = jest
+    .spyOn(redis, 'evalsha')
+    .mockImplementation(() => Promise.reject(new Error(NOT_WRITABLE_MESSAGE)));
   try {
     await work();
   } finally {
@@ -262,6 +272,100 @@ describe('ClickFlusher', () => {
       clicks.map((click) => redis.exists(clickTokenKey(prefix, click.tokenHash))),
     );
     expect(stored).toEqual([0, 0, ...Array<number>(10).fill(1)]);
+  });
+
+  it('reconciles uncertain clicks once each: counted if their first call never ran, not again if it did', async () => {
+    const keys = isolatedKeys();
+    const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const [a] = await twoLinks();
+    const counter = new ClickCounter({
+      redis,
+      keys,
+      redisPrefix: prefix,
+      tokenTtlMs: TOKEN_TTL_MS,
+      logger,
+    });
+    const ran = clickOn(a.id);
+    const neverRan = clickOn(a.id);
+    // `ran`'s call reached Redis though its caller saw a timeout; `neverRan`'s did not.
+    await counter.record(ran);
+    counter.addUncertain(ran);
+    counter.addUncertain(neverRan);
+    counter.addUncertain(neverRan);
+
+    const { flusher } = flusherFor(keys, counter);
+    await flusher.flush();
+    expect(counter.uncertainCount).toBe(0);
+    expect(await clickCount(postgres.db, a.id)).toBe(2);
+    expect(counter.clicksDropped).toBe(0);
+    const stored = await redis.get(clickTokenKey(prefix, neverRan.tokenHash));
+    expect(stored === null ? null : parseClickTokenValue(stored)).toEqual({
+      linkId: a.id,
+      clickedAt: neverRan.at,
+    });
+  });
+
+  it('counts nothing for an uncertain click whose token was used up meanwhile (a tombstone)', async () => {
+    const keys = isolatedKeys();
+    const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const [a] = await twoLinks();
+    const counter = new ClickCounter({
+      redis,
+      keys,
+      redisPrefix: prefix,
+      tokenTtlMs: TOKEN_TTL_MS,
+      logger,
+    });
+    const click = clickOn(a.id);
+    await counter.record(click);
+    // An install used the token up (the gateway's ClickTokenStore), then the click is reconciled.
+    await new ClickTokenStore(redis, prefix).forget([click.tokenHash]);
+    counter.addUncertain(click);
+
+    const { flusher } = flusherFor(keys, counter);
+    await flusher.flush();
+    expect(await clickCount(postgres.db, a.id)).toBe(1);
+    expect(await redis.get(clickTokenKey(prefix, click.tokenHash))).toBe(CLICK_TOKEN_TOMBSTONE);
+  });
+
+  it('drops uncertain clicks past their token time or beyond the cap, counting them in clicksDropped, never writing them to Postgres', async () => {
+    const keys = isolatedKeys();
+    const [a] = await twoLinks();
+    const counter = new ClickCounter({
+      redis,
+      keys,
+      redisPrefix: `${env.redisPrefix}:tokens`,
+      tokenTtlMs: TOKEN_TTL_MS,
+      logger,
+      maxUncertain: 10,
+    });
+    for (let n = 0; n < 11; n++) counter.addUncertain(clickOn(a.id));
+    // 11 > 10: the oldest two went (down to 9).
+    expect(counter.uncertainCount).toBe(9);
+    expect(counter.clicksDropped).toBe(2);
+    // Within the last tenth of its time: too late to reconcile safely.
+    counter.addUncertain(clickOn(a.id, Date.now() - TOKEN_TTL_MS + 1_000));
+
+    const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    try {
+      const away = new ClickCounter({
+        redis: unreachable,
+        keys,
+        redisPrefix: `${env.redisPrefix}:tokens`,
+        tokenTtlMs: TOKEN_TTL_MS,
+        logger,
+      });
+      away.addUncertain(clickOn(a.id));
+      const { flusher } = flusherFor(keys, away);
+      await flusher.stop();
+      expect(away.clicksDropped).toBe(1);
+    } finally {
+      unreachable.disconnect();
+    }
+    const { flusher } = flusherFor(keys, counter);
+    await flusher.flush();
+    expect(counter.clicksDropped).toBe(3);
+    expect(await clickCount(postgres.db, a.id)).toBe(9);
   });
 
   it('stop() runs a last flush', async () => {

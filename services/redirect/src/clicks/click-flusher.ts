@@ -53,6 +53,7 @@ export class ClickFlusher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
+  private stopping: Promise<void> | undefined;
   private lastPrune = 0;
 
   constructor(private readonly options: ClickFlusherOptions) {}
@@ -69,8 +70,17 @@ export class ClickFlusher {
     return pass;
   }
 
-  /** Stops the timer and runs a last pass, so a clean shutdown leaves no clicks behind. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the timer and runs a last pass, so a clean shutdown leaves no clicks behind; then
+   * drops the uncertain clicks still waiting for Redis (counted in `clicks_dropped`). Bounded
+   * with Redis frozen too: each of the pass' Redis calls gives up at its command timeout. Once:
+   * a second call resolves with the first.
+   */
+  stop(): Promise<void> {
+    return (this.stopping ??= this.stopOnce());
+  }
+
+  private async stopOnce(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.flush().catch((error: unknown) => {
@@ -83,6 +93,7 @@ export class ClickFlusher {
     if (lost > 0) {
       this.options.logger.error({ clicks: lost }, 'clicks Redis never took could not be saved');
     }
+    this.options.counter.dropUncertain();
     const tokens = this.options.counter.untokenedCount;
     if (tokens > 0) {
       this.options.logger.warn({ tokens }, 'click tokens Redis never took are dropped');
@@ -111,9 +122,16 @@ export class ClickFlusher {
     await this.applyLocalBatches();
     // Click tokens Redis could not take with their clicks, now that it may again.
     await counter.storeUntokened();
+    // Clicks whose call may or may not have counted them, counted once now (before the pending
+    // hash is taken, so they go with this pass).
+    await counter.reconcileUncertain();
 
     const now = Date.now();
     const fresh = batchName(keys, now, randomUUID());
+    // Owned before the call: one that times out may still run (a frozen Redis runs it when it
+    // resumes), and its batch is then this flusher's to apply on its next pass, not another
+    // replica's to recover after recoverAfterMs.
+    this.owned.add(fresh.key);
     const unapplied = (await redis.eval(
       TAKE_PENDING,
       3,
@@ -121,11 +139,14 @@ export class ClickFlusher {
       keys.batches,
       fresh.key,
     )) as string[];
+    // Answered: every earlier call of this connection has run or never will, so an owned batch
+    // not listed was never made (or is applied).
+    const listed = new Set(unapplied);
+    for (const key of this.owned) if (!listed.has(key)) this.owned.delete(key);
     for (const key of unapplied) {
       const batch = parseBatchKey(keys, key);
       if (!batch) continue;
-      const mine = key === fresh.key || this.owned.has(key);
-      if (key === fresh.key) this.owned.add(key);
+      const mine = this.owned.has(key);
       if (mine || now - batch.createdAt >= recoverOlderThanMs) await this.applyBatch(batch);
     }
     await this.pruneLedger(now);

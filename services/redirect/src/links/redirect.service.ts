@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import type { CountingLookup, LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
-import { linkCacheKeys } from '@linkservice/link-cache';
+import type { RedisFailure } from '@linkservice/link-cache';
+import { linkCacheKeys, redisFailureOf } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickCounter } from '../clicks/click-counter';
 import type { ClickToken } from '../clicks/click-token';
@@ -23,11 +24,25 @@ export interface LinkHostRequest {
 }
 
 /**
+ * How a click still to be counted came to be: `fresh` (the lookup answered and did not count
+ * it), `not-sent` (the lookup was never sent: Redis disconnected, or skipped during a backoff),
+ * `uncertain` (the lookup failed and may have counted it, or may still).
+ */
+type UncountedClick = 'fresh' | RedisFailure;
+
+/**
  * Resolves `<host>/<alias>` to an outcome and counts the click of a person's GET, with the click
  * token minted for it. A hit costs one Redis round trip, click and token included (the cache's
  * lookup script stores both, in one call with the other redirects of the same event-loop turn);
  * a miss costs one Postgres query, shared by concurrent misses of the same alias and cache
  * generation, and the click and its token are then written together in one round trip.
+ *
+ * Redis failing: a redirect resolves from Postgres instead, after at most one command timeout
+ * (REDIS_COMMAND_TIMEOUT_MS), and after a timeout the redirects of the next moment skip Redis
+ * (RedisBackoff). The click token is the click's idempotency key (Redis counts a click only
+ * with its token's key set NX), so a click whose lookup timed out is never counted again on the
+ * fallback: it waits for the flusher to reconcile it (ClickCounter), with no second Redis call
+ * on the request.
  */
 export class RedirectService {
   /** Keyed by cache key and generation: a lookup after an invalidation never joins an older query. */
@@ -50,8 +65,10 @@ export class RedirectService {
 
   /**
    * The outcome at this moment. A person's GET of a link that resolves counts a click before
-   * this resolves (in Redis, or in memory when Redis cannot take it), so a click the client saw
-   * survives a clean shutdown, and its token is stored with it. Whether the client is a preview
+   * this resolves (in Redis; in memory when Redis cannot take it, for the flusher to write to
+   * Postgres or, when the Redis call may have run, to reconcile in Redis), so a click the client
+   * saw survives a clean shutdown (except uncertain ones Redis does not answer for before it:
+   * counted in `clicks_dropped`), and its token is stored with it. Whether the client is a preview
    * fetcher is decided first: a preview's lookup counts nothing and it mints no token.
    */
   async outcome({ ref, userAgent, query, isGet }: LinkHostRequest): Promise<RedirectOutcome> {
@@ -62,6 +79,11 @@ export class RedirectService {
     // One clock for the lookup script and the rules, so both agree on expiry.
     const now = Date.now();
     const request = { client, query, clickToken: token?.token ?? null };
+    if (!this.clicks.backoff.allows(now)) {
+      // A Redis call timed out a moment ago: not another timeout for this redirect.
+      const resolution = await findLinkResolution(this.db, ref);
+      return this.decide(resolution, request, now, token, 'not-sent');
+    }
     let found: CountingLookup;
     try {
       found = await this.cache.lookupCountingClick(
@@ -77,26 +99,35 @@ export class RedirectService {
       );
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.
+      const failure = redisFailureOf(error);
+      if (failure === 'uncertain') this.clicks.backoff.trip();
       this.warn('link cache unavailable; resolving from Postgres', error);
       const resolution = await findLinkResolution(this.db, ref);
-      return this.decide(resolution, request, now, token);
+      return this.decide(resolution, request, now, token, failure);
     }
     const { lookup, counted } = found;
     const resolution =
       lookup.kind === 'hit' ? lookup.resolution : await this.load(ref, lookup.generation);
-    return this.decide(resolution, request, now, counted ? null : token);
+    return this.decide(resolution, request, now, counted ? null : token, 'fresh');
   }
 
-  /** The outcome; `uncounted`: the token of a click still to be counted if the link resolves. */
+  /**
+   * The outcome; `uncounted`: the token of a click still to be counted if the link resolves,
+   * and `how` it is still uncounted.
+   */
   private async decide(
     resolution: LinkResolution | null,
     request: LinkRequest,
     now: number,
     uncounted: ClickToken | null,
+    how: UncountedClick,
   ): Promise<RedirectOutcome> {
     const outcome = redirectOutcome(resolution, request, now);
     if (uncounted && countsClick(outcome)) {
-      await this.clicks.record({ linkId: outcome.linkId, tokenHash: uncounted.hash, at: now });
+      const click = { linkId: outcome.linkId, tokenHash: uncounted.hash, at: now };
+      // An uncertain lookup may have counted it (or may yet): no second call, reconciled later.
+      if (how === 'uncertain') this.clicks.addUncertain(click);
+      else await this.clicks.record(click);
     }
     return outcome;
   }

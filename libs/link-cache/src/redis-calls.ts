@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * What a failed Redis call may have done, for a caller that must not do it twice (counting a
+ * click):
+ * - `not-sent`: the command never left this process, so it certainly did not run: the client
+ *   was not `ready` when it was called (it is then not even tried), or ioredis refused to write
+ *   it (no offline queue, stream not writable);
+ * - `uncertain`: it may have run, or may still run later: a command timeout (the connection,
+ *   and the command with it, is still there: a frozen Redis runs it when it resumes), a
+ *   connection lost with the command in flight (ioredis may resend it after reconnecting), an
+ *   error reply, a reply that could not be read, anything else.
+ */
+export type RedisFailure = 'not-sent' | 'uncertain';
+
+/** ioredis' rejection of a command it did not write (enableOfflineQueue: false, no stream). */
+export const NOT_WRITABLE_MESSAGE =
+  "Stream isn't writeable and enableOfflineQueue options is false";
+
+export function classifyRedisFailure(readyBeforeCall: boolean, error: unknown): RedisFailure {
+  if (!readyBeforeCall) return 'not-sent';
+  if (error instanceof Error && error.message === NOT_WRITABLE_MESSAGE) return 'not-sent';
+  return 'uncertain';
+}
+
+/** A failed Redis call, with what it may have done; `cause` is ioredis' error. */
+export class RedisCallError extends Error {
+  constructor(
+    readonly failure: RedisFailure,
+    cause: unknown,
+  ) {
+    super(
+      `redis call failed (${failure}): ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.name = 'RedisCallError';
+  }
+}
+
+/** What `error` says a call may have done: anything but a RedisCallError is uncertain. */
+export function redisFailureOf(error: unknown): RedisFailure {
+  return error instanceof RedisCallError ? error.failure : 'uncertain';
+}
+
+/**
+ * Runs `call` only when `redis` is ready, and rejects with a RedisCallError whatever it did:
+ * `not-sent` at once when the client is not ready (a disconnected client without an offline
+ * queue would refuse it anyway), otherwise as `classifyRedisFailure` says.
+ */
+export async function callRedis<T>(
+  redis: Pick<Redis, 'status'>,
+  call: () => Promise<T>,
+): Promise<T> {
+  if (redis.status !== 'ready') {
+    throw new RedisCallError('not-sent', new Error(`redis is ${redis.status}`));
+  }
+  try {
+    return await call();
+  } catch (error) {
+    throw new RedisCallError(classifyRedisFailure(true, error), error);
+  }
+}
+
+/** A Lua script sent by its SHA-1 (EVALSHA), and in full only when Redis does not know it yet. */
+export class RedisScript {
+  private readonly sha: string;
+
+  constructor(private readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  /** A NOSCRIPT reply means it did not run: sending it in full then runs it once. */
+  async run(redis: Redis, numKeys: number, keysAndArgs: (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, numKeys, ...keysAndArgs);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.eval(this.source, numKeys, ...keysAndArgs);
+    }
+  }
+}
