@@ -505,8 +505,19 @@ describe.each([
     'default values',
     () => defaults,
     {
-      gateway: { SDK_RATE_LIMIT_PER_MINUTE: 600, CLICK_TOKEN_TTL_SECONDS: 3600 },
-      worker: { INSTALL_RETENTION_DAYS: 90 },
+      gateway: {
+        SDK_RATE_LIMIT_PER_MINUTE: 600,
+        CLICK_TOKEN_TTL_SECONDS: 3600,
+        API_REQUEST_BUDGET_MS: 2500,
+        REDIS_COMMAND_TIMEOUT_MS: 500,
+        DATABASE_CONNECT_TIMEOUT_MS: 2000,
+      },
+      // The worker keeps its own per-query bounds: the shared ConfigMap must not set them.
+      worker: {
+        INSTALL_RETENTION_DAYS: 90,
+        DATABASE_QUERY_TIMEOUT_MS: 30000,
+        DATABASE_STATEMENT_TIMEOUT_MS: 0,
+      },
       redirect: { CLICK_TOKEN_TTL_SECONDS: 3600 },
     },
   ],

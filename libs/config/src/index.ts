@@ -59,6 +59,14 @@ export const positiveInt = (fallback: number) =>
     .positive('must be a positive integer')
     .default(fallback);
 
+/** A whole number of ms or units where 0 means "off". */
+export const nonNegativeInt = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a non-negative integer' })
+    .int('must be a non-negative integer')
+    .min(0, 'must be a non-negative integer')
+    .default(fallback);
+
 const hostname =
   /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -68,6 +76,19 @@ export const baseEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: postgresUrl,
   DATABASE_POOL_SIZE: positiveInt(10),
+  /**
+   * Client-side bound of each Postgres query run outside a request's own deadline (the gateway's
+   * per-request budget replaces it): past it the query fails and its connection is closed. The
+   * only bound that holds when the server is frozen (SIGSTOP, blackhole); 0 turns it off.
+   */
+  DATABASE_QUERY_TIMEOUT_MS: nonNegativeInt(2_000),
+  /**
+   * Server-side statement_timeout of every connection: a second line for a server that is slow
+   * but alive. Transactions that need longer set their own (SET LOCAL); 0 keeps the server's.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(2_000),
+  /** How long getting a pool connection may take, waiting for a free one or opening one. */
+  DATABASE_CONNECT_TIMEOUT_MS: positiveInt(2_000),
   REDIS_URL: redisUrl,
   /** Namespaces every Redis key (queues, limits, caches) so stacks can share one Redis. */
   REDIS_PREFIX: z

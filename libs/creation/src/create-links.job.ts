@@ -25,6 +25,15 @@ export const COMMIT_GRACE_MS = 1_000;
  */
 export const SETTLE_LOCK_TIMEOUT_MS = COMMIT_GRACE_MS + 2_000;
 
+/**
+ * The client-side bound of the whole settle (getting a connection, BEGIN, the insert that may
+ * wait SETTLE_LOCK_TIMEOUT_MS for the lock, the read-back, COMMIT): its own query-deadline scope,
+ * replacing the request's budget and the pool's default, which would cut the lock wait short.
+ * Past it (a frozen database) the creation answers 503 `database_unreachable`. With a frozen
+ * Postgres a creation therefore answers within CREATION_TIMEOUT_MS + SETTLE_DEADLINE_MS.
+ */
+export const SETTLE_DEADLINE_MS = SETTLE_LOCK_TIMEOUT_MS + 2_000;
+
 export const createLinksPayloadSchema = z.object({
   /**
    * Also the BullMQ job id and the creation_requests primary key: unique per request, never

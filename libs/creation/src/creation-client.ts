@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withQueryDeadline } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import type { QueueEventsListener } from 'bullmq';
@@ -15,6 +16,7 @@ import {
   CREATE_LINKS_JOB,
   CREATE_LINKS_QUEUE,
   createLinksJobResultSchema,
+  SETTLE_DEADLINE_MS,
   createLinksPayloadSchema,
   createLinksResultSchema,
 } from './create-links.job';
@@ -235,6 +237,7 @@ export class BullCreationClient implements CreationClient {
   /**
    * Decides the outcome through Postgres: inserting 'abandoned' either succeeds (the worker can
    * no longer create anything for this request) or finds the worker's committed 'done' row.
+   * Bounded by SETTLE_DEADLINE_MS in its own scope, whatever the caller's deadline.
    */
   private async settle(
     payload: CreateLinksPayload,
@@ -242,7 +245,9 @@ export class BullCreationClient implements CreationClient {
   ): Promise<CreationOutcome> {
     let settled;
     try {
-      settled = await this.requests.abandonOrRead(payload.requestId, payload.appId);
+      settled = await withQueryDeadline(SETTLE_DEADLINE_MS, () =>
+        this.requests.abandonOrRead(payload.requestId, payload.appId),
+      );
     } catch (error) {
       // The worker's transaction is all-or-nothing and cannot commit after the deadline guard,
       // so whatever it did is either absent or complete under its aliases.

@@ -1,5 +1,12 @@
 export * from './schema';
 export * from './pool';
+export {
+  currentQueryDeadline,
+  QueryDeadlineExceeded,
+  queryBudget,
+  withQueryDeadline,
+} from './query-deadline';
+export type { QueryBudget } from './query-deadline';
 export * from './ids';
 export { ensureDatabase, migrateToLatest } from './migrate';
 export type { MigrateOutcome } from './migrate';

@@ -1,5 +1,6 @@
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { currentQueryDeadline, QueryDeadlineExceeded, queryBudget } from './query-deadline';
 import type { Database } from './schema';
 
 type TypeId = Parameters<typeof pg.types.getTypeParser>[0];
@@ -58,23 +59,173 @@ export async function executePrepared<Row>(
 }
 
 type QueryArguments = Parameters<(config: unknown, values?: unknown, callback?: unknown) => void>;
+type QueryCallback = (error: Error | null, result?: unknown) => void;
+
+/** pg's own wording when a query's `query_timeout` passes (client side, see pg/lib/client.js). */
+const QUERY_READ_TIMEOUT = 'Query read timeout';
+
+/** What a pg.Client keeps about itself that the subclass below reads. */
+interface ClientInternals {
+  connectionParameters: { query_timeout?: number | false };
+}
 
 /**
  * pg sends a query as a named statement when its config carries a name. Kysely passes only text
  * and values, so the pool's clients add the name for declared statements, found by their text.
+ *
+ * They also bound every query by its deadline (query-deadline.ts): pg's client-side
+ * `query_timeout`, from the caller's withQueryDeadline() scope or else the pool's default. A
+ * connection whose query ran out of time is closed, never reused: its query may still run (or be
+ * queued in a frozen server) and answer the next one's read, and inside a transaction the
+ * ROLLBACK that follows cannot reach the server either. Closing the socket makes Postgres roll
+ * back whatever it held; the pool sees the client is ending and replaces it on release.
  */
-class PreparingClient extends pg.Client {}
+class PreparingClient extends pg.Client {
+  /** Set once a deadline closed this connection: later queries fail at once, and say why. */
+  private closedByDeadline = false;
+
+  /** Closes this connection because a query ran out of time (see the class comment). */
+  closeAfterDeadline(): void {
+    if (this.closedByDeadline) return;
+    this.closedByDeadline = true;
+    // With the timed-out query still active, end() destroys the socket instead of waiting for
+    // the server to acknowledge a Terminate it may never read.
+    this.end().catch(() => undefined);
+  }
+
+  get closedAfterDeadline(): boolean {
+    return this.closedByDeadline;
+  }
+}
 // eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with .call(this)
 const plainQuery = pg.Client.prototype.query as (...args: QueryArguments) => unknown;
+
+/** Fails a query without sending it, through its callback or its promise (as pg would). */
+function refuse(error: Error, callback: unknown): unknown {
+  if (typeof callback === 'function') {
+    process.nextTick(() => {
+      (callback as QueryCallback)(error);
+    });
+    return undefined;
+  }
+  return Promise.reject(error);
+}
+
 PreparingClient.prototype.query = function (
-  this: pg.Client,
+  this: PreparingClient,
   ...[config, values, callback]: QueryArguments
 ): unknown {
+  // Custom submittables (cursors, streams) keep pg's own handling and the pool default.
+  if (typeof config === 'object' && config !== null && 'submit' in config) {
+    return plainQuery.call(this, config, values, callback);
+  }
+  if (this.closedAfterDeadline) {
+    return refuse(
+      new QueryDeadlineExceeded('the connection was closed after a query ran out of time'),
+      typeof values === 'function' ? values : callback,
+    );
+  }
+  const poolTimeout = (this as unknown as ClientInternals).connectionParameters.query_timeout;
+  const budget = queryBudget(
+    Date.now(),
+    currentQueryDeadline(),
+    typeof poolTimeout === 'number' ? poolTimeout : undefined,
+  );
+  if (budget.kind === 'expired') {
+    // Nothing is sent; but inside a transaction the caller's ROLLBACK would be refused too, and
+    // the connection would go back to the pool mid-transaction: close it instead.
+    if (this.getTransactionStatus() !== 'I') this.closeAfterDeadline();
+    return refuse(new QueryDeadlineExceeded(), typeof values === 'function' ? values : callback);
+  }
   const name = typeof config === 'string' ? preparedNames.get(config) : undefined;
-  return name === undefined
-    ? plainQuery.call(this, config, values, callback)
-    : plainQuery.call(this, { name, text: config }, values, callback);
+  const base: Record<string, unknown> =
+    typeof config === 'string'
+      ? name === undefined
+        ? { text: config }
+        : { name, text: config }
+      : { ...(config as Record<string, unknown>) };
+  if (budget.kind === 'bounded') base.query_timeout = budget.ms;
+
+  const onTimeout = (error: unknown): void => {
+    // By message, not instanceof: pg's errors may come from another realm (jest's sandboxes).
+    if ((error as { message?: unknown } | null)?.message === QUERY_READ_TIMEOUT) {
+      this.closeAfterDeadline();
+    }
+  };
+  if (typeof values === 'function' || typeof callback === 'function') {
+    const [args, done] =
+      typeof values === 'function'
+        ? [undefined, values as QueryCallback]
+        : [values, callback as QueryCallback];
+    return plainQuery.call(this, base, args, (error: Error | null, result?: unknown) => {
+      if (error) onTimeout(error);
+      done(error, result);
+    });
+  }
+  const result = plainQuery.call(this, base, values) as Promise<unknown>;
+  return result.catch((error: unknown) => {
+    onTimeout(error);
+    throw error;
+  });
 } as pg.Client['query'];
+
+/**
+ * The pool createDb() builds: a connection asked for inside a withQueryDeadline() scope is
+ * waited for only until the scope's deadline (pg-pool's connectionTimeoutMillis is one value for
+ * the whole pool). A connection that arrives after its caller gave up goes straight back.
+ */
+class DeadlinePool extends pg.Pool {}
+// eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with .call(this)
+const plainConnect = pg.Pool.prototype.connect as (this: pg.Pool, ...args: unknown[]) => unknown;
+DeadlinePool.prototype.connect = function (this: pg.Pool, ...args: unknown[]): unknown {
+  const deadline = currentQueryDeadline();
+  if (deadline === undefined) return plainConnect.apply(this, args);
+  const connecting = connectBy(this, deadline);
+  const [callback] = args;
+  // pool.query() asks with a callback, (error, client, release).
+  if (typeof callback !== 'function') return connecting;
+  type Release = (error?: Error | boolean) => void;
+  const done = callback as (error: unknown, client?: pg.PoolClient, release?: Release) => void;
+  connecting.then(
+    (client) => {
+      done(undefined, client, (error) => {
+        client.release(error);
+      });
+    },
+    (error: unknown) => {
+      done(error);
+    },
+  );
+  return undefined;
+} as pg.Pool['connect'];
+
+function connectBy(pool: pg.Pool, deadline: number): Promise<pg.PoolClient> {
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) {
+    return Promise.reject(new QueryDeadlineExceeded('no connection before the deadline'));
+  }
+  const connecting = plainConnect.call(pool) as Promise<pg.PoolClient>;
+  return new Promise<pg.PoolClient>((resolve, reject) => {
+    let gaveUp = false;
+    const timer = setTimeout(() => {
+      gaveUp = true;
+      reject(new QueryDeadlineExceeded('no connection before the deadline'));
+    }, remaining);
+    connecting.then(
+      (client) => {
+        clearTimeout(timer);
+        if (gaveUp) client.release();
+        else resolve(client);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        // pg's own error, passed on unchanged (instanceof Error fails across jest's realms).
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+        if (!gaveUp) reject(error);
+      },
+    );
+  });
+}
 
 export interface DbOptions {
   connectionString: string;
@@ -82,6 +233,19 @@ export interface DbOptions {
   applicationName?: string;
   /** Told about connections lost outside a query (the pool replaces them); e.g. a log line. */
   onConnectionError?: (error: Error) => void;
+  /**
+   * Client-side bound of each query run outside a withQueryDeadline() scope (pg's
+   * `query_timeout`); the connection is closed when it passes. Unset or 0: none.
+   */
+  queryTimeoutMs?: number;
+  /**
+   * Server-side `statement_timeout` set on each connection at start-up: a second line for a
+   * server that is slow but alive (SET LOCAL overrides it per transaction). Unset or 0: the
+   * server's setting.
+   */
+  statementTimeoutMs?: number;
+  /** How long getting a connection may take (a free one, or a new one set up); default 5 s. */
+  connectionTimeoutMs?: number;
 }
 
 export interface DbHandle {
@@ -96,14 +260,20 @@ export function createDb({
   max = 10,
   applicationName,
   onConnectionError = () => undefined,
+  queryTimeoutMs,
+  statementTimeoutMs,
+  connectionTimeoutMs = 5_000,
 }: DbOptions): DbHandle {
-  const pool = new pg.Pool({
+  const pool = new DeadlinePool({
     Client: PreparingClient,
     connectionString,
     max,
     types,
     application_name: applicationName,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: connectionTimeoutMs,
+    // Read back by PreparingClient.query, which applies it per query (0 and unset mean none).
+    ...(queryTimeoutMs ? { query_timeout: queryTimeoutMs } : {}),
+    ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
   });
   // A connection that dies between queries emits 'error' on its client: through the pool while
   // the client is idle, on the client itself while it is checked out (e.g. a transaction ended

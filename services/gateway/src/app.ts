@@ -5,6 +5,7 @@ import { authenticate, PUBLISHABLE_KEYS, readBearerKey, SECRET_KEYS } from './au
 import type { GatewayDeps } from './deps';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler } from './http/error-handler';
+import { requestBudget } from './http/request-budget';
 import { requestId } from './http/request-id';
 import { useRequestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
@@ -55,7 +56,8 @@ export interface AppOptions {
 }
 
 /**
- * Order matters: request id (so every answer carries it), request log, then /api/v1/sdk and
+ * Order matters: request id (so every answer carries it), the request's Postgres budget, request
+ * log, then /api/v1/sdk and
  * /api/v1: every request is authenticated before anything about its path is answered (route,
  * 405 or 404), so an unauthenticated caller learns nothing about which paths exist. The SDK
  * comes first and ends in its own 404, so none of its paths reaches the secret-key API (whose
@@ -72,6 +74,7 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   app.set('trust proxy', deps.config.TRUST_PROXY);
 
   app.use(requestId());
+  app.use(requestBudget(deps.config.API_REQUEST_BUDGET_MS));
   useRequestLogging(app, deps.logger);
   app.use(
     SDK_BASE_PATH,

@@ -62,8 +62,23 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   GATEWAY_PORT: port(8080),
   /** Link creations per app per hour, live and test together. */
   CREATION_LIMIT_PER_HOUR: positiveInt(300),
-  /** How long POST /links (and /links/batch) waits for the worker before answering 503. */
+  /**
+   * How long POST /links (and /links/batch) waits for the worker before answering 503, counted
+   * from the limiter's reservation on (so a slow Redis spends this budget, not more).
+   */
   CREATION_TIMEOUT_MS: positiveInt(10_000),
+  /**
+   * Per-request Postgres budget: every query a request runs (getting a connection included)
+   * ends by this long after the request arrived, or the request answers 503 `unavailable`. A
+   * creation's settle, after its CREATION_TIMEOUT_MS, has its own bound (SETTLE_DEADLINE_MS).
+   */
+  API_REQUEST_BUDGET_MS: positiveInt(2_500),
+  /**
+   * Bound of each command on the gateway's Redis client (creation limiter, SDK limiter, link
+   * cache invalidation, click tokens, readiness): past it the command fails ("Command timed
+   * out") and the request answers 503. A timed-out command may still have run.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt(500),
   /**
    * Requests to /api/v1/sdk per minute for one publishable key from one client address, all
    * SDK endpoints together (app-interface.md); then 429 until the minute is over.

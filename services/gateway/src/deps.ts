@@ -27,7 +27,8 @@ export interface GatewayClients {
   db: Kysely<Database>;
   /**
    * For plain commands (rate limits, readiness, the link cache). Fails a command fast when Redis
-   * is away instead of queueing it, so requests answer 503 rather than hang. Keys go under
+   * is away instead of queueing it, and after REDIS_COMMAND_TIMEOUT_MS when it does not answer,
+   * so requests answer 503 rather than hang. Keys go under
    * config.REDIS_PREFIX. BullMQ's blocking connections must be separate clients.
    */
   redis: Redis;
@@ -120,11 +121,13 @@ export function buildDeps(
   options: BuildOptions<GatewayClients> = {},
 ): GatewayResources {
   const postgres = createPostgres(config, { applicationName: 'linkservice-gateway', logger });
-  // A command fails after one reconnect attempt: the request answers 503 instead of waiting.
+  // A command fails after one reconnect attempt, or after REDIS_COMMAND_TIMEOUT_MS when Redis
+  // does not answer (frozen, blackholed): the request answers 503 instead of waiting.
   const redis = createRedisClient(config.REDIS_URL, {
     connectionName: 'linkservice-gateway',
     logger,
     maxRetriesPerRequest: 1,
+    commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
   });
   const creations = createCreationClient({
     redisUrl: config.REDIS_URL,

@@ -10,6 +10,16 @@ const nonNegativeInt = (fallback: number) =>
 
 export const workerEnvSchema = baseEnvSchema
   .extend({
+    /**
+     * The worker's own defaults for the pool bounds (baseEnvSchema). Client side: longer than
+     * any creation transaction may last (the job's deadline plus COMMIT_GRACE_MS, about
+     * CREATION_TIMEOUT_MS + 1 s; raise it with a CREATION_TIMEOUT_MS past ~25 s), so it only ends
+     * a query a frozen server will never answer, and the worker recovers without a restart.
+     * Server side: none by default, since each creation transaction sets its own with SET LOCAL
+     * and the cleanups delete bounded slices.
+     */
+    DATABASE_QUERY_TIMEOUT_MS: nonNegativeInt(30_000),
+    DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(0),
     /** /healthz and /readyz. */
     WORKER_HEALTH_PORT: port(8082),
     /** Creation jobs run at once per process. Jobs of one app still serialise on its row lock. */

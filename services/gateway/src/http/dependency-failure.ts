@@ -18,9 +18,10 @@ const NETWORK_CODES = new Set([
 
 /**
  * SQLSTATEs Postgres sends when the server, not the query, is the problem: class 08 (connection
- * exception), shutdown and start-up (57P01-57P03), too many connections (53300).
+ * exception), shutdown and start-up (57P01-57P03), too many connections (53300), and a statement
+ * ended by statement_timeout (57014: the server is too slow to answer within the bound).
  */
-const POSTGRES_UNAVAILABLE = /^(08...|57P0[123]|53300)$/;
+const POSTGRES_UNAVAILABLE = /^(08...|57P0[123]|57014|53300)$/;
 
 /** Messages without a code: pg pool/client and ioredis and rate-limiter-flexible wording. */
 const UNAVAILABLE_MESSAGES = [
@@ -31,7 +32,15 @@ const UNAVAILABLE_MESSAGES = [
   /^Connection is closed\.?$/, // ioredis
   /^Stream isn't writeable and enableOfflineQueue options is false$/, // ioredis
   /^Redis connection is not ready$/, // rate-limiter-flexible with rejectIfRedisNotReady
+  /^Query read timeout$/, // pg: a query's client-side query_timeout passed
+  /^Command timed out$/, // ioredis: commandTimeout passed
 ];
+
+/** Errors that say a deadline of ours passed while waiting on a dependency. */
+const DEADLINE_NAMES = new Set([
+  'MaxRetriesPerRequestError', // ioredis gave up on a command
+  'QueryDeadlineExceeded', // @linkservice/db: the request's query deadline passed
+]);
 
 export function isDependencyFailure(error: unknown, depth = 0): boolean {
   if (depth > 5 || typeof error !== 'object' || error === null) return false;
@@ -45,7 +54,7 @@ export function isDependencyFailure(error: unknown, depth = 0): boolean {
   if (typeof code === 'string' && (NETWORK_CODES.has(code) || POSTGRES_UNAVAILABLE.test(code))) {
     return true;
   }
-  if (name === 'MaxRetriesPerRequestError') return true; // ioredis gave up on a command
+  if (typeof name === 'string' && DEADLINE_NAMES.has(name)) return true;
   if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((m) => m.test(message))) {
     return true;
   }

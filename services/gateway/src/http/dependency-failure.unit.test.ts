@@ -1,3 +1,4 @@
+import { QueryDeadlineExceeded } from '@linkservice/db';
 import { isDependencyFailure } from './dependency-failure';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
@@ -20,6 +21,14 @@ describe('isDependencyFailure', () => {
       }),
     ],
     ['the rate limiter with Redis away', new Error('Redis connection is not ready')],
+    ['a pg query_timeout', new Error('Query read timeout')],
+    ['a statement_timeout', withCode('57014', 'canceling statement due to statement timeout')],
+    ['an ioredis commandTimeout', new Error('Command timed out')],
+    ['a passed query deadline', new QueryDeadlineExceeded()],
+    [
+      'a pool wait past the deadline',
+      new QueryDeadlineExceeded('no connection before the deadline'),
+    ],
     ['an AggregateError of refused connects', new AggregateError([withCode('ECONNREFUSED')])],
     ['a wrapped cause', new Error('query failed', { cause: withCode('ETIMEDOUT') })],
   ])('recognises %s', (_case, error) => {

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import express from 'express';
 import type { ApiError } from './errors';
@@ -59,12 +60,18 @@ function readBody(req: Request, res: Response, done: (error?: unknown) => void):
     done(errors.invalidBody('Send the body as JSON with Content-Type: application/json.'));
     return;
   }
-  parseJson(req, res, (error?: unknown) => {
-    if (error !== undefined) done(undecodableBody(req, error) ?? error);
-    else if (!isJsonObject(req.body))
-      done(errors.invalidBody('The request body must be a JSON object.'));
-    else done();
-  });
+  // The parser calls back from the request stream's 'end', in the socket's async context: bind
+  // the callback to this one, so what follows keeps the request's deadline (request-budget.ts).
+  parseJson(
+    req,
+    res,
+    AsyncResource.bind((error?: unknown) => {
+      if (error !== undefined) done(undecodableBody(req, error) ?? error);
+      else if (!isJsonObject(req.body))
+        done(errors.invalidBody('The request body must be a JSON object.'));
+      else done();
+    }),
+  );
 }
 
 /**

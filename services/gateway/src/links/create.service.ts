@@ -11,7 +11,11 @@ import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './creat
 export interface LinkCreationDeps {
   creations: CreationClient;
   creationLimiter: CreationLimiter;
-  /** How long a request waits for the worker before it answers 503. */
+  /**
+   * How long a creation may take before it answers 503, counted from the limiter's reservation:
+   * the reservation's Redis call spends this budget too, so a creation answers within it plus
+   * the settle and the release (see submitWithin).
+   */
   creationTimeoutMs: number;
   logger: Logger;
 }
@@ -56,7 +60,7 @@ export class LinkCreationService {
     scope: CreationScope,
     body: Record<string, unknown>,
   ): Promise<CreateLinkOutcome> {
-    const { creations, creationLimiter, creationTimeoutMs } = this.deps;
+    const { creations, creationLimiter } = this.deps;
     const parsed = parseLinkCreate(body);
     if (!parsed.ok) {
       return {
@@ -66,6 +70,7 @@ export class LinkCreationService {
       };
     }
 
+    const deadline = this.creationDeadline();
     const reservation = await creationLimiter.reserve(scope.appId, 1);
     // Nothing could be created: no job, and no unit to give back (reserve kept none).
     if (reservation.granted === 0) return { kind: 'rate_limited', limit: reservation };
@@ -78,7 +83,7 @@ export class LinkCreationService {
         entries: [{ index: 0, draft: parsed.draft }],
         creationBudget: 1,
       },
-      creationTimeoutMs,
+      remainingMs(deadline),
     );
     if (outcome.kind === 'unavailable') {
       return {
@@ -106,7 +111,7 @@ export class LinkCreationService {
     scope: CreationScope,
     body: Record<string, unknown>,
   ): Promise<CreateBatchOutcome> {
-    const { creations, creationLimiter, creationTimeoutMs } = this.deps;
+    const { creations, creationLimiter } = this.deps;
     const request = checkBatchRequest(body);
     if (!request.ok) {
       return {
@@ -130,6 +135,7 @@ export class LinkCreationService {
 
     // Fewer units than valid entries is still worth a job: the worker decides in order, so
     // entries that fail there (alias taken) come before the first one refused as rate_limited.
+    const deadline = this.creationDeadline();
     const reservation = await creationLimiter.reserve(scope.appId, valid.length);
     const outcome = await creations.submit(
       {
@@ -139,7 +145,7 @@ export class LinkCreationService {
         entries: valid,
         creationBudget: reservation.granted,
       },
-      creationTimeoutMs,
+      remainingMs(deadline),
     );
     if (outcome.kind === 'unavailable') {
       return {
@@ -155,6 +161,15 @@ export class LinkCreationService {
       report,
       limit: await this.release(scope.appId, unused, reservation),
     };
+  }
+
+  /**
+   * Epoch ms by which the worker must have answered: CREATION_TIMEOUT_MS from before the
+   * limiter's reservation, so a Redis that answers slowly (up to REDIS_COMMAND_TIMEOUT_MS per
+   * command) spends the creation's budget instead of adding to it.
+   */
+  private creationDeadline(): number {
+    return Date.now() + this.deps.creationTimeoutMs;
   }
 
   /**
@@ -188,6 +203,14 @@ export class LinkCreationService {
       return fallback;
     }
   }
+}
+
+/**
+ * What is left until `deadline`. At 0 the job is still added and settled at once: the settle
+ * then abandons it, and the reserved units come back.
+ */
+export function remainingMs(deadline: number, now = Date.now()): number {
+  return Math.max(0, deadline - now);
 }
 
 type BatchRequest =

@@ -72,10 +72,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     },
   });
   const { deps } = resources;
-  // The rate limiters fail at once while Redis is not ready (503, as /readyz would say): a
-  // request sent the moment the gateway started must not race its connection. A client a test
-  // swapped in is left alone (it may be meant never to connect).
-  if (deps.redis === opened?.redis) await connectedOrFailed(deps.redis);
+  // The rate limiters fail at once while Redis is not ready (503, as /readyz would say), and a
+  // command queued while it connects fails at REDIS_COMMAND_TIMEOUT_MS: a request sent the moment
+  // the gateway started must not race its connection. Waits on the client opened here, which a
+  // test's swap may wrap; a client a test swapped in instead is left alone (it may be meant
+  // never to connect), and a Redis that cannot be reached ends the wait at its first error.
+  if (opened) await connectedOrFailed(opened.redis);
   const server: Server = createServer(
     createApp(deps, { routes: options.routes?.(deps, apiRoutes(deps)) }),
   );
