@@ -518,7 +518,7 @@ describe.each([
         DATABASE_QUERY_TIMEOUT_MS: 30000,
         DATABASE_STATEMENT_TIMEOUT_MS: 0,
       },
-      redirect: { CLICK_TOKEN_TTL_SECONDS: 3600 },
+      redirect: { CLICK_TOKEN_TTL_SECONDS: 3600, REDIS_COMMAND_TIMEOUT_MS: 300 },
     },
   ],
   [

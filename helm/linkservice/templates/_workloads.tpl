@@ -87,6 +87,11 @@ spec:
             {{- end }}
             - name: SHUTDOWN_GRACE_MS
               value: {{ $values.shutdownGraceMs | int64 | quote }}
+            {{- /* Per component: the gateway's limiters and the redirect's fallback want different bounds. */}}
+            {{- if $values.redisCommandTimeoutMs }}
+            - name: REDIS_COMMAND_TIMEOUT_MS
+              value: {{ $values.redisCommandTimeoutMs | int64 | quote }}
+            {{- end }}
             {{- with $.Values.extraEnvVars }}
             {{- toYaml . | nindent 12 }}
             {{- end }}

@@ -93,7 +93,14 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     intervalMs: config.CLICK_FLUSH_INTERVAL_MS,
     recoverAfterMs: config.CLICK_RECOVERY_AFTER_MS,
   });
-  const redirects = new RedirectService(postgres.db, cache, clicks, config.REDIS_PREFIX, logger);
+  const redirects = new RedirectService(
+    postgres.db,
+    cache,
+    clicks,
+    config.REDIS_PREFIX,
+    logger,
+    config.DATABASE_QUERY_TIMEOUT_MS,
+  );
 
   let closing: Promise<void> | undefined;
   return {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
+import { withQueryDeadline } from '@linkservice/db';
 import type { CountingLookup, LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
 import type { RedisFailure } from '@linkservice/link-cache';
 import { linkCacheKeys, redisFailureOf } from '@linkservice/link-cache';
@@ -56,6 +57,11 @@ export class RedirectService {
     private readonly clicks: ClickCounter,
     private readonly redisPrefix: string,
     logger: Logger,
+    /**
+     * All of one Postgres lookup, waiting for a connection included (DATABASE_QUERY_TIMEOUT_MS):
+     * the pool's connect and query timeouts would otherwise add up.
+     */
+    private readonly lookupBudgetMs: number,
   ) {
     // Once per outage-ish, not once per redirect.
     this.warn = throttled(10_000, (message, error) => {
@@ -81,7 +87,7 @@ export class RedirectService {
     const request = { client, query, clickToken: token?.token ?? null };
     if (!this.clicks.backoff.allows(now)) {
       // A Redis call timed out a moment ago: not another timeout for this redirect.
-      const resolution = await findLinkResolution(this.db, ref);
+      const resolution = await this.fromPostgres(ref);
       return this.decide(resolution, request, now, token, 'not-sent');
     }
     let found: CountingLookup;
@@ -102,7 +108,7 @@ export class RedirectService {
       const failure = redisFailureOf(error);
       if (failure === 'uncertain') this.clicks.backoff.trip();
       this.warn('link cache unavailable; resolving from Postgres', error);
-      const resolution = await findLinkResolution(this.db, ref);
+      const resolution = await this.fromPostgres(ref);
       return this.decide(resolution, request, now, token, failure);
     }
     const { lookup, counted } = found;
@@ -132,6 +138,10 @@ export class RedirectService {
     return outcome;
   }
 
+  private fromPostgres(ref: LinkRef): Promise<LinkResolution | null> {
+    return withQueryDeadline(this.lookupBudgetMs, () => findLinkResolution(this.db, ref));
+  }
+
   private load(ref: LinkRef, generation: string | null): Promise<LinkResolution | null> {
     const flightKey = `${linkCacheKeys(this.redisPrefix, ref).entry}#${generation ?? ''}`;
     const pending = this.loading.get(flightKey);
@@ -147,7 +157,7 @@ export class RedirectService {
     ref: LinkRef,
     generation: string | null,
   ): Promise<LinkResolution | null> {
-    const resolution = await findLinkResolution(this.db, ref);
+    const resolution = await this.fromPostgres(ref);
     // The answer does not wait for the cache write; a failed write only costs a later miss.
     this.cache.fill(ref, generation, resolution).catch((error: unknown) => {
       this.warn('link cache fill failed', error);
