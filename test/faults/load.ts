@@ -148,7 +148,7 @@ export class LoadDriver {
   }
 
   /** Sends one request of `kind` and records it; never throws. */
-  send(kind: RequestKind): Promise<RequestRecord> {
+  async send(kind: RequestKind): Promise<RequestRecord> {
     switch (kind) {
       case 'create': {
         const id = this.nextId();
@@ -181,8 +181,12 @@ export class LoadDriver {
       case 'redirect-uncached': {
         const link = this.target.cold.shift();
         if (!link) return this.follow('redirect-cached', pick(this.target.warm));
-        this.target.warm.push(link);
-        return this.follow(kind, link);
+        const record = await this.follow(kind, link);
+        // Only a link that resolved was put in the cache; one refused (a frozen Postgres) is
+        // not, and must not later pass for a cached one.
+        if (record.status === 302) this.target.warm.push(link);
+        else this.target.cold.push(link);
+        return record;
       }
     }
   }
