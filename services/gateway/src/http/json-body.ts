@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import express from 'express';
 import type { ApiError } from './errors';
+import { afterBody } from './request-budget';
 import { errors } from './errors';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -61,15 +62,18 @@ function readBody(req: Request, res: Response, done: (error?: unknown) => void):
     return;
   }
   // The parser calls back from the request stream's 'end', in the socket's async context: bind
-  // the callback to this one, so what follows keeps the request's deadline (request-budget.ts).
+  // the callback to this one, so what follows keeps the request's context, and give it the
+  // request's Postgres budget afresh (request-budget.ts): the upload took the client's time.
   parseJson(
     req,
     res,
     AsyncResource.bind((error?: unknown) => {
-      if (error !== undefined) done(undecodableBody(req, error) ?? error);
-      else if (!isJsonObject(req.body))
-        done(errors.invalidBody('The request body must be a JSON object.'));
-      else done();
+      afterBody(req, () => {
+        if (error !== undefined) done(undecodableBody(req, error) ?? error);
+        else if (!isJsonObject(req.body))
+          done(errors.invalidBody('The request body must be a JSON object.'));
+        else done();
+      });
     }),
   );
 }

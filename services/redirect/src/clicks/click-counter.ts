@@ -124,7 +124,10 @@ export class ClickCounter {
   private dropped = 0;
   private droppedClicks = 0;
   private readonly warn: (message: string, error: unknown) => void;
-  private readonly warnDropped: (reason: DropReason) => void;
+  /** The total the last `clicks_dropped` warning carried, and when it went out. */
+  private reportedDropped = 0;
+  private lastDropReport = -Infinity;
+  private lastDropReason: DropReason | undefined;
   /** When the request path skips Redis (see RedisBackoff). */
   readonly backoff: RedisBackoff;
 
@@ -132,12 +135,6 @@ export class ClickCounter {
     this.backoff = options.backoff ?? new RedisBackoff(DEFAULT_BACKOFF_MS);
     this.warn = throttled(10_000, (message, error) => {
       options.logger.warn({ err: error }, message);
-    });
-    this.warnDropped = throttled(DROP_WARNING_INTERVAL_MS, (reason) => {
-      options.logger.warn(
-        { clicks_dropped: this.droppedClicks, reason },
-        'clicks dropped: uncertain whether Redis counted them, and too late to reconcile',
-      );
     });
   }
 
@@ -257,12 +254,18 @@ export class ClickCounter {
   dropUncertain(): number {
     const count = this.uncertain.length;
     this.uncertain = [];
-    if (count > 0) {
-      this.droppedClicks += count;
+    this.droppedClicks += count;
+    if (this.droppedClicks > this.reportedDropped) {
+      // The last word: every drop not yet in a warning, whatever the interval.
       this.options.logger.warn(
-        { clicks_dropped: this.droppedClicks, clicks: count, reason: 'shutdown' },
-        'clicks dropped: uncertain whether Redis counted them, and the process is stopping',
+        {
+          clicks_dropped: this.droppedClicks,
+          clicks: this.droppedClicks - this.reportedDropped,
+          reason: count > 0 ? 'shutdown' : this.lastDropReason,
+        },
+        'clicks dropped: uncertain whether Redis counted them, and too late to reconcile',
       );
+      this.reportedDropped = this.droppedClicks;
     }
     return count;
   }
@@ -284,7 +287,28 @@ export class ClickCounter {
 
   private drop(count: number, reason: DropReason): void {
     this.droppedClicks += count;
-    this.warnDropped(reason);
+    this.lastDropReason = reason;
+    this.reportDrops();
+  }
+
+  /**
+   * Logs the `clicks_dropped` total when it grew since the last warning, at most once per
+   * DROP_WARNING_INTERVAL_MS. Called on every drop and by every flusher pass, so drops that
+   * came inside a window are reported once it ends, never left unlogged.
+   */
+  reportDrops(now = Date.now()): void {
+    if (this.droppedClicks === this.reportedDropped) return;
+    if (now - this.lastDropReport < DROP_WARNING_INTERVAL_MS) return;
+    this.options.logger.warn(
+      {
+        clicks_dropped: this.droppedClicks,
+        clicks: this.droppedClicks - this.reportedDropped,
+        reason: this.lastDropReason,
+      },
+      'clicks dropped: uncertain whether Redis counted them, and too late to reconcile',
+    );
+    this.reportedDropped = this.droppedClicks;
+    this.lastDropReport = now;
   }
 
   private countInMemory(click: CountedClick): void {

@@ -119,6 +119,8 @@ export class ClickFlusher {
 
   private async pass(recoverOlderThanMs: number): Promise<void> {
     const { redis, keys, counter } = this.options;
+    // First, so a pass that fails below still reports drops a warning window held back.
+    counter.reportDrops();
     await this.applyLocalBatches();
     // Click tokens Redis could not take with their clicks, now that it may again.
     await counter.storeUntokened();
