@@ -103,3 +103,10 @@ function toHeaders(incoming: IncomingHttpHeaders): Headers {
   }
   return headers;
 }
+
+/** Runs `request` and says how long it took to answer: for the tests of answer-time bounds. */
+export async function timed<T>(request: () => Promise<T>): Promise<{ res: T; elapsedMs: number }> {
+  const started = Date.now();
+  const res = await request();
+  return { res, elapsedMs: Date.now() - started };
+}

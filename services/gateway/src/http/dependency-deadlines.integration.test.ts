@@ -14,6 +14,7 @@ import {
   insertLink,
   testDatabase,
   testEnvironment,
+  timed,
 } from '@linkservice/testing';
 import { Queue } from 'bullmq';
 import type { CreationStack } from '../links/create.testing';
@@ -21,12 +22,6 @@ import { startCreationStack } from '../links/create.testing';
 
 const LINK_DOMAIN = 'go.example.test';
 const CREATION_TIMEOUT_MS = 1_000;
-
-async function timed(request: () => Promise<ApiResponse>) {
-  const started = Date.now();
-  const res = await request();
-  return { res, elapsedMs: Date.now() - started };
-}
 
 function expectUnavailable(res: ApiResponse): void {
   expect(res.status).toBe(503);

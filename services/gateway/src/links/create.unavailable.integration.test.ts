@@ -1,6 +1,6 @@
 import { SETTLE_LOCK_TIMEOUT_MS } from '@linkservice/creation';
 import type { Tenant } from '@linkservice/testing';
-import { aliasesOf, freePort } from '@linkservice/testing';
+import { aliasesOf, freePort, timed } from '@linkservice/testing';
 import type { ApiResponse } from '@linkservice/testing';
 import { startGateway } from '../testing';
 import { useCreationStack } from './create.testing';
@@ -23,12 +23,6 @@ afterEach(async () => {
 
 const create = (body: unknown) => kit.create(tenant.live.secret, body);
 const createBatch = (links: unknown[]) => kit.createBatch(tenant.live.secret, links);
-
-async function timed(request: () => Promise<ApiResponse>) {
-  const started = Date.now();
-  const res = await request();
-  return { res, elapsedMs: Date.now() - started };
-}
 
 function expectUnavailable(res: ApiResponse): void {
   expect(res.status).toBe(503);

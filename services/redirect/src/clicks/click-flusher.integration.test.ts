@@ -20,6 +20,7 @@ import {
 } from '@linkservice/testing';
 import { clickCount } from '../testing/harness';
 import type { CountedClick } from './click-counter';
+import type { ClickCounterOptions } from './click-counter';
 import { ClickCounter } from './click-counter';
 import { ClickFlusher } from './click-flusher';
 import type { ClickKeys } from './click-keys';
@@ -46,8 +47,20 @@ function isolatedKeys(): ClickKeys {
 
 const TOKEN_TTL_MS = 60_000;
 
-function counterFor(client: Redis, keys: ClickKeys, redisPrefix = `${env.redisPrefix}:tokens`) {
-  return new ClickCounter({ redis: client, keys, redisPrefix, tokenTtlMs: TOKEN_TTL_MS, logger });
+function counterFor(
+  client: Redis,
+  keys: ClickKeys,
+  redisPrefix = `${env.redisPrefix}:tokens`,
+  limits: Pick<ClickCounterOptions, 'maxUntokened' | 'maxUncertain'> = {},
+) {
+  return new ClickCounter({
+    redis: client,
+    keys,
+    redisPrefix,
+    tokenTtlMs: TOKEN_TTL_MS,
+    logger,
+    ...limits,
+  });
 }
 
 /** A click on `linkId` now, with a fresh token (its hash stands for a minted token's). */
@@ -251,14 +264,7 @@ describe('ClickFlusher', () => {
     const keys = isolatedKeys();
     const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
     const [a] = await twoLinks();
-    const counter = new ClickCounter({
-      redis,
-      keys,
-      redisPrefix: prefix,
-      tokenTtlMs: TOKEN_TTL_MS,
-      logger,
-      maxUntokened: 10,
-    });
+    const counter = counterFor(redis, keys, prefix, { maxUntokened: 10 });
     const clicks = Array.from({ length: 12 }, (_, n) => clickOn(a.id, Date.now() - 12 + n));
     await whileRedisRefusesClicks(async () => {
       for (const click of clicks) await counter.record(click);
@@ -278,13 +284,7 @@ describe('ClickFlusher', () => {
     const keys = isolatedKeys();
     const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
     const [a] = await twoLinks();
-    const counter = new ClickCounter({
-      redis,
-      keys,
-      redisPrefix: prefix,
-      tokenTtlMs: TOKEN_TTL_MS,
-      logger,
-    });
+    const counter = counterFor(redis, keys, prefix);
     const ran = clickOn(a.id);
     const neverRan = clickOn(a.id);
     // `ran`'s call reached Redis though its caller saw a timeout; `neverRan`'s did not.
@@ -309,13 +309,7 @@ describe('ClickFlusher', () => {
     const keys = isolatedKeys();
     const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
     const [a] = await twoLinks();
-    const counter = new ClickCounter({
-      redis,
-      keys,
-      redisPrefix: prefix,
-      tokenTtlMs: TOKEN_TTL_MS,
-      logger,
-    });
+    const counter = counterFor(redis, keys, prefix);
     const click = clickOn(a.id);
     await counter.record(click);
     // An install used the token up (the gateway's ClickTokenStore), then the click is reconciled.
@@ -331,14 +325,7 @@ describe('ClickFlusher', () => {
   it('drops uncertain clicks past their token time or beyond the cap, counting them in clicksDropped, never writing them to Postgres', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();
-    const counter = new ClickCounter({
-      redis,
-      keys,
-      redisPrefix: `${env.redisPrefix}:tokens`,
-      tokenTtlMs: TOKEN_TTL_MS,
-      logger,
-      maxUncertain: 10,
-    });
+    const counter = counterFor(redis, keys, `${env.redisPrefix}:tokens`, { maxUncertain: 10 });
     for (let n = 0; n < 11; n++) counter.addUncertain(clickOn(a.id));
     // 11 > 10: the oldest two went (down to 9).
     expect(counter.uncertainCount).toBe(9);
@@ -348,13 +335,7 @@ describe('ClickFlusher', () => {
 
     const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
     try {
-      const away = new ClickCounter({
-        redis: unreachable,
-        keys,
-        redisPrefix: `${env.redisPrefix}:tokens`,
-        tokenTtlMs: TOKEN_TTL_MS,
-        logger,
-      });
+      const away = counterFor(unreachable, keys, `${env.redisPrefix}:tokens`);
       away.addUncertain(clickOn(a.id));
       const { flusher } = flusherFor(keys, away);
       await flusher.stop();
