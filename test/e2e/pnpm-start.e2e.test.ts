@@ -57,6 +57,8 @@ async function startWithPnpm(receiptSigningKey?: string): Promise<Started> {
     REDIS_PREFIX: `${env.redisPrefix}-start-${randomBytes(3).toString('hex')}`,
     LOG_LEVEL: 'info',
     OTEL_SDK_DISABLED: 'true',
+    // Each service picks a free metrics port: the defaults may be taken by a running stack.
+    METRICS_PORT: '0',
     ...(receiptSigningKey === undefined ? {} : { RECEIPT_SIGNING_KEY: receiptSigningKey }),
   };
   for (const name of ['HOME', 'TMPDIR', 'LANG']) {

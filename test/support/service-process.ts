@@ -292,7 +292,8 @@ export class ServiceProcess {
     this.lastExit = undefined;
     const child = spawn(process.execPath, [...this.execArgv, entry], {
       cwd: repositoryRoot(),
-      env: { ...this.env, [this.portVariable]: String(this.portNumber) },
+      // METRICS_PORT 0 unless the test names one: parallel suites must not race for 9464-9466.
+      env: { METRICS_PORT: '0', ...this.env, [this.portVariable]: String(this.portNumber) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

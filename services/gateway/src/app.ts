@@ -7,6 +7,7 @@ import { healthRoutes } from './health/health.routes';
 import { errorHandler } from './http/error-handler';
 import { requestBudget } from './http/request-budget';
 import { requestId } from './http/request-id';
+import { requestMetrics } from './http/request-metrics';
 import { useRequestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
 import { notFound, routerFor } from './http/routes';
@@ -73,6 +74,7 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   app.enable('case sensitive routing');
   app.set('trust proxy', deps.config.TRUST_PROXY);
 
+  app.use(requestMetrics(deps.metrics, SDK_BASE_PATH));
   app.use(requestId());
   app.use(requestBudget(deps.config.API_REQUEST_BUDGET_MS));
   useRequestLogging(app, deps.logger);

@@ -60,6 +60,8 @@ const receiptVerificationKeys = z
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
   GATEWAY_PORT: port(8080),
+  /** Prometheus' scrape target: `GET /metrics` on this port of its own (0: any free port). */
+  METRICS_PORT: port(9464),
   /** Link creations per app per hour, live and test together. */
   CREATION_LIMIT_PER_HOUR: positiveInt(300),
   /**

@@ -16,6 +16,7 @@ import { SdkLimiter } from './limits/sdk-limiter';
 import { LinkCreationService } from './links/create.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
+import { GatewayMetrics } from './metrics';
 import { InstallsRepository } from './sdk/installs.repository';
 import { InstallsService } from './sdk/installs.service';
 import { ReceiptSigner } from './sdk/receipts';
@@ -59,6 +60,8 @@ export interface GatewayDeps extends GatewayClients {
   installs: InstallsService;
   /** Signs erasure receipts with RECEIPT_SIGNING_KEY; its JWKS is served for verifying them. */
   receipts: ReceiptSigner;
+  /** The process' Prometheus metrics; run-gateway.ts serves them on METRICS_PORT. */
+  metrics: GatewayMetrics;
 }
 
 export type GatewayResources = Resources<GatewayDeps>;
@@ -75,6 +78,7 @@ function buildServices(
     redisPrefix: config.REDIS_PREFIX,
     limitPerHour: config.CREATION_LIMIT_PER_HOUR,
   });
+  const metrics = new GatewayMetrics();
   const receipts = new ReceiptSigner(
     config.RECEIPT_SIGNING_KEY,
     config.RECEIPT_PREVIOUS_PUBLIC_KEYS,
@@ -95,6 +99,9 @@ function buildServices(
       creationLimiter,
       creationTimeoutMs: config.CREATION_TIMEOUT_MS,
       logger,
+      onUnavailable: (reason) => {
+        metrics.creationUnavailable(reason);
+      },
     }),
     creationLimiter,
     resolve: new ResolveService(new ResolveRepository(db), config.LINK_DOMAIN),
@@ -111,6 +118,7 @@ function buildServices(
       logger,
     ),
     receipts,
+    metrics,
   };
 }
 

@@ -33,7 +33,7 @@ interface Running {
 
 async function startMain(env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, GATEWAY_PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, GATEWAY_PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const messages: string[] = [];

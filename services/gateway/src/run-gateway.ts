@@ -1,5 +1,6 @@
 import type { Telemetry } from '@linkservice/telemetry';
 import { runService, startHttpService } from '@linkservice/lifecycle';
+import { alongsideMetrics, startMetricsServer } from '@linkservice/metrics';
 import { createApp } from './app';
 import type { GatewayConfig } from './config';
 import { buildDeps } from './deps';
@@ -14,7 +15,7 @@ export function runGateway(telemetry: Telemetry, loadConfig: () => GatewayConfig
     telemetry,
     loadConfig,
     buildDeps,
-    start: ({ deps }, { config, logger, shutdown }) => {
+    start: async ({ deps }, { config, logger, shutdown }) => {
       if (config.receiptSigningKeyGenerated) {
         logger.warn(
           'RECEIPT_SIGNING_KEY is unset: erasure receipts are signed with a development key made ' +
@@ -22,11 +23,15 @@ export function runGateway(telemetry: Telemetry, loadConfig: () => GatewayConfig
             'Ed25519 private key, PKCS#8 PEM: openssl genpkey -algorithm ed25519) to keep one.',
         );
       }
-      return startHttpService(createApp(deps, { isShuttingDown: () => shutdown.inProgress }), {
-        name: 'gateway',
-        port: config.GATEWAY_PORT,
+      const metrics = await startMetricsServer(deps.metrics.registry, {
+        port: config.METRICS_PORT,
         logger,
       });
+      const started = await startHttpService(
+        createApp(deps, { isShuttingDown: () => shutdown.inProgress }),
+        { name: 'gateway', port: config.GATEWAY_PORT, logger },
+      );
+      return alongsideMetrics(started, metrics);
     },
   });
 }

@@ -3,12 +3,14 @@ import { CLICK_TOKEN_PARAMETER } from '@linkservice/link-cache';
 import { pingDatabase } from '@linkservice/db';
 import { createProbes } from '@linkservice/lifecycle';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
+import { methodLabel, secondsSince } from '@linkservice/metrics';
 import { associationDocument, associationFileFor } from './associations/association.service';
 import type { RedirectDeps } from './deps';
 import type { LinkHost } from '@linkservice/contracts';
 import { aliasFromPath, linkUrlFor, parseLinkHost } from '@linkservice/contracts';
 import { requestHost } from './http/host';
 import { requestPath, requestQuery } from './http/request-target';
+import { redirectRouteLabel } from './http/route-label';
 import { PAGES, sendJson, sendPage, sendRedirect } from './http/responses';
 import { CLICK_TOKEN_LENGTH } from './clicks/click-token';
 import { DEFERRED_PAGE_HEADERS, renderDeferredPage } from './pages/deferred-page';
@@ -46,17 +48,17 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
     logger,
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string | null,
+    host: LinkHost | null,
+  ): Promise<void> {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') {
       sendPage(res, 405, PAGES.methodNotAllowed, ALLOW);
       return;
     }
-    const path = requestPath(req.url);
-    const host = parseLinkHost(
-      requestHost(req.headers, config.TRUST_FORWARDED_HOST),
-      config.LINK_DOMAIN,
-    );
     if (path === null) {
       sendPage(res, 404, PAGES.notFound);
     } else if (host) {
@@ -99,6 +101,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
       sendPage(res, 503, PAGES.unavailable, RETRY_SOON);
       return;
     }
+    deps.metrics.redirected(outcome.kind);
     // The click (of a GET) is already counted, so one the client saw survives a shutdown.
     switch (outcome.kind) {
       case 'not_found':
@@ -143,13 +146,29 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
   }
 
   return (req, res) => {
+    const started = process.hrtime.bigint();
     // Every answer carries it (writeHead merges it in), so a failure can be found in the log.
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader(REQUEST_ID_HEADER, requestId);
-    handle(req, res).catch((error: unknown) => {
+    const path = requestPath(req.url);
+    const host = parseLinkHost(
+      requestHost(req.headers, config.TRUST_FORWARDED_HOST),
+      config.LINK_DOMAIN,
+    );
+    // Every page is written before handle() settles: the status is final then.
+    const observe = (): void => {
+      deps.metrics.http.observe(
+        redirectRouteLabel(path, host !== null),
+        methodLabel(req.method),
+        res.statusCode,
+        secondsSince(started),
+      );
+    };
+    handle(req, res, path, host).then(observe, (error: unknown) => {
       logger.error({ err: error, requestId, method: req.method, url: req.url }, 'request failed');
       if (!res.headersSent) sendPage(res, 500, PAGES.internal);
       else res.destroy();
+      observe();
     });
   };
 }

@@ -3,6 +3,8 @@ import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config'
 
 export const redirectEnvSchema = baseEnvSchema.extend({
   REDIRECT_PORT: port(8081),
+  /** Prometheus' scrape target: `GET /metrics` on this port of its own (0: any free port). */
+  METRICS_PORT: port(9466),
   /**
    * Take the link host from `X-Forwarded-Host` instead of `Host`. Only for deployments where a
    * proxy in front always sets (or strips) it; otherwise any client could pick the host.

@@ -11,6 +11,7 @@ import { ClickFlusher } from './clicks/click-flusher';
 import { clickKeys } from './clicks/click-keys';
 import type { RedirectConfig } from './config';
 import { RedirectService } from './links/redirect.service';
+import { RedirectMetrics } from './metrics';
 import { RedisBackoff } from './redis-backoff';
 
 /**
@@ -30,6 +31,8 @@ export interface RedirectDeps {
   redis: Redis;
   /** Resolves aliases and counts the clicks of redirects. */
   redirects: RedirectService;
+  /** The process' Prometheus metrics; main.ts serves them on METRICS_PORT. */
+  metrics: RedirectMetrics;
 }
 
 export interface RedirectResources extends Resources<RedirectDeps> {
@@ -93,6 +96,8 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     intervalMs: config.CLICK_FLUSH_INTERVAL_MS,
     recoverAfterMs: config.CLICK_RECOVERY_AFTER_MS,
   });
+  const metrics = new RedirectMetrics();
+  metrics.watchClicks(clicks, flusher);
   const redirects = new RedirectService(
     postgres.db,
     cache,
@@ -100,11 +105,12 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
     config.REDIS_PREFIX,
     logger,
     config.DATABASE_QUERY_TIMEOUT_MS,
+    metrics.cache,
   );
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { config, logger, db: postgres.db, redis, redirects },
+    deps: { config, logger, db: postgres.db, redis, redirects, metrics },
     // Redirects would fall back to Postgres without Redis, but a cold start should not: every
     // click of a fallback waits in memory, and every lookup costs a query.
     dependencies: {

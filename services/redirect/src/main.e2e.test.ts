@@ -49,6 +49,7 @@ async function startProcess(redisPrefix: string): Promise<Running> {
       REDIS_PREFIX: redisPrefix,
       LINK_DOMAIN,
       REDIRECT_PORT: '0',
+      METRICS_PORT: '0',
       // Only the final flush (or start-up recovery) can move clicks during these tests.
       CLICK_FLUSH_INTERVAL_MS: '600000',
     },

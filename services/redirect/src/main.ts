@@ -1,6 +1,7 @@
 // Telemetry first: it can only instrument node:http, pg and ioredis if it loads before them.
 import { telemetry } from './instrument';
 import { runService, settlesWithin, startHttpService } from '@linkservice/lifecycle';
+import { startMetricsServer } from '@linkservice/metrics';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { buildDeps } from './deps';
@@ -14,6 +15,10 @@ runService({
   loadConfig,
   buildDeps,
   start: async (resources, { config, logger, shutdown }) => {
+    const metrics = await startMetricsServer(resources.deps.metrics.registry, {
+      port: config.METRICS_PORT,
+      logger,
+    });
     const started = await startHttpService(
       createApp(resources.deps, { isShuttingDown: () => shutdown.inProgress }),
       {
@@ -45,6 +50,7 @@ runService({
             'final click flush did not finish in time; its batch stays in Redis for another replica or the next start',
           );
         }
+        metrics.close();
         return drained;
       },
     };

@@ -22,6 +22,8 @@ export const workerEnvSchema = baseEnvSchema
     DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(0),
     /** /healthz and /readyz. */
     WORKER_HEALTH_PORT: port(8082),
+    /** Prometheus' scrape target: `GET /metrics` on this port of its own (0: any free port). */
+    METRICS_PORT: port(9465),
     /** Creation jobs run at once per process. Jobs of one app still serialise on its row lock. */
     WORKER_CONCURRENCY: positiveInt(8),
     /** Finished jobs kept in Redis for inspection: the newest N, and none older than the age. */

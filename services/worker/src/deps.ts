@@ -16,6 +16,7 @@ import type { WorkerConfig } from './config';
 import { LinkCreationService } from './create-links.service';
 import { InstallsRepository } from './installs.repository';
 import { LinksRepository } from './links.repository';
+import { WorkerMetrics } from './metrics';
 
 /** The clients a worker process opens; what a test may swap (e.g. its own pool). */
 export interface WorkerClients {
@@ -39,6 +40,8 @@ export interface WorkerDeps extends WorkerClients {
   /** Installs reported through the gateway: the retention deletes the old ones. */
   installs: InstallsRepository;
   creation: LinkCreationService;
+  /** The process' Prometheus metrics; main.ts serves them on METRICS_PORT. */
+  metrics: WorkerMetrics;
 }
 
 export type WorkerResources = Resources<WorkerDeps>;
@@ -89,7 +92,16 @@ export function buildDeps(
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { ...used, config, logger, links, creationRequests, installs, creation },
+    deps: {
+      ...used,
+      config,
+      logger,
+      links,
+      creationRequests,
+      installs,
+      creation,
+      metrics: new WorkerMetrics(),
+    },
     // A job taken before Postgres answers would only fail and be retried.
     dependencies: {
       postgres: () => pingDatabase(postgres.db),

@@ -9,6 +9,7 @@ import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
 import { createLinksProcessor } from './create-links.job';
 import type { WorkerDeps } from './deps';
+import { measuredProcessor } from './metrics';
 import { scheduleInstallRetention } from './installs.retention';
 
 /**
@@ -17,12 +18,12 @@ import { scheduleInstallRetention } from './installs.retention';
  * Closing the returned Worker lets in-flight jobs finish; the connection stays the deps'.
  */
 export function startCreationWorker(
-  deps: Pick<WorkerDeps, 'config' | 'logger' | 'queueRedis' | 'creation'>,
+  deps: Pick<WorkerDeps, 'config' | 'logger' | 'queueRedis' | 'creation' | 'metrics'>,
 ): Worker {
   const { config, logger } = deps;
   const worker = new Worker<unknown, CreateLinksJobResult>(
     CREATE_LINKS_QUEUE,
-    createLinksProcessor(deps.creation, logger),
+    measuredProcessor(createLinksProcessor(deps.creation, logger), deps.metrics),
     {
       connection: deps.queueRedis,
       prefix: config.REDIS_PREFIX,

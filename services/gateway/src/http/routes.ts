@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Router } from 'express';
 import express from 'express';
 import { ApiError, errors } from './errors';
 import { jsonBody } from './json-body';
+import { labelRoute } from './route-label';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -80,6 +81,7 @@ export function routerFor(routes: readonly ApiRoute[], options: RouterOptions = 
   }
   for (const [path, group] of byPath) {
     const route = router.route(path);
+    route.all(labelRoute(path));
     for (const { method, handler, authenticatedLoad } of group) {
       const authentication = authenticatedLoad ?? authenticate;
       const handlers = authentication

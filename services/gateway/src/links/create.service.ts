@@ -3,7 +3,7 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
 import { parseLinkCreate } from '@linkservice/contracts';
 import type { Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
-import type { CreationClient, CreationOutcome } from '@linkservice/creation';
+import type { CreationClient, CreationOutcome, UnavailableReason } from '@linkservice/creation';
 import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
 import type { BatchReport } from './create.batch';
 import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './create.batch';
@@ -18,6 +18,8 @@ export interface LinkCreationDeps {
    */
   creationTimeoutMs: number;
   logger: Logger;
+  /** Told of every creation answered 503 (`linkservice_creation_timeouts_total`). */
+  onUnavailable?: (reason: UnavailableReason) => void;
 }
 
 /** Whose links these are: always the app and environment of the authenticating key. */
@@ -86,6 +88,7 @@ export class LinkCreationService {
       remainingMs(deadline),
     );
     if (outcome.kind === 'unavailable') {
+      this.deps.onUnavailable?.(outcome.reason);
       return {
         kind: 'unavailable',
         limit: await this.releaseUnlessUnknown(outcome, 1, scope, reservation),
@@ -148,6 +151,7 @@ export class LinkCreationService {
       remainingMs(deadline),
     );
     if (outcome.kind === 'unavailable') {
+      this.deps.onUnavailable?.(outcome.reason);
       return {
         kind: 'unavailable',
         limit: await this.releaseUnlessUnknown(outcome, reservation.granted, scope, reservation),

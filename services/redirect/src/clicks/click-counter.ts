@@ -324,6 +324,13 @@ export class ClickCounter {
     }
   }
 
+  /** Clicks Redis never took, not yet handed to the flusher (takeUnrecorded). */
+  get unrecordedCount(): number {
+    let count = 0;
+    for (const clicks of this.unrecorded.values()) count += clicks;
+    return count;
+  }
+
   /** Click tokens waiting for Redis (storeUntokened). */
   get untokenedCount(): number {
     return this.untokened.length;

@@ -55,8 +55,26 @@ export class ClickFlusher {
   private stopped = false;
   private stopping: Promise<void> | undefined;
   private lastPrune = 0;
+  /**
+   * When the last completed pass took the pending clicks (or when the flusher was made): every
+   * click counted in Redis before then is in Postgres. The flush lag is measured from it.
+   */
+  private flushedUpTo = Date.now();
 
   constructor(private readonly options: ClickFlusherOptions) {}
+
+  /**
+   * The age, in seconds, of the oldest click that may not be in Postgres yet: since the last
+   * completed pass took the pending clicks (or since the flusher was made).
+   */
+  lagSeconds(now = Date.now()): number {
+    return (now - this.flushedUpTo) / 1000;
+  }
+
+  /** Clicks Redis never took, taken from the counter and not yet written to Postgres. */
+  get unsavedLocalClicks(): number {
+    return this.localBatches.reduce((sum, batch) => sum + total(batch.counts), 0);
+  }
 
   /** Applies every batch left over from before (a crash, a dead replica), then flushes periodically. */
   start(): void {
@@ -152,6 +170,8 @@ export class ClickFlusher {
       if (mine || now - batch.createdAt >= recoverOlderThanMs) await this.applyBatch(batch);
     }
     await this.pruneLedger(now);
+    // The pass took the pending hash at `now`: every click counted before then is in Postgres.
+    this.flushedUpTo = now;
   }
 
   private async applyBatch(batch: BatchName): Promise<void> {

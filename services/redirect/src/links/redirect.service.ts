@@ -12,6 +12,7 @@ import { throttled } from '../throttled';
 import { findLinkResolution } from './link-resolution.repository';
 import type { LinkRequest, RedirectOutcome } from './redirect-rules';
 import { countsClick, redirectOutcome } from './redirect-rules';
+import type { LinkCacheStats } from '../metrics';
 import { clientOf } from './user-agents';
 
 /** A request for `<host>/<alias>`, as the rules see it. */
@@ -62,6 +63,8 @@ export class RedirectService {
      * the pool's connect and query timeouts would otherwise add up.
      */
     private readonly lookupBudgetMs: number,
+    /** Told whether each lookup was served by the link cache (`linkservice_link_cache_requests_total`). */
+    private readonly cacheStats?: LinkCacheStats,
   ) {
     // Once per outage-ish, not once per redirect.
     this.warn = throttled(10_000, (message, error) => {
@@ -87,6 +90,7 @@ export class RedirectService {
     const request = { client, query, clickToken: token?.token ?? null };
     if (!this.clicks.backoff.allows(now)) {
       // A Redis call timed out a moment ago: not another timeout for this redirect.
+      this.cacheStats?.miss();
       const resolution = await this.fromPostgres(ref);
       return this.decide(resolution, request, now, token, 'not-sent');
     }
@@ -108,10 +112,13 @@ export class RedirectService {
       const failure = redisFailureOf(error);
       if (failure === 'uncertain') this.clicks.backoff.trip();
       this.warn('link cache unavailable; resolving from Postgres', error);
+      this.cacheStats?.miss();
       const resolution = await this.fromPostgres(ref);
       return this.decide(resolution, request, now, token, failure);
     }
     const { lookup, counted } = found;
+    if (lookup.kind === 'hit') this.cacheStats?.hit();
+    else this.cacheStats?.miss();
     const resolution =
       lookup.kind === 'hit' ? lookup.resolution : await this.load(ref, lookup.generation);
     return this.decide(resolution, request, now, counted ? null : token, 'fresh');

@@ -1,0 +1,159 @@
+import type { CreateLinksJobResult } from '@linkservice/creation';
+import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
+import type { MetricsServer, Registry } from '@linkservice/metrics';
+import {
+  Counter,
+  createMetricsRegistry,
+  Gauge,
+  Histogram,
+  secondsSince,
+  startMetricsServer,
+  withinOr,
+} from '@linkservice/metrics';
+import type { Job } from 'bullmq';
+import { Queue, UnrecoverableError } from 'bullmq';
+import type { WorkerDeps } from './deps';
+
+/**
+ * What became of one attempt of a creation job: `completed` (the worker answered with per-entry
+ * results, failed entries included), `abandoned` (past its deadline, or the gateway gave up on
+ * it: nothing created), `retried` (it threw and rolled back; BullMQ tries again), `failed` (it
+ * threw on its last attempt, or can never succeed: the gateway answers 503).
+ */
+export type JobOutcome = 'completed' | 'abandoned' | 'retried' | 'failed';
+
+const JOB_OUTCOMES: readonly JobOutcome[] = ['completed', 'abandoned', 'retried', 'failed'];
+
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+
+/** A scrape reading the queue's counts gives up after this long (a frozen Redis). */
+export const QUEUE_COUNTS_TIMEOUT_MS = 1_000;
+
+/** Seconds: a creation is a few milliseconds to CREATION_TIMEOUT_MS (10 s) plus its grace. */
+const JOB_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Reads the queue's job counts by state, e.g. BullMQ's `Queue.getJobCounts`. */
+export type JobCountsReader = (...states: QueueState[]) => Promise<Record<string, number>>;
+
+/** The outcome of a finished attempt, from the processor's result or the error it threw. */
+export function outcomeOf(
+  job: Pick<Job, 'attemptsMade' | 'opts'>,
+  result: { value: CreateLinksJobResult } | { error: unknown },
+): JobOutcome {
+  if ('value' in result) return result.value.status === 'done' ? 'completed' : 'abandoned';
+  if (result.error instanceof UnrecoverableError) return 'failed';
+  // attemptsMade counts the attempts that failed before this one.
+  return job.attemptsMade + 1 < (job.opts.attempts ?? 1) ? 'retried' : 'failed';
+}
+
+/** The worker's Prometheus metrics, in the process' registry (served on METRICS_PORT). */
+export class WorkerMetrics {
+  readonly registry: Registry;
+  private readonly jobs: Counter<'outcome'>;
+  private readonly jobDuration: Histogram<'outcome'>;
+  private countsReader: JobCountsReader | undefined;
+
+  constructor(registry: Registry = createMetricsRegistry()) {
+    this.registry = registry;
+    this.jobs = new Counter({
+      name: 'linkservice_creation_jobs_total',
+      help: 'Attempts of create-links jobs, by outcome: completed, abandoned, retried, failed.',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    this.jobDuration = new Histogram({
+      name: 'linkservice_creation_job_duration_seconds',
+      help: 'How long one attempt of a create-links job ran in the worker, by outcome.',
+      labelNames: ['outcome'],
+      buckets: JOB_DURATION_BUCKETS,
+      registers: [registry],
+    });
+    const reader = (): JobCountsReader | undefined => this.countsReader;
+    // Registered, then read only by its collect callback at scrape time.
+    new Gauge({
+      name: 'linkservice_queue_jobs',
+      help:
+        'Jobs in the create-links queue by state, read from Redis at scrape time (absent when ' +
+        `Redis did not answer within ${QUEUE_COUNTS_TIMEOUT_MS} ms).`,
+      labelNames: ['state'],
+      registers: [registry],
+      async collect() {
+        const read = reader();
+        if (!read) return;
+        const counts = await withinOr(read(...QUEUE_STATES), QUEUE_COUNTS_TIMEOUT_MS, null);
+        this.reset();
+        if (!counts) return;
+        for (const state of QUEUE_STATES) this.labels(state).set(counts[state] ?? 0);
+      },
+    });
+    // Every series exists from the start at 0, so rate() and alerts see the first increment.
+    for (const outcome of JOB_OUTCOMES) {
+      this.jobs.labels(outcome).inc(0);
+      this.jobDuration.zero({ outcome });
+    }
+  }
+
+  /** Where `linkservice_queue_jobs` reads its counts from at each scrape. */
+  readQueueFrom(reader: JobCountsReader): void {
+    this.countsReader = reader;
+  }
+
+  jobFinished(outcome: JobOutcome, seconds: number): void {
+    this.jobs.labels(outcome).inc();
+    this.jobDuration.labels(outcome).observe(seconds);
+  }
+}
+
+/**
+ * The create-links processor, measured: each attempt's outcome and duration. A wrapper, so the
+ * job module stays about the job.
+ */
+export function measuredProcessor<A extends unknown[]>(
+  processor: (job: Job, ...rest: A) => Promise<CreateLinksJobResult>,
+  metrics: WorkerMetrics,
+): (job: Job, ...rest: A) => Promise<CreateLinksJobResult> {
+  return async (job, ...rest) => {
+    const started = process.hrtime.bigint();
+    try {
+      const value = await processor(job, ...rest);
+      metrics.jobFinished(outcomeOf(job, { value }), secondsSince(started));
+      return value;
+    } catch (error) {
+      metrics.jobFinished(outcomeOf(job, { error }), secondsSince(started));
+      throw error;
+    }
+  };
+}
+
+/**
+ * The worker's metrics server on METRICS_PORT, and the queue `linkservice_queue_jobs` reads at
+ * each scrape: a Queue on the probe's Redis client, which fails a command at once while Redis is
+ * away (no offline queue) rather than holding the scrape. Call once Redis has answered (after
+ * runService's wait for the dependencies), so the Queue starts on a connected client.
+ */
+export async function startWorkerMetrics(
+  deps: Pick<WorkerDeps, 'config' | 'logger' | 'metrics' | 'probeRedis'>,
+): Promise<MetricsServer> {
+  const { config, logger, metrics } = deps;
+  const queue = new Queue(CREATE_LINKS_QUEUE, {
+    connection: deps.probeRedis,
+    prefix: config.REDIS_PREFIX,
+  });
+  queue.on('error', (error) => {
+    logger.warn({ err: error }, 'queue metrics: redis error');
+  });
+  metrics.readQueueFrom((...states) => queue.getJobCounts(...states));
+  const server = await startMetricsServer(metrics.registry, {
+    port: config.METRICS_PORT,
+    logger,
+  });
+  return {
+    ...server,
+    close: () => {
+      server.close();
+      // The connection is the probe's (closed with the other clients); this only detaches.
+      void queue.close().catch(() => undefined);
+    },
+  };
+}
