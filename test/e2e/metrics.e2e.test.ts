@@ -128,6 +128,9 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
   expect((await follow(alias)).status).toBe(302);
   const unknownAlias = `nothing-${randomBytes(3).toString('hex')}`;
   expect((await follow(unknownAlias)).status).toBe(404);
+  // Paths no route knows, carrying ids: counted under `not_found`, never under their path.
+  expect((await api('GET', `/nothing/${link.id}`)).status).toBe(404);
+  expect((await follow(`${alias}/${link.id}`)).status).toBe(404);
 
   // Gateway: the HTTP histogram by route pattern, the 429, the creation timeouts (none here).
   const gateway = await scrape('gateway');
@@ -148,6 +151,9 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
       status: '200',
     }),
   ).toBe(1);
+  expect(valueOf(gateway.samples, http, { route: 'not_found', method: 'GET', status: '404' })).toBe(
+    1,
+  );
   // The stack's readiness wait polled /readyz.
   expect(
     valueOf(gateway.samples, http, { route: '/readyz', method: 'GET', status: '200' }),
@@ -191,6 +197,9 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
   expect(valueOf(redirect.samples, http, { route: '/:alias', method: 'GET', status: '404' })).toBe(
     1,
   );
+  expect(
+    valueOf(redirect.samples, http, { route: 'not_found', method: 'GET', status: '404' }),
+  ).toBe(1);
   for (const state of ['unrecorded', 'uncertain', 'untokened']) {
     expect(valueOf(redirect.samples, 'linkservice_clicks_pending', { state })).toBe(0);
   }
@@ -208,7 +217,7 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
   );
 
   // Node's process and event-loop metrics on every service; nothing names an app, link or alias.
-  const secrets = [appId, link.id, alias, unknownAlias, subdomainKey];
+  const secrets = [appId, link.id, alias, unknownAlias, subdomainKey, 'nothing/'];
   for (const { text, samples } of [gateway, worker, redirect]) {
     expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(valueOf(samples, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
