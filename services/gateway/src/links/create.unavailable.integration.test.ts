@@ -24,6 +24,14 @@ afterEach(async () => {
 const create = (body: unknown) => kit.create(tenant.live.secret, body);
 const createBatch = (links: unknown[]) => kit.createBatch(tenant.live.secret, links);
 
+/** `linkservice_creation_timeouts_total{reason}` as the gateway's /metrics would show it. */
+async function creationTimeouts(reason: string): Promise<number> {
+  const metric = await kit.stack.gateway.deps.metrics.registry
+    .getSingleMetric('linkservice_creation_timeouts_total')
+    ?.get();
+  return metric?.values.find((v) => v.labels.reason === reason)?.value ?? 0;
+}
+
 function expectUnavailable(res: ApiResponse): void {
   expect(res.status).toBe(503);
   expect(res.body).toEqual({ error: 'unavailable', message: expect.any(String) });
@@ -35,10 +43,12 @@ function expectUnavailable(res: ApiResponse): void {
 describe('when the worker does not answer in time', () => {
   it('answers 503 with Retry-After, and the job never runs once the worker is back', async () => {
     await kit.stack.worker.stop();
+    const timeoutsBefore = await creationTimeouts('timeout');
     const { res, elapsedMs } = await timed(() =>
       create({ alias: 'while-down', webFallbackUrl: 'https://example.com' }),
     );
     expectUnavailable(res);
+    expect(await creationTimeouts('timeout')).toBe(timeoutsBefore + 1);
     expect(elapsedMs).toBeGreaterThanOrEqual(TIMEOUT_MS);
     expect(elapsedMs).toBeLessThan(TIMEOUT_MS + MARGIN_MS);
 
