@@ -9,6 +9,7 @@ import type { LinkHost } from '@linkservice/contracts';
 import { aliasFromPath, linkUrlFor, parseLinkHost } from '@linkservice/contracts';
 import { requestHost } from './http/host';
 import { requestPath, requestQuery } from './http/request-target';
+import { logRequestAtDebug } from './http/request-logging';
 import { PAGES, sendJson, sendPage, sendRedirect } from './http/responses';
 import { CLICK_TOKEN_LENGTH } from './clicks/click-token';
 import { DEFERRED_PAGE_HEADERS, renderDeferredPage } from './pages/deferred-page';
@@ -146,8 +147,11 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
     // Every answer carries it (writeHead merges it in), so a failure can be found in the log.
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader(REQUEST_ID_HEADER, requestId);
+    logRequestAtDebug(logger, config.TRUST_FORWARDED_HOST, req, res, requestId);
     handle(req, res).catch((error: unknown) => {
-      logger.error({ err: error, requestId, method: req.method, url: req.url }, 'request failed');
+      // The path only: the query may carry an ls_click token or the caller's data.
+      const path = requestPath(req.url);
+      logger.error({ err: error, requestId, method: req.method, path }, 'request failed');
       if (!res.headersSent) sendPage(res, 500, PAGES.internal);
       else res.destroy();
     });
