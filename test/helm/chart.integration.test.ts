@@ -410,8 +410,9 @@ describe.each([
       ).toBe(true);
     }
     const services = ofKind(manifests, 'Service');
+    // The worker's Service carries its metrics port alone.
     expect(services.map((s) => s.metadata!.name).sort()).toEqual(
-      [deploymentName('gateway'), deploymentName('redirect')].sort(),
+      [deploymentName('gateway'), deploymentName('redirect'), deploymentName('worker')].sort(),
     );
     for (const service of services) {
       const [target, ...others] = podsOf(service.spec!.selector!);
@@ -557,9 +558,14 @@ describe.each([
       expect(parsed).toMatchObject(
         (expected as Partial<Record<string, Record<string, unknown>>>)[component] ?? {},
       );
-      // OTEL_* belong to the OpenTelemetry SDK; NODE_OPTIONS is an extraEnvVars example.
+      // OTEL_* belong to the OpenTelemetry SDK; NODE_OPTIONS is an extraEnvVars example;
+      // METRICS_PORT is each config.ts's from the metrics branch of issue 11 (drop it here then).
       const unknown = Object.keys(environments[component]).filter(
-        (name) => !known.has(name) && !/^OTEL_/.test(name) && name !== 'NODE_OPTIONS',
+        (name) =>
+          !known.has(name) &&
+          !/^OTEL_/.test(name) &&
+          name !== 'NODE_OPTIONS' &&
+          name !== 'METRICS_PORT',
       );
       expect({ component, unknown }).toEqual({ component, unknown: [] });
     }
@@ -642,6 +648,7 @@ describe('default values', () => {
         'Secret',
         'Secret',
         'Secret',
+        'Service',
         'Service',
         'Service',
         'ServiceAccount',
@@ -982,7 +989,7 @@ describe('network policies', () => {
     }
   });
 
-  it('allow exactly the documented ports: HTTP in, DNS, Postgres and Redis out', () => {
+  it('allow exactly the documented ports: HTTP and metrics in, DNS, Postgres and Redis out', () => {
     const { manifests } = defaults;
     const httpPort = (component: string) =>
       named(
@@ -992,10 +999,14 @@ describe('network policies', () => {
     expect([httpPort('gateway'), httpPort('redirect')]).toEqual([8080, 8081]);
     const appEgress = [...DNS, 'TCP/5432 to anywhere', 'TCP/6379 to anywhere'].sort();
     expect(policies(defaults)).toEqual({
-      gateway: { ingress: ['TCP/8080 from anywhere'], egress: appEgress },
-      redirect: { ingress: ['TCP/8081 from anywhere'], egress: appEgress },
-      // Only the kubelet probes the worker, and traffic from a pod's own node is always allowed.
-      worker: { ingress: [], egress: appEgress },
+      gateway: { ingress: ['TCP/8080 from anywhere', 'TCP/9464 from anywhere'], egress: appEgress },
+      redirect: {
+        ingress: ['TCP/8081 from anywhere', 'TCP/9466 from anywhere'],
+        egress: appEgress,
+      },
+      // Only the kubelet probes the worker (traffic from a pod's own node is always allowed), and
+      // Prometheus scrapes it.
+      worker: { ingress: ['TCP/9465 from anywhere'], egress: appEgress },
       // migrate talks to Postgres alone.
       migration: { ingress: [], egress: [...DNS, 'TCP/5432 to anywhere'].sort() },
       // The `helm test` pod asks the two HTTP services' /readyz.
@@ -1067,6 +1078,9 @@ describe('network policies', () => {
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'cache' } },
       podSelector: { matchLabels: { 'app.kubernetes.io/name': 'redis' } },
     };
+    const prometheus = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+    };
     const webhook = { ports: [{ port: 443, protocol: 'TCP' }] };
     const valuesFile = path.join(helmHome, 'network-policy.values.yaml');
     await writeFile(
@@ -1074,6 +1088,7 @@ describe('network policies', () => {
       JSON.stringify({
         networkPolicy: {
           ingressFrom: [ingressController],
+          metricsFrom: [prometheus],
           dns: { port: 5353, to: [] },
           egress: { postgres: { port: 6432, to: [postgres] }, redis: { port: 6380, to: [redis] } },
           extraEgress: [webhook],
@@ -1092,11 +1107,15 @@ describe('network policies', () => {
     const fromController = JSON.stringify(ingressController);
     const byComponent = policies(rendered);
     // The `helm test` pod is let in beside the given peers.
+    const fromPrometheus = JSON.stringify(prometheus);
     expect(byComponent.gateway).toEqual({
-      ingress: [`TCP/8080 from ${fromController} + test pods`],
+      ingress: [`TCP/8080 from ${fromController} + test pods`, `TCP/9464 from ${fromPrometheus}`],
       egress: appEgress,
     });
-    expect(byComponent.redirect.ingress).toEqual([`TCP/8081 from ${fromController} + test pods`]);
+    expect(byComponent.redirect.ingress).toEqual([
+      `TCP/8081 from ${fromController} + test pods`,
+      `TCP/9466 from ${fromPrometheus}`,
+    ]);
     expect(byComponent.test.egress).toEqual(
       [
         'TCP/5353 to anywhere',
@@ -1105,7 +1124,10 @@ describe('network policies', () => {
         'TCP/8081 to redirect pods',
       ].sort(),
     );
-    expect(byComponent.worker).toEqual({ ingress: [], egress: appEgress });
+    expect(byComponent.worker).toEqual({
+      ingress: [`TCP/9465 from ${fromPrometheus}`],
+      egress: appEgress,
+    });
     expect(byComponent.migration.egress).toEqual([
       'TCP/443 to anywhere',
       'TCP/5353 to anywhere',
@@ -1141,7 +1163,10 @@ describe('helm test', () => {
     expect(pod.spec!.restartPolicy).toBe('Never');
     const gateway = named(ofKind(manifests, 'Deployment'), deploymentName('gateway'));
     expect(pod.spec!.containers[0].image).toBe(gateway.spec!.template.spec!.containers[0].image);
-    const services = ofKind(manifests, 'Service');
+    // The Services with an HTTP port (the worker's has only its metrics port).
+    const services = ofKind(manifests, 'Service').filter((service) =>
+      service.spec!.ports!.some((port) => port.name === 'http'),
+    );
     const { urls } = testCommand(pod);
     expect(urls).toEqual(
       services.map((service) => `http://${service.metadata!.name!}:80/readyz`).sort(),
@@ -1191,6 +1216,7 @@ describe('helm test', () => {
     expect(policies(rendered).test).toBeUndefined();
     expect(policies(rendered).gateway.ingress).toEqual([
       'TCP/8080 from {"ipBlock":{"cidr":"10.0.0.0/8"}}',
+      'TCP/9464 from anywhere',
     ]);
   });
 });

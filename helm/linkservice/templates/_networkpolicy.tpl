@@ -88,6 +88,21 @@ empty. The `helm test` pod is added to the peers, so it reaches /readyz either w
 {{- end -}}
 
 {{/*
+Ingress to a component's metrics port: from networkPolicy.metricsFrom (Prometheus), or from
+anywhere when it is empty. (dict "context" $ "component" "worker")
+*/}}
+{{- define "linkservice.networkPolicy.metricsIngress" -}}
+{{- $ := .context -}}
+- ports:
+    - port: {{ (index $.Values .component).metrics.port }}
+      protocol: TCP
+  {{- with $.Values.networkPolicy.metricsFrom }}
+  from:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{/*
 A component's NetworkPolicy. (dict "context" $ "component" "gateway" "ingress" <rules YAML>
 "egress" <rules YAML> "annotations" dict); no "ingress" refuses all incoming traffic.
 */}}

@@ -74,6 +74,9 @@ spec:
             - name: {{ .portName }}
               containerPort: {{ .port }}
               protocol: TCP
+            - name: metrics
+              containerPort: {{ $values.metrics.port }}
+              protocol: TCP
           envFrom:
             - configMapRef:
                 name: {{ include "linkservice.fullname" $ }}
@@ -87,6 +90,8 @@ spec:
             {{- end }}
             - name: SHUTDOWN_GRACE_MS
               value: {{ $values.shutdownGraceMs | int64 | quote }}
+            - name: METRICS_PORT
+              value: {{ $values.metrics.port | int64 | quote }}
             {{- /* Per component: the gateway's limiters and the redirect's fallback want different bounds. */}}
             {{- if $values.redisCommandTimeoutMs }}
             - name: REDIS_COMMAND_TIMEOUT_MS
@@ -149,6 +154,15 @@ spec:
       {{- if and (has $service.type (list "NodePort" "LoadBalancer")) $service.nodePort }}
       nodePort: {{ $service.nodePort }}
       {{- end }}
+    {{- include "linkservice.metricsServicePort" . | nindent 4 }}
+{{- end -}}
+
+{{/* The `metrics` port of a component's Service: what the ServiceMonitor scrapes. */}}
+{{- define "linkservice.metricsServicePort" -}}
+- name: metrics
+  port: {{ (index .context.Values .component).metrics.port }}
+  targetPort: metrics
+  protocol: TCP
 {{- end -}}
 
 {{/* (dict "context" $ "component" "redirect" "hostname" "*.links.example.com") */}}

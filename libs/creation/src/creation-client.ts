@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withQueryDeadline } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
+import { throttledErrorLog } from '@linkservice/logger';
 import type { QueueEventsListener } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -102,9 +103,10 @@ export class BullCreationClient implements CreationClient {
       connection: this.queueConnection,
       prefix: options.prefix,
     });
-    this.queue.on('error', (error) => {
-      this.logger.warn({ err: error }, 'creation queue: redis error');
-    });
+    this.queue.on(
+      'error',
+      throttledErrorLog(this.logger, { message: 'creation queue: redis error' }),
+    );
     this.events = new QueueEvents(CREATE_LINKS_QUEUE, {
       // Reconnect quickly while open; stop once closing, or close() would wait for a Redis
       // that is not there (QueueEvents.close awaits its connection).
@@ -117,9 +119,10 @@ export class BullCreationClient implements CreationClient {
       prefix: options.prefix,
       lastEventId: `${Date.now() - EVENTS_REPLAY_MS}-0`,
     });
-    this.events.on('error', (error) => {
-      this.logger.warn({ err: error }, 'creation queue events: redis error');
-    });
+    this.events.on(
+      'error',
+      throttledErrorLog(this.logger, { message: 'creation queue events: redis error' }),
+    );
   }
 
   async submit(

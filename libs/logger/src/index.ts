@@ -33,3 +33,5 @@ export function createLogger(
   };
   return destination ? pino(options, destination) : pino(options);
 }
+export { throttledErrorLog } from './error-throttle';
+export type { ErrorLogThrottleOptions } from './error-throttle';

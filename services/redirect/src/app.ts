@@ -10,6 +10,7 @@ import type { LinkHost } from '@linkservice/contracts';
 import { aliasFromPath, linkUrlFor, parseLinkHost } from '@linkservice/contracts';
 import { requestHost } from './http/host';
 import { requestPath, requestQuery } from './http/request-target';
+import { logRequestAtDebug } from './http/request-logging';
 import { redirectRouteLabel } from './http/route-label';
 import { PAGES, sendJson, sendPage, sendRedirect } from './http/responses';
 import { CLICK_TOKEN_LENGTH } from './clicks/click-token';
@@ -150,6 +151,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
     // Every answer carries it (writeHead merges it in), so a failure can be found in the log.
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader(REQUEST_ID_HEADER, requestId);
+    logRequestAtDebug(logger, config.TRUST_FORWARDED_HOST, req, res, requestId);
     const path = requestPath(req.url);
     const host = parseLinkHost(
       requestHost(req.headers, config.TRUST_FORWARDED_HOST),
@@ -165,7 +167,8 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
       );
     };
     handle(req, res, path, host).then(observe, (error: unknown) => {
-      logger.error({ err: error, requestId, method: req.method, url: req.url }, 'request failed');
+      // The path only: the query may carry an ls_click token or the caller's data.
+      logger.error({ err: error, requestId, method: req.method, path }, 'request failed');
       if (!res.headersSent) sendPage(res, 500, PAGES.internal);
       else res.destroy();
       observe();

@@ -5,9 +5,11 @@ import { CREATE_LINKS_QUEUE, scheduleCreationRequestsCleanup } from '@linkservic
 import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { pingDatabase } from '@linkservice/db';
 import { createProbeServer, settlesWithin } from '@linkservice/lifecycle';
+import { throttledErrorLog } from '@linkservice/logger';
 import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
 import { createLinksProcessor } from './create-links.job';
+import { withCreationJobLog } from './creation-job-log';
 import type { WorkerDeps } from './deps';
 import { measuredProcessor } from './metrics';
 import { scheduleInstallRetention } from './installs.retention';
@@ -23,7 +25,10 @@ export function startCreationWorker(
   const { config, logger } = deps;
   const worker = new Worker<unknown, CreateLinksJobResult>(
     CREATE_LINKS_QUEUE,
-    measuredProcessor(createLinksProcessor(deps.creation, logger), deps.metrics),
+    measuredProcessor(
+      withCreationJobLog(createLinksProcessor(deps.creation, logger), logger),
+      deps.metrics,
+    ),
     {
       connection: deps.queueRedis,
       prefix: config.REDIS_PREFIX,
@@ -38,9 +43,7 @@ export function startCreationWorker(
       },
     },
   );
-  worker.on('error', (error) => {
-    logger.warn({ err: error }, 'creation worker: redis error');
-  });
+  worker.on('error', throttledErrorLog(logger, { message: 'creation worker: redis error' }));
   worker.on('failed', (job, error) => {
     logger.warn(
       { err: error, requestId: job?.id, attemptsMade: job?.attemptsMade },

@@ -105,6 +105,18 @@ describe('request logs', () => {
   });
 });
 
+describe('request logs of probes', () => {
+  it('are debug when the probe answered', async () => {
+    gateway.logs.length = 0;
+    await gateway.api('/healthz', { headers: { 'x-request-id': 'probe-1' } });
+    const lines = gateway.logs
+      .map((line) => JSON.parse(line) as LogLine)
+      .filter((line) => line.req?.id === 'probe-1');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'debug', res: { statusCode: 200 } });
+  });
+});
+
 describe('request logs of handlers', () => {
   it("give a handler's own lines (req.log) the request id", async () => {
     gateway.logs.length = 0;

@@ -16,12 +16,29 @@ declare module 'http' {
 
 const STARTED_AT = Symbol('startedAt');
 
+/** Probes poll every few seconds: their lines are debug unless the answer is a failure. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz']);
+
+/** The creation job this request submitted, named on its log line (`jobId`). */
+export function setJobIdOf(res: Response, jobId: string): void {
+  res.locals.jobId = jobId;
+}
+
+function jobIdOf(res: Response): string | undefined {
+  const jobId: unknown = res.locals.jobId;
+  return typeof jobId === 'string' ? jobId : undefined;
+}
+
 type TimedResponse = Response & { [STARTED_AT]?: number };
 
-/** 500 is a bug (error); 503 and other 5xx are outages or refusals to answer (warn). */
+/**
+ * 500 is a bug (error); 503 and other 5xx are outages or refusals to answer (warn); a probe that
+ * answered is debug.
+ */
 function levelOf(res: Response): Level {
   if (res.statusCode === 500) return 'error';
-  return res.statusCode >= 500 ? 'warn' : 'info';
+  if (res.statusCode >= 500) return 'warn';
+  return PROBE_PATHS.has(res.req.path) ? 'debug' : 'info';
 }
 
 /**
@@ -42,8 +59,10 @@ export function useRequestLogging(app: Express, logger: Logger): void {
     if (!logger.isLevelEnabled(level)) return;
     const req = res.req;
     const id = requestIdOf(res);
+    const jobId = jobIdOf(res);
     const line = {
       reqId: id,
+      ...(jobId !== undefined && { jobId }),
       req: {
         id,
         method: req.method,

@@ -5,7 +5,8 @@ import { ApiError, errors } from '../http/errors';
 import { bodyOf } from '../http/json-body';
 import type { ApiRoute } from '../http/routes';
 import type { CreationLimitState } from '../limits/creation-limiter';
-import type { CreateBatchOutcome, CreateLinkOutcome } from './create.service';
+import { setJobIdOf } from '../http/request-logging';
+import type { CreateBatchOutcome, CreateLinkOutcome, OnCreationJob } from './create.service';
 
 /** RateLimit-* on every creation answer, so clients can pace themselves before a 429. */
 function setLimitHeaders(res: Response, limit: CreationLimitState): void {
@@ -75,6 +76,13 @@ function answerCreateBatch(res: Response, outcome: CreateBatchOutcome): void {
   }
 }
 
+/** The creation's job id goes on the request's log line (request-logging.ts reads it). */
+function jobIdOnLogLine(res: Response): OnCreationJob {
+  return (jobId) => {
+    setJobIdOf(res, jobId);
+  };
+}
+
 /** POST /links and POST /links/batch. Listed in app.ts before the routes with `:linkId`. */
 export function createRoutes(deps: GatewayDeps): ApiRoute[] {
   const { creation } = deps;
@@ -83,14 +91,20 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
       method: 'POST',
       path: '/links',
       handler: async (req, res) => {
-        answerCreateLink(res, await creation.createLink(authOf(res), bodyOf(req)));
+        answerCreateLink(
+          res,
+          await creation.createLink(authOf(res), bodyOf(req), jobIdOnLogLine(res)),
+        );
       },
     },
     {
       method: 'POST',
       path: '/links/batch',
       handler: async (req, res) => {
-        answerCreateBatch(res, await creation.createBatch(authOf(res), bodyOf(req)));
+        answerCreateBatch(
+          res,
+          await creation.createBatch(authOf(res), bodyOf(req), jobIdOnLogLine(res)),
+        );
       },
     },
   ];

@@ -46,6 +46,12 @@ function newRequestId(): string {
   return `crt_${randomUUID()}`;
 }
 
+/**
+ * Told the job id as soon as it is made, before the job is submitted, so the request's log line
+ * names the job even when the answer is a 503.
+ */
+export type OnCreationJob = (jobId: string) => void;
+
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -61,6 +67,7 @@ export class LinkCreationService {
   async createLink(
     scope: CreationScope,
     body: Record<string, unknown>,
+    onJob?: OnCreationJob,
   ): Promise<CreateLinkOutcome> {
     const { creations, creationLimiter } = this.deps;
     const parsed = parseLinkCreate(body);
@@ -77,9 +84,11 @@ export class LinkCreationService {
     // Nothing could be created: no job, and no unit to give back (reserve kept none).
     if (reservation.granted === 0) return { kind: 'rate_limited', limit: reservation };
 
+    const requestId = newRequestId();
+    onJob?.(requestId);
     const outcome = await creations.submit(
       {
-        requestId: newRequestId(),
+        requestId,
         appId: scope.appId,
         environment: scope.environment,
         entries: [{ index: 0, draft: parsed.draft }],
@@ -113,6 +122,7 @@ export class LinkCreationService {
   async createBatch(
     scope: CreationScope,
     body: Record<string, unknown>,
+    onJob?: OnCreationJob,
   ): Promise<CreateBatchOutcome> {
     const { creations, creationLimiter } = this.deps;
     const request = checkBatchRequest(body);
@@ -140,9 +150,11 @@ export class LinkCreationService {
     // entries that fail there (alias taken) come before the first one refused as rate_limited.
     const deadline = this.creationDeadline();
     const reservation = await creationLimiter.reserve(scope.appId, valid.length);
+    const requestId = newRequestId();
+    onJob?.(requestId);
     const outcome = await creations.submit(
       {
-        requestId: newRequestId(),
+        requestId,
         appId: scope.appId,
         environment: scope.environment,
         entries: valid,

@@ -1,0 +1,67 @@
+import { Writable } from 'node:stream';
+import { createLogger } from './index';
+import { throttledErrorLog } from './error-throttle';
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: createLogger('test', 'info', stream) };
+}
+
+describe('throttledErrorLog', () => {
+  let clock = 0;
+  const now = () => clock;
+  beforeEach(() => {
+    clock = 0;
+  });
+
+  it('logs the first error, counts repeats within the interval, and reports the count after it', async () => {
+    const { lines, logger } = capture();
+    const log = throttledErrorLog(logger, {
+      message: 'queue: redis error',
+      intervalMs: 1_000,
+      now,
+    });
+    log(new Error('ECONNREFUSED'));
+    for (let i = 0; i < 5; i += 1) {
+      clock += 100;
+      log(new Error('ECONNREFUSED'));
+    }
+    clock = 1_000;
+    log(new Error('ECONNREFUSED'));
+    await new Promise(setImmediate);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ level: 'warn', msg: 'queue: redis error' });
+    expect(lines[0]).not.toHaveProperty('repeated');
+    expect(lines[1]).toMatchObject({ repeated: 5, err: { message: 'ECONNREFUSED' } });
+  });
+
+  it('logs a different message at once', async () => {
+    const { lines, logger } = capture();
+    const log = throttledErrorLog(logger, { message: 'm', now, fields: { queue: 'q' } });
+    log(new Error('ECONNREFUSED'));
+    log(new Error('ECONNREFUSED'));
+    log(new Error('READONLY'));
+    await new Promise(setImmediate);
+    expect(lines.map((line) => (line.err as { message: string }).message)).toEqual([
+      'ECONNREFUSED',
+      'READONLY',
+    ]);
+    expect(lines[1]).toMatchObject({ queue: 'q', repeated: 1 });
+  });
+
+  it('takes non-Error values', async () => {
+    const { lines, logger } = capture();
+    const log = throttledErrorLog(logger, { message: 'm', now, level: 'error' });
+    log('boom');
+    log('boom');
+    await new Promise(setImmediate);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'error' });
+  });
+});

