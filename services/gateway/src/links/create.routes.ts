@@ -3,9 +3,10 @@ import { authOf } from '../auth/auth.middleware';
 import type { GatewayDeps } from '../deps';
 import { ApiError, errors } from '../http/errors';
 import { bodyOf } from '../http/json-body';
+import { requestIdOf } from '../http/request-id';
 import type { ApiRoute } from '../http/routes';
 import type { CreationLimitState } from '../limits/creation-limiter';
-import type { CreateBatchOutcome, CreateLinkOutcome } from './create.service';
+import type { CreateBatchOutcome, CreateLinkOutcome, CreationScope } from './create.service';
 
 /** RateLimit-* on every creation answer, so clients can pace themselves before a 429. */
 function setLimitHeaders(res: Response, limit: CreationLimitState): void {
@@ -83,15 +84,21 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
       method: 'POST',
       path: '/links',
       handler: async (req, res) => {
-        answerCreateLink(res, await creation.createLink(authOf(res), bodyOf(req)));
+        answerCreateLink(res, await creation.createLink(scopeOf(res), bodyOf(req)));
       },
     },
     {
       method: 'POST',
       path: '/links/batch',
       handler: async (req, res) => {
-        answerCreateBatch(res, await creation.createBatch(authOf(res), bodyOf(req)));
+        answerCreateBatch(res, await creation.createBatch(scopeOf(res), bodyOf(req)));
       },
     },
   ];
+}
+
+/** The caller's app and environment, and the request id the worker's trace and log repeat. */
+function scopeOf(res: Response): CreationScope {
+  const { appId, environment } = authOf(res);
+  return { appId, environment, httpRequestId: requestIdOf(res) };
 }

@@ -3,6 +3,7 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
 import { parseLinkCreate } from '@linkservice/contracts';
 import type { Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
+import { setSpanAttributes } from '@linkservice/telemetry';
 import type { CreationClient, CreationOutcome } from '@linkservice/creation';
 import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
 import type { BatchReport } from './create.batch';
@@ -24,6 +25,8 @@ export interface LinkCreationDeps {
 export interface CreationScope {
   appId: string;
   environment: Environment;
+  /** The request's X-Request-Id, handed on to the worker's span and log. */
+  httpRequestId?: string;
 }
 
 /** Every outcome carries the limiter's state for the RateLimit-* headers. */
@@ -75,11 +78,14 @@ export class LinkCreationService {
     // Nothing could be created: no job, and no unit to give back (reserve kept none).
     if (reservation.granted === 0) return { kind: 'rate_limited', limit: reservation };
 
+    const requestId = newRequestId();
+    setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': 1 });
     const outcome = await creations.submit(
       {
-        requestId: newRequestId(),
+        requestId,
         appId: scope.appId,
         environment: scope.environment,
+        ...(scope.httpRequestId === undefined ? {} : { httpRequestId: scope.httpRequestId }),
         entries: [{ index: 0, draft: parsed.draft }],
         creationBudget: 1,
       },
@@ -94,7 +100,10 @@ export class LinkCreationService {
 
     const entry = outcome.result.results.find((result) => result.index === 0);
     if (!entry) throw new Error('creation job answered without a result for entry 0');
-    if (entry.ok) return { kind: 'created', link: entry.link, limit: reservation };
+    if (entry.ok) {
+      setSpanAttributes({ 'linkservice.link_id': entry.link.id });
+      return { kind: 'created', link: entry.link, limit: reservation };
+    }
 
     const limit = await this.release(scope.appId, 1, reservation);
     switch (entry.error) {
@@ -137,11 +146,14 @@ export class LinkCreationService {
     // entries that fail there (alias taken) come before the first one refused as rate_limited.
     const deadline = this.creationDeadline();
     const reservation = await creationLimiter.reserve(scope.appId, valid.length);
+    const requestId = newRequestId();
+    setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': entryCount });
     const outcome = await creations.submit(
       {
-        requestId: newRequestId(),
+        requestId,
         appId: scope.appId,
         environment: scope.environment,
+        ...(scope.httpRequestId === undefined ? {} : { httpRequestId: scope.httpRequestId }),
         entries: valid,
         creationBudget: reservation.granted,
       },
