@@ -1,4 +1,7 @@
 import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -85,6 +88,35 @@ interface Services {
 }
 
 /**
+ * With BENCH_TRACES_SAMPLE_RATIO: an OTLP/HTTP sink that accepts and discards every export (it
+ * must cost the bench next to nothing), and the stack options that export to it at that ratio.
+ */
+async function tracingOptions(
+  settings: BenchSettings,
+  cleanup: Cleanup,
+): Promise<{ otlpEndpoint?: string; env?: Record<string, string> }> {
+  if (settings.tracesSampleRatio === undefined) return {};
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  sink.listen(0, '127.0.0.1');
+  await once(sink, 'listening');
+  cleanup.add(async () => {
+    sink.closeAllConnections();
+    sink.close();
+    await once(sink, 'close');
+  });
+  return {
+    otlpEndpoint: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+    env: {
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: String(settings.tracesSampleRatio),
+    },
+  };
+}
+
+/**
  * Each service on its own, so a service that is not built or does not start only makes its
  * own scenarios unavailable.
  */
@@ -95,6 +127,7 @@ async function startServices(
   cleanup: Cleanup,
 ): Promise<Services> {
   const services: Services = { running: {}, unavailable: {} };
+  const tracing = await tracingOptions(settings, cleanup);
   await Promise.all(
     ALL_SERVICES.map(async (name) => {
       if (!existsSync(serviceEntryPoint(name))) {
@@ -115,6 +148,7 @@ async function startServices(
           serviceEnv: {
             gateway: { SDK_RATE_LIMIT_PER_MINUTE: String(BENCH_SDK_LIMIT_PER_MINUTE) },
           },
+          ...tracing,
           nodeEnv: 'production',
           logLevel: settings.logLevel,
           echo: settings.echo,

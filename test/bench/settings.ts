@@ -16,6 +16,12 @@ export interface BenchSettings {
   logLevel: string;
   postgresUrl: string;
   redisUrl: string;
+  /**
+   * BENCH_TRACES_SAMPLE_RATIO: run the services with tracing on, sampling this share of traces
+   * (parentbased_traceidratio), exported over OTLP/HTTP to a sink in the bench that discards them.
+   * Unset: tracing off, as in production without an exporter.
+   */
+  tracesSampleRatio: number | undefined;
   /** Keep the bench database afterwards (for EXPLAIN after a run). */
   keepDatabase: boolean;
   /** Run only scenarios whose id contains one of these (comma-separated BENCH_ONLY). */
@@ -57,6 +63,7 @@ export function loadBenchSettings(env: Env): BenchSettings {
       .filter((part) => part !== ''),
     echo: env.BENCH_ECHO === 'true',
     cpuProfile: env.BENCH_CPU_PROFILE === 'true',
+    tracesSampleRatio: sampleRatio(env.BENCH_TRACES_SAMPLE_RATIO, problems),
   };
   for (const [name, url] of [
     ['BENCH_POSTGRES_URL', settings.postgresUrl],
@@ -70,4 +77,16 @@ export function loadBenchSettings(env: Env): BenchSettings {
   }
   if (problems.length > 0) throw new Error(`bad bench settings:\n  ${problems.join('\n  ')}`);
   return settings;
+}
+
+function sampleRatio(raw: string | undefined, problems: string[]): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) {
+    problems.push(
+      `BENCH_TRACES_SAMPLE_RATIO must be a number from 0 to 1, got ${JSON.stringify(raw)}`,
+    );
+    return undefined;
+  }
+  return value;
 }

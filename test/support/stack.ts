@@ -41,6 +41,11 @@ export interface StackOptions {
   readyTimeoutMs?: number;
   /** Copy the services' output to stderr as it arrives (debugging). */
   echo?: boolean;
+  /**
+   * Export every service's traces over OTLP/HTTP (JSON) to this base URL, e.g. an
+   * OtlpReceiver's. The only way to turn telemetry on: it is off otherwise.
+   */
+  otlpEndpoint?: string;
 }
 
 /**
@@ -110,8 +115,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ...baseProcessEnv(),
     NODE_ENV: options.nodeEnv ?? 'test',
     LOG_LEVEL: options.logLevel ?? 'silent',
-    // Telemetry stays off even when the caller's shell asks for an exporter.
-    OTEL_SDK_DISABLED: 'true',
+    // Telemetry stays off even when the caller's shell asks for an exporter, unless asked here.
+    ...(options.otlpEndpoint === undefined
+      ? { OTEL_SDK_DISABLED: 'true' }
+      : {
+          OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_METRICS_EXPORTER: 'none',
+          OTEL_LOGS_EXPORTER: 'none',
+          // Spans reach the receiver within a fraction of a second, not the default 5 s.
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+        }),
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
     REDIS_PREFIX: redisPrefix,

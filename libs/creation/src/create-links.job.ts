@@ -46,6 +46,11 @@ export const createLinksPayloadSchema = z.object({
     .regex(/^(?!\d+$)[^:]+$/, 'must not contain ":" nor be an integer'),
   appId: z.string().min(1),
   environment: z.enum(['live', 'test']),
+  /**
+   * The HTTP request's X-Request-Id, so the worker's span and log line name the request an
+   * operator was given. Not an identity: the gateway takes it from the caller's header.
+   */
+  httpRequestId: z.string().min(1).max(200).optional(),
   /** Entries that passed the gateway's validation, with their position in the request. */
   entries: z.array(z.object({ index: z.number().int().min(0), draft: linkDraftSchema })).min(1),
   /**

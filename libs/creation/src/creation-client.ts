@@ -3,6 +3,7 @@ import { withQueryDeadline } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import { throttledErrorLog } from '@linkservice/logger';
+import { queueTelemetry } from '@linkservice/telemetry';
 import type { QueueEventsListener } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -102,6 +103,8 @@ export class BullCreationClient implements CreationClient {
     this.queue = new Queue(CREATE_LINKS_QUEUE, {
       connection: this.queueConnection,
       prefix: options.prefix,
+      // While tracing is on: a producer span per job, whose context the worker continues.
+      telemetry: queueTelemetry(),
     });
     this.queue.on(
       'error',

@@ -1,7 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { IncomingMessage } from 'node:http';
-import type { Span } from '@opentelemetry/api';
+import { parseEnv } from '@linkservice/config';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
 import type * as AutoInstrumentations from '@opentelemetry/auto-instrumentations-node';
+import type * as OtelCore from '@opentelemetry/core';
+import type * as ExpressInstrumentation from '@opentelemetry/instrumentation-express';
+import type * as OtelResources from '@opentelemetry/resources';
 import type * as SdkNode from '@opentelemetry/sdk-node';
+import type { Telemetry as QueueTelemetry } from 'bullmq';
+import type * as BullmqOtel from 'bullmq-otel';
+import { z } from 'zod';
+import { withoutJobResults } from './queue-telemetry';
 
 export interface Telemetry {
   shutdown(): Promise<void>;
@@ -47,11 +57,81 @@ function redactSpanUrls(span: Span, path: string | undefined): void {
   }
 }
 
+/**
+ * A server span's `server.port`: the port the socket accepted on. The instrumentation takes it
+ * from the Host header, which on the link host is `<sub>.<domain>` without a port (so 80).
+ */
+function serverPortAttributes(request: IncomingMessage): Attributes {
+  const port = request.socket.localPort;
+  return port === undefined ? {} : { 'server.port': port };
+}
+
 const PROBE_PATH = /^\/(healthz|readyz)(\?|$)/;
 
 /** Every service answers its liveness and readiness probes on these two paths. */
 function isProbe(url: string | undefined): boolean {
   return url !== undefined && PROBE_PATH.test(url);
+}
+
+/** Telemetry's own settings, beside the standard OTEL_* variables the SDK reads itself. */
+const telemetryEnvSchema = z.object({
+  /** The resource's `deployment.environment` (e.g. production, staging); NODE_ENV when unset. */
+  DEPLOYMENT_ENVIRONMENT: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be a short lowercase name, e.g. production')
+    .optional(),
+  NODE_ENV: z.string().default('development'),
+});
+
+export interface TelemetryOptions {
+  /** The service's package.json: its version becomes `service.version`. */
+  packageJsonPath: string;
+}
+
+function packageVersion(path: string): string {
+  try {
+    const { version } = JSON.parse(readFileSync(path, 'utf8')) as { version?: unknown };
+    return typeof version === 'string' ? version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Set once the SDK runs: the queue's telemetry and the span helpers do nothing before. */
+let tracing: { queue: QueueTelemetry; core: typeof OtelCore; api: typeof OtelApi } | undefined;
+
+/**
+ * BullMQ's telemetry for a Queue or Worker (`telemetry:` option) while tracing is on, else
+ * undefined. The producer span carries the request's context into the job (BullMQ's own
+ * `telemetry.metadata` job option: W3C traceparent, nothing else), and the worker's consumer span
+ * continues that trace, so one creation is one trace from the gateway to the worker's SQL.
+ */
+export function queueTelemetry(): QueueTelemetry | undefined {
+  return tracing?.queue;
+}
+
+/**
+ * Names the current incoming request's server span after its route (`GET /:alias`) and sets
+ * `http.route`, for services without express (whose instrumentation does this itself).
+ */
+export function setHttpRoute(route: string): void {
+  if (!tracing) return;
+  const { core, api } = tracing;
+  // The http instrumentation keeps this object in the request's context and reads it at the end.
+  const metadata = core.getRPCMetadata(api.context.active());
+  if (metadata?.type === core.RPCType.HTTP) metadata.route = route;
+}
+
+/**
+ * `linkservice.*` attributes on the current request's server span, or else on the active span
+ * (a job's consumer span in the worker); no-op when tracing is off.
+ */
+export function setSpanAttributes(attributes: Attributes): void {
+  if (!tracing) return;
+  const { core, api } = tracing;
+  const active = api.context.active();
+  const span = core.getRPCMetadata(active)?.span ?? api.trace.getSpan(active);
+  span?.setAttributes(attributes);
 }
 
 /**
@@ -63,12 +143,14 @@ function isProbe(url: string | undefined): boolean {
 export function startTelemetry(
   serviceName: string,
   env: Record<string, string | undefined>,
+  options: TelemetryOptions,
 ): Telemetry {
   const wanted =
     (env.OTEL_TRACES_EXPORTER !== undefined && env.OTEL_TRACES_EXPORTER !== 'none') ||
     env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ||
     env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
   if (!wanted || env.OTEL_SDK_DISABLED === 'true') return noop;
+  const settings = parseEnv(telemetryEnvSchema, env);
 
   // Loaded only when tracing is on: the SDK and its instrumentations cost seconds of CPU and
   // tens of MB at every start. Synchronous require, so they patch modules before those load.
@@ -76,9 +158,21 @@ export function startTelemetry(
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof SdkNode;
   const { getNodeAutoInstrumentations } =
     require('@opentelemetry/auto-instrumentations-node') as typeof AutoInstrumentations;
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof OtelResources;
+  const core = require('@opentelemetry/core') as typeof OtelCore;
+  const api = require('@opentelemetry/api') as typeof OtelApi;
+  const { BullMQOtel } = require('bullmq-otel') as typeof BullmqOtel;
+  const { ExpressLayerType } =
+    require('@opentelemetry/instrumentation-express') as typeof ExpressInstrumentation;
   /* eslint-enable @typescript-eslint/no-require-imports */
+  const version = packageVersion(options.packageJsonPath);
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
+    // Merged under OTEL_RESOURCE_ATTRIBUTES and the detectors' attributes.
+    resource: resourceFromAttributes({
+      'service.version': version,
+      'deployment.environment': settings.DEPLOYMENT_ENVIRONMENT ?? settings.NODE_ENV,
+    }),
     instrumentations: [
       getNodeAutoInstrumentations({
         // Noisy and useless for a service: every file read would become a span.
@@ -91,6 +185,18 @@ export function startTelemetry(
           requestHook: (span, request) => {
             redactSpanUrls(span, request instanceof IncomingMessage ? request.url : request.path);
           },
+          startIncomingSpanHook: serverPortAttributes,
+        },
+        // Every middleware and handler was a span of its own (15 of a creation's 22), in express's
+        // instrumentation and again in router's (express 5 routes through the router package).
+        // Without them express's still names the server span by its route (`POST /api/v1/links`).
+        '@opentelemetry/instrumentation-router': { enabled: false },
+        '@opentelemetry/instrumentation-express': {
+          ignoreLayersType: [
+            ExpressLayerType.MIDDLEWARE,
+            ExpressLayerType.REQUEST_HANDLER,
+            ExpressLayerType.ROUTER,
+          ],
         },
         // Statement text is parameterised; values are never attached.
         '@opentelemetry/instrumentation-pg': { enhancedDatabaseReporting: false },
@@ -99,5 +205,10 @@ export function startTelemetry(
     ],
   });
   sdk.start();
+  tracing = {
+    queue: withoutJobResults(new BullMQOtel({ tracerName: 'bullmq', version })),
+    core,
+    api,
+  };
   return { shutdown: () => sdk.shutdown() };
 }

@@ -47,7 +47,7 @@ describe('telemetry switched off', () => {
   it('does not even load the SDK', async () => {
     const index = join(__dirname, '..', 'dist', 'index.js');
     const script = `
-      require(${JSON.stringify(index)}).startTelemetry('probe', {});
+      require(${JSON.stringify(index)}).startTelemetry('probe', {}, { packageJsonPath: 'package.json' });
       const loaded = Object.keys(require.cache).filter((path) => path.includes('@opentelemetry'));
       process.stdout.write(JSON.stringify(loaded));`;
     const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], {

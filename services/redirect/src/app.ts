@@ -4,6 +4,7 @@ import { pingDatabase } from '@linkservice/db';
 import { createProbes } from '@linkservice/lifecycle';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
 import { methodLabel, secondsSince } from '@linkservice/metrics';
+import { setHttpRoute } from '@linkservice/telemetry';
 import { associationDocument, associationFileFor } from './associations/association.service';
 import type { RedirectDeps } from './deps';
 import type { LinkHost } from '@linkservice/contracts';
@@ -83,12 +84,15 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
         sendPage(res, 404, PAGES.notFound);
         return;
       }
+      // The server span is named by its route: a fixed path here, `/:alias` below.
+      setHttpRoute(path);
       const document = await associationDocument(deps.db, host, file);
       if (document === null) sendPage(res, 404, PAGES.notFound);
       else sendJson(res, 200, document);
       return;
     }
 
+    setHttpRoute('/:alias');
     let outcome;
     try {
       outcome = await deps.redirects.outcome({

@@ -1,6 +1,7 @@
 import type { Logger } from '@linkservice/logger';
 import type { CreateLinksJobResult } from '@linkservice/creation';
 import { COMMIT_GRACE_MS, createLinksPayloadSchema } from '@linkservice/creation';
+import { setSpanAttributes } from '@linkservice/telemetry';
 import type { Job } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { LinkCreationService } from './create-links.service';
@@ -21,8 +22,21 @@ export function createLinksProcessor(service: LinkCreationService, logger: Logge
       );
     }
     const payload = parsed.data;
+    // On the job's consumer span: what an on-call engineer searches by. Never the drafts.
+    setSpanAttributes({
+      'linkservice.app_id': payload.appId,
+      'linkservice.environment': payload.environment,
+      ...(payload.httpRequestId === undefined
+        ? {}
+        : { 'linkservice.request_id': payload.httpRequestId }),
+      // The gateway makes the job id the creation request's id.
+      'linkservice.job_id': payload.requestId,
+      'linkservice.entries': payload.entries.length,
+    });
     try {
-      return await service.createLinks(payload);
+      const result = await service.createLinks(payload);
+      setSpanAttributes(createdLinkAttributes(result));
+      return result;
     } catch (error) {
       logger.error(
         { err: error, requestId: payload.requestId, attempt: job.attemptsMade + 1 },
@@ -35,5 +49,17 @@ export function createLinksProcessor(service: LinkCreationService, logger: Logge
       }
       throw error;
     }
+  };
+}
+
+/** A single creation's link id, and a batch's created and failed counts, for the job's span. */
+function createdLinkAttributes(result: CreateLinksJobResult): Record<string, string | number> {
+  if (result.status !== 'done') return { 'linkservice.job_outcome': result.reason };
+  const { results } = result.result;
+  const linkIds = results.flatMap((entry) => (entry.ok ? [entry.link.id] : []));
+  return {
+    'linkservice.entries_created': linkIds.length,
+    'linkservice.entries_failed': results.length - linkIds.length,
+    ...(results.length === 1 && linkIds.length === 1 ? { 'linkservice.link_id': linkIds[0] } : {}),
   };
 }

@@ -6,6 +6,7 @@ import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { pingDatabase } from '@linkservice/db';
 import { createProbeServer, settlesWithin } from '@linkservice/lifecycle';
 import { throttledErrorLog } from '@linkservice/logger';
+import { queueTelemetry } from '@linkservice/telemetry';
 import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
 import { createLinksProcessor } from './create-links.job';
@@ -33,6 +34,9 @@ export function startCreationWorker(
       connection: deps.queueRedis,
       prefix: config.REDIS_PREFIX,
       concurrency: config.WORKER_CONCURRENCY,
+      // While tracing is on: each job's consumer span continues the producer's trace, and the
+      // job's SQL spans are its children.
+      telemetry: queueTelemetry(),
       removeOnComplete: {
         count: config.WORKER_KEEP_COMPLETED_JOBS,
         age: config.WORKER_KEEP_COMPLETED_SECONDS,

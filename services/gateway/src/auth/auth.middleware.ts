@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Environment, KeyType } from '@linkservice/db';
 import { hashSecretKey, parseApiKey } from '@linkservice/keys';
+import { setSpanAttributes } from '@linkservice/telemetry';
 import { ApiError } from '../http/errors';
 import type { AuthContext, Authenticated } from './auth-context';
 import type { KeysRepository } from './keys.repository';
@@ -109,6 +110,11 @@ async function accept(res: Response, found: AuthContext | undefined): Promise<vo
     if (verdict) throw verdict.error;
   }
   res.locals.auth = found;
+  // On the request's span, once the key is known good: who called, never the key itself.
+  setSpanAttributes({
+    'linkservice.app_id': found.appId,
+    'linkservice.environment': found.environment,
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { REQUEST_ID_HEADER, requestIdFrom } from '@linkservice/logger';
+import { setSpanAttributes } from '@linkservice/telemetry';
 import type { RequestHandler, Response } from 'express';
 
 export { REQUEST_ID_HEADER };
@@ -12,6 +13,7 @@ export function requestId(): RequestHandler {
     const id = requestIdFrom(req.headers['x-request-id']);
     res.locals.requestId = id;
     res.setHeader(REQUEST_ID_HEADER, id);
+    setSpanAttributes({ 'linkservice.request_id': id });
     next();
   };
 }

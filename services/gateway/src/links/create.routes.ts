@@ -3,10 +3,16 @@ import { authOf } from '../auth/auth.middleware';
 import type { GatewayDeps } from '../deps';
 import { ApiError, errors } from '../http/errors';
 import { bodyOf } from '../http/json-body';
+import { requestIdOf } from '../http/request-id';
 import type { ApiRoute } from '../http/routes';
 import type { CreationLimitState } from '../limits/creation-limiter';
 import { setJobIdOf } from '../http/request-logging';
-import type { CreateBatchOutcome, CreateLinkOutcome, OnCreationJob } from './create.service';
+import type {
+  CreateBatchOutcome,
+  CreateLinkOutcome,
+  CreationScope,
+  OnCreationJob,
+} from './create.service';
 
 /** RateLimit-* on every creation answer, so clients can pace themselves before a 429. */
 function setLimitHeaders(res: Response, limit: CreationLimitState): void {
@@ -93,7 +99,7 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
       handler: async (req, res) => {
         answerCreateLink(
           res,
-          await creation.createLink(authOf(res), bodyOf(req), jobIdOnLogLine(res)),
+          await creation.createLink(scopeOf(res), bodyOf(req), jobIdOnLogLine(res)),
         );
       },
     },
@@ -103,9 +109,15 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
       handler: async (req, res) => {
         answerCreateBatch(
           res,
-          await creation.createBatch(authOf(res), bodyOf(req), jobIdOnLogLine(res)),
+          await creation.createBatch(scopeOf(res), bodyOf(req), jobIdOnLogLine(res)),
         );
       },
     },
   ];
+}
+
+/** The caller's app and environment, and the request id the worker's trace and log repeat. */
+function scopeOf(res: Response): CreationScope {
+  const { appId, environment } = authOf(res);
+  return { appId, environment, httpRequestId: requestIdOf(res) };
 }

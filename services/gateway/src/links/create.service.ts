@@ -3,6 +3,7 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
 import { parseLinkCreate } from '@linkservice/contracts';
 import type { Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
+import { setSpanAttributes } from '@linkservice/telemetry';
 import type { CreationClient, CreationOutcome, UnavailableReason } from '@linkservice/creation';
 import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
 import type { BatchReport } from './create.batch';
@@ -26,6 +27,8 @@ export interface LinkCreationDeps {
 export interface CreationScope {
   appId: string;
   environment: Environment;
+  /** The request's X-Request-Id, handed on to the worker's span and log. */
+  httpRequestId?: string;
 }
 
 /** Every outcome carries the limiter's state for the RateLimit-* headers. */
@@ -86,11 +89,13 @@ export class LinkCreationService {
 
     const requestId = newRequestId();
     onJob?.(requestId);
+    setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': 1 });
     const outcome = await creations.submit(
       {
         requestId,
         appId: scope.appId,
         environment: scope.environment,
+        ...(scope.httpRequestId === undefined ? {} : { httpRequestId: scope.httpRequestId }),
         entries: [{ index: 0, draft: parsed.draft }],
         creationBudget: 1,
       },
@@ -106,7 +111,10 @@ export class LinkCreationService {
 
     const entry = outcome.result.results.find((result) => result.index === 0);
     if (!entry) throw new Error('creation job answered without a result for entry 0');
-    if (entry.ok) return { kind: 'created', link: entry.link, limit: reservation };
+    if (entry.ok) {
+      setSpanAttributes({ 'linkservice.link_id': entry.link.id });
+      return { kind: 'created', link: entry.link, limit: reservation };
+    }
 
     const limit = await this.release(scope.appId, 1, reservation);
     switch (entry.error) {
@@ -152,11 +160,13 @@ export class LinkCreationService {
     const reservation = await creationLimiter.reserve(scope.appId, valid.length);
     const requestId = newRequestId();
     onJob?.(requestId);
+    setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': entryCount });
     const outcome = await creations.submit(
       {
         requestId,
         appId: scope.appId,
         environment: scope.environment,
+        ...(scope.httpRequestId === undefined ? {} : { httpRequestId: scope.httpRequestId }),
         entries: valid,
         creationBudget: reservation.granted,
       },
