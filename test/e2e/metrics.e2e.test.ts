@@ -128,7 +128,7 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
   expect((await follow(alias)).status).toBe(302);
   const unknownAlias = `nothing-${randomBytes(3).toString('hex')}`;
   expect((await follow(unknownAlias)).status).toBe(404);
-  // Paths no route knows, carrying ids: counted under `not_found`, never under their path.
+  // Paths no route knows, carrying ids: counted under `unmatched`, never under their path.
   expect((await api('GET', `/nothing/${link.id}`)).status).toBe(404);
   expect((await follow(`${alias}/${link.id}`)).status).toBe(404);
 
@@ -151,7 +151,7 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
       status: '200',
     }),
   ).toBe(1);
-  expect(valueOf(gateway.samples, http, { route: 'not_found', method: 'GET', status: '404' })).toBe(
+  expect(valueOf(gateway.samples, http, { route: 'unmatched', method: 'GET', status: '404' })).toBe(
     1,
   );
   // The stack's readiness wait polled /readyz.
@@ -198,7 +198,7 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
     1,
   );
   expect(
-    valueOf(redirect.samples, http, { route: 'not_found', method: 'GET', status: '404' }),
+    valueOf(redirect.samples, http, { route: 'unmatched', method: 'GET', status: '404' }),
   ).toBe(1);
   for (const state of ['unrecorded', 'uncertain', 'untokened']) {
     expect(valueOf(redirect.samples, 'linkservice_clicks_pending', { state })).toBe(0);

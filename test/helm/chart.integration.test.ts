@@ -558,14 +558,9 @@ describe.each([
       expect(parsed).toMatchObject(
         (expected as Partial<Record<string, Record<string, unknown>>>)[component] ?? {},
       );
-      // OTEL_* belong to the OpenTelemetry SDK; NODE_OPTIONS is an extraEnvVars example;
-      // METRICS_PORT is each config.ts's from the metrics branch of issue 11 (drop it here then).
+      // OTEL_* belong to the OpenTelemetry SDK; NODE_OPTIONS is an extraEnvVars example.
       const unknown = Object.keys(environments[component]).filter(
-        (name) =>
-          !known.has(name) &&
-          !/^OTEL_/.test(name) &&
-          name !== 'NODE_OPTIONS' &&
-          name !== 'METRICS_PORT',
+        (name) => !known.has(name) && !/^OTEL_/.test(name) && name !== 'NODE_OPTIONS',
       );
       expect({ component, unknown }).toEqual({ component, unknown: [] });
     }

@@ -10,7 +10,7 @@ export const HTTP_DURATION_BUCKETS = [
 ];
 
 /** The label a route with no match gets (an unknown path), whatever its status. */
-export const UNMATCHED_ROUTE = 'not_found';
+export const UNMATCHED_ROUTE = 'unmatched';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 

@@ -5,10 +5,14 @@ import type { Job } from 'bullmq';
 type Processor = (job: Job) => Promise<CreateLinksJobResult>;
 
 /** The payload fields the line names, read without trusting the payload (the processor parses it). */
-function payloadFields(data: unknown): { requestId?: unknown; appId?: unknown; entries?: number } {
+function payloadFields(data: unknown): {
+  httpRequestId?: unknown;
+  appId?: unknown;
+  entries?: number;
+} {
   if (typeof data !== 'object' || data === null) return {};
-  const { requestId, appId, entries } = data as Record<string, unknown>;
-  return { requestId, appId, entries: Array.isArray(entries) ? entries.length : undefined };
+  const { httpRequestId, appId, entries } = data as Record<string, unknown>;
+  return { httpRequestId, appId, entries: Array.isArray(entries) ? entries.length : undefined };
 }
 
 function resultFields(result: CreateLinksJobResult): Record<string, unknown> {
@@ -25,8 +29,9 @@ function resultFields(result: CreateLinksJobResult): Record<string, unknown> {
 }
 
 /**
- * One info line per creation job the worker answers: request id (= job id), app, entries, how
- * many were created and failed, and how long the attempt took. Written inside the processor's
+ * One info line per creation job the worker answers: the HTTP request's X-Request-Id (the
+ * gateway's line has it as `reqId`), the job id (the gateway's line has it as `jobId`), app,
+ * entries, how many were created and failed, and how long the attempt took. Written inside the processor's
  * call, so it carries the job's trace_id/span_id when tracing is on. A thrown attempt is
  * logged by the processor itself and by the Worker's 'failed' listener.
  */
@@ -35,10 +40,10 @@ export function withCreationJobLog(processor: Processor, logger: Logger): Proces
     const startedAt = performance.now();
     const result = await processor(job);
     if (logger.isLevelEnabled('info')) {
-      const { requestId, appId, entries } = payloadFields(job.data);
+      const { httpRequestId, appId, entries } = payloadFields(job.data);
       logger.info(
         {
-          requestId,
+          requestId: httpRequestId,
           jobId: job.id,
           appId,
           entries,

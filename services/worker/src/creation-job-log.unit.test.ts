@@ -20,6 +20,7 @@ const job = {
   attemptsMade: 0,
   data: {
     requestId: 'crt_1',
+    httpRequestId: 'req-abc',
     appId: 'app_1',
     environment: 'live',
     entries: [{ index: 0 }, { index: 1 }, { index: 2 }],
@@ -49,7 +50,8 @@ describe('withCreationJobLog', () => {
     expect(lines[0]).toMatchObject({
       level: 'info',
       msg: 'creation job finished',
-      requestId: 'crt_1',
+      // The X-Request-Id, as the gateway's line names it (reqId), beside the job id (jobId).
+      requestId: 'req-abc',
       jobId: 'crt_1',
       appId: 'app_1',
       entries: 3,

@@ -17,7 +17,10 @@ export function labelRoute(path: string): RequestHandler {
   };
 }
 
-/** The route pattern a request matched, or `not_found` when it matched none (never its path). */
+/**
+ * The route pattern a request matched, or `unmatched` when it was answered before reaching one:
+ * an unknown path, or a refusal before routing such as the SDK abuse limit's 429. Never its path.
+ */
 export function routeLabelOf(res: Response): string {
   return (res as LabelledResponse)[ROUTE] ?? UNMATCHED_ROUTE;
 }

@@ -8,7 +8,7 @@ export const ALIAS_ROUTE = '/:alias';
 /**
  * The `route` label of a request to the link host service, from a closed set: `/:alias`, the two
  * association files' paths on a link host, `/healthz` and `/readyz` on any other host, else
- * `not_found` (an unknown path, which is never echoed into a label). `path` is requestPath's.
+ * `unmatched` (an unknown path, which is never echoed into a label). `path` is requestPath's.
  */
 export function redirectRouteLabel(path: string | null, onLinkHost: boolean): string {
   if (path === null) return UNMATCHED_ROUTE;

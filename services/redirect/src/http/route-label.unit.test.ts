@@ -8,17 +8,17 @@ describe('redirectRouteLabel', () => {
     ['/.well-known/assetlinks.json', true, '/.well-known/assetlinks.json'],
     ['/healthz', false, '/healthz'],
     ['/readyz', false, '/readyz'],
-    ['/some/deep/path', true, 'not_found'],
-    ['/summer-sale', false, 'not_found'],
-    ['/%E0%A4%A', true, 'not_found'],
-    [null, true, 'not_found'],
+    ['/some/deep/path', true, 'unmatched'],
+    ['/summer-sale', false, 'unmatched'],
+    ['/%E0%A4%A', true, 'unmatched'],
+    [null, true, 'unmatched'],
   ])('%s on a link host: %s is %s', (path, onLinkHost, label) => {
     expect(redirectRouteLabel(path, onLinkHost)).toBe(label);
   });
 
   it('never returns an alias or a raw path', () => {
     for (const path of ['/summer-sale', '/x/y', '/healthz/extra', '/?a=b']) {
-      expect(['/:alias', 'not_found']).toContain(redirectRouteLabel(path, true));
+      expect(['/:alias', 'unmatched']).toContain(redirectRouteLabel(path, true));
     }
   });
 });
