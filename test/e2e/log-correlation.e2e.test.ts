@@ -71,7 +71,7 @@ it("puts trace_id and span_id on a creation's request line, beside its job id", 
   );
   // The same request and the same trace: the job runs in the consumer span of that trace.
   expect(jobLine).toMatchObject({
-    requestId: 'correlated-1',
+    reqId: 'correlated-1',
     trace_id: line.trace_id,
     appId: tenant.appId,
     entries: 1,

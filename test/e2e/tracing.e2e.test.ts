@@ -35,6 +35,10 @@ let tenant: Tenant;
 /** Markers that must never leave the services: in deepLinkData and in a fallback URL's query. */
 const deepLinkMarker = `dld-${randomBytes(8).toString('hex')}`;
 const fallbackMarker = `fbq-${randomBytes(8).toString('hex')}`;
+/** What a person's click brings along: a query of its own (a token with it) and a user agent. */
+const endUserMarker = `euq${randomBytes(8).toString('hex')}`;
+const endUserQuery = `utm_source=${endUserMarker}&ls_click=${endUserMarker}`;
+const endUserAgent = `Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Marker/${endUserMarker}`;
 
 function draft(): Record<string, unknown> {
   return {
@@ -227,8 +231,10 @@ describe('the redirect', () => {
   it('names its server span by route and reports the port it listens on', async () => {
     const created = await post('/links', draft(), `req-redirect-${randomBytes(4).toString('hex')}`);
     const { alias } = linkOf(created);
-    const res = await sendRequest(`${stack.redirect.url}/${alias}`, {
+    // A person's click, with a query of their own and a token as an app would pass one on.
+    const res = await sendRequest(`${stack.redirect.url}/${alias}?${endUserQuery}`, {
       host: `${tenant.subdomainKey}.${stack.linkDomain}`,
+      headers: { 'user-agent': endUserAgent },
     });
     expect(res.status).toBe(302);
 
@@ -245,6 +251,10 @@ describe('the redirect', () => {
       'http.route': '/:alias',
       'server.port': Number(new URL(stack.redirect.url).port),
     });
+    // Nothing of the person who followed it: no query, user agent or address.
+    for (const name of ['url.query', 'user_agent.original', 'client.address']) {
+      expect(span.attributes).not.toHaveProperty([name]);
+    }
   });
 });
 
@@ -257,5 +267,7 @@ describe('exported spans', () => {
     expect(exported).not.toContain(tenant.live.secret);
     expect(exported).not.toContain(deepLinkMarker);
     expect(exported).not.toContain(fallbackMarker);
+    expect(exported).not.toContain(endUserMarker);
+    expect(exported).not.toContain(endUserAgent);
   });
 });

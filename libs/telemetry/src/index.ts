@@ -86,7 +86,25 @@ const telemetryEnvSchema = z.object({
 export interface TelemetryOptions {
   /** The service's package.json: its version becomes `service.version`. */
   packageJsonPath: string;
+  /**
+   * The service answers people, not API clients (the link host): their query (which may carry
+   * an `ls_click` token or a campaign's data), user agent and address stay out of its spans.
+   */
+  endUserRequests?: boolean;
 }
+
+/**
+ * What instrumentation-http records of an incoming request that the link host must not export
+ * about the people who follow links. Its start hook's attributes are applied last, and an
+ * undefined value is no attribute at all.
+ */
+const END_USER_ATTRIBUTES_DROPPED: Attributes = {
+  'url.query': undefined,
+  'user_agent.original': undefined,
+  'client.address': undefined,
+  'network.peer.address': undefined,
+  'network.peer.port': undefined,
+};
 
 function packageVersion(path: string): string {
   try {
@@ -185,7 +203,10 @@ export function startTelemetry(
           requestHook: (span, request) => {
             redactSpanUrls(span, request instanceof IncomingMessage ? request.url : request.path);
           },
-          startIncomingSpanHook: serverPortAttributes,
+          startIncomingSpanHook: (request) => ({
+            ...serverPortAttributes(request),
+            ...(options.endUserRequests && END_USER_ATTRIBUTES_DROPPED),
+          }),
         },
         // Every middleware and handler was a span of its own (15 of a creation's 22), in express's
         // instrumentation and again in router's (express 5 routes through the router package).

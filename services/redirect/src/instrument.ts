@@ -7,4 +7,6 @@ import { startTelemetry } from '@linkservice/telemetry';
  */
 export const telemetry = startTelemetry('linkservice-redirect', process.env, {
   packageJsonPath: join(__dirname, '..', 'package.json'),
+  // People follow links: no query (ls_click tokens), user agent or address in its spans.
+  endUserRequests: true,
 });

@@ -29,11 +29,11 @@ function resultFields(result: CreateLinksJobResult): Record<string, unknown> {
 }
 
 /**
- * One info line per creation job the worker answers: the HTTP request's X-Request-Id (the
- * gateway's line has it as `reqId`), the job id (the gateway's line has it as `jobId`), app,
- * entries, how many were created and failed, and how long the attempt took. Written inside the processor's
- * call, so it carries the job's trace_id/span_id when tracing is on. A thrown attempt is
- * logged by the processor itself and by the Worker's 'failed' listener.
+ * One info line per creation job the worker answers: the HTTP request's X-Request-Id as `reqId`
+ * and the job id as `jobId` (the gateway's request line names both the same way), app, entries,
+ * how many were created and failed, and how long the attempt took. Written inside the
+ * processor's call, so it carries the job's trace_id/span_id when tracing is on. A thrown
+ * attempt is logged by the processor itself and by the Worker's 'failed' listener.
  */
 export function withCreationJobLog(processor: Processor, logger: Logger): Processor {
   return async (job) => {
@@ -43,7 +43,7 @@ export function withCreationJobLog(processor: Processor, logger: Logger): Proces
       const { httpRequestId, appId, entries } = payloadFields(job.data);
       logger.info(
         {
-          requestId: httpRequestId,
+          reqId: httpRequestId,
           jobId: job.id,
           appId,
           entries,

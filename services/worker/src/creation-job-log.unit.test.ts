@@ -51,7 +51,7 @@ describe('withCreationJobLog', () => {
       level: 'info',
       msg: 'creation job finished',
       // The X-Request-Id, as the gateway's line names it (reqId), beside the job id (jobId).
-      requestId: 'req-abc',
+      reqId: 'req-abc',
       jobId: 'crt_1',
       appId: 'app_1',
       entries: 3,

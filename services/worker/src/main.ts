@@ -12,8 +12,9 @@ runService({
   telemetry,
   loadConfig,
   buildDeps,
+  // The metrics port first: failing to bind it must stop a worker before it takes any job.
   start: async ({ deps }, context) => {
-    const started = await startWorker(deps, context);
-    return alongsideMetrics(started, await startWorkerMetrics(deps));
+    const metrics = await startWorkerMetrics(deps);
+    return alongsideMetrics(await startWorker(deps, context), metrics);
   },
 });

@@ -1,3 +1,4 @@
+import { throttledErrorLog } from '@linkservice/logger';
 import type { CreateLinksJobResult } from '@linkservice/creation';
 import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
 import type { MetricsServer, Registry } from '@linkservice/metrics';
@@ -140,9 +141,8 @@ export async function startWorkerMetrics(
     connection: deps.probeRedis,
     prefix: config.REDIS_PREFIX,
   });
-  queue.on('error', (error) => {
-    logger.warn({ err: error }, 'queue metrics: redis error');
-  });
+  // One line per outage, not one per reconnect attempt (BullMQ re-emits each).
+  queue.on('error', throttledErrorLog(logger, { message: 'queue metrics: redis error' }));
   metrics.readQueueFrom((...states) => queue.getJobCounts(...states));
   const server = await startMetricsServer(metrics.registry, {
     port: config.METRICS_PORT,
