@@ -43,10 +43,13 @@ const DEFAULT_METRICS = [
   'process_cpu_seconds_total',
 ];
 const COMPONENT_PORTS = { gateway: 9464, worker: 9465, redirect: 9466 } as const;
+/** Prometheus' own per-target series, which the alerts may read besides the agreed metrics. */
+const SCRAPE_METRICS = ['up'];
 
 /** The metric names a PromQL expression reads (histogram series fold into their metric). */
 function metricsIn(expr: string): string[] {
-  const names = expr.match(/\b(?:linkservice|http_server|nodejs|process)_[a-z0-9_]+\b/g) ?? [];
+  const names =
+    expr.match(/\b(?:(?:linkservice|http_server|nodejs|process)_[a-z0-9_]+|up(?=\{))\b/g) ?? [];
   return [...new Set(names.map((name) => name.replace(/_(bucket|count|sum)$/, '')))];
 }
 
@@ -125,6 +128,15 @@ async function kubernetesSchemaProblems(manifests: Manifest[]): Promise<string[]
 
 const ofKind = (manifests: Manifest[], kind: string) => manifests.filter((m) => m.kind === kind);
 const component = (m: Manifest) => m.metadata.labels?.['app.kubernetes.io/component'];
+const metricsServiceName = (name: string) => `${RELEASE}-linkservice-${name}-metrics`;
+
+interface ServicePort {
+  name: string;
+  port: number;
+  targetPort: string;
+  nodePort?: number;
+}
+const serviceSpec = (service: Manifest) => service.spec as { type: string; ports: ServicePort[] };
 
 interface Container {
   ports: { name: string; containerPort: number }[];
@@ -154,7 +166,7 @@ beforeAll(async () => {
 
 describe('metrics ports', () => {
   it.each(Object.entries(COMPONENT_PORTS))(
-    'gives the %s container a `metrics` port, METRICS_PORT to match, and a Service port to it',
+    'gives the %s container a `metrics` port, METRICS_PORT to match, and a ClusterIP Service with that port alone',
     (name, port) => {
       const deployment = ofKind(defaults, 'Deployment').find((d) => component(d) === name)!;
       const container = containerOf(deployment);
@@ -162,12 +174,56 @@ describe('metrics ports', () => {
         expect.objectContaining({ name: 'metrics', containerPort: port }),
       );
       expect(container.env).toContainEqual({ name: 'METRICS_PORT', value: String(port) });
-      const service = ofKind(defaults, 'Service').find((s) => component(s) === name)!;
-      expect((service.spec as { ports: unknown[] }).ports).toContainEqual(
-        expect.objectContaining({ name: 'metrics', port, targetPort: 'metrics' }),
+      const services = ofKind(defaults, 'Service').filter((s) => component(s) === name);
+      const metricsService = services.find((s) => s.metadata.name === metricsServiceName(name))!;
+      expect(serviceSpec(metricsService)).toMatchObject({
+        type: 'ClusterIP',
+        ports: [{ name: 'metrics', port, targetPort: 'metrics', protocol: 'TCP' }],
+      });
+      // No other Service of the component carries the metrics port.
+      const others = services.filter((s) => s !== metricsService);
+      expect(others.flatMap((s) => serviceSpec(s).ports.map((p) => p.name))).not.toContain(
+        'metrics',
       );
     },
   );
+
+  it.each(['NodePort', 'LoadBalancer'])(
+    'keeps /metrics off the public Services when they are of type %s',
+    async (type) => {
+      const rendered = await render([
+        `gateway.service.type=${type}`,
+        `redirect.service.type=${type}`,
+      ]);
+      const services = ofKind(rendered, 'Service');
+      const exposed = services.filter((s) => serviceSpec(s).type === type);
+      expect(exposed.map(component).sort()).toEqual(['gateway', 'redirect']);
+      for (const service of exposed) {
+        expect(serviceSpec(service).ports.map((p) => p.name)).toEqual(['http']);
+        expect(serviceSpec(service).ports.map((p) => p.targetPort)).not.toContain('metrics');
+      }
+      const withMetrics = services.filter((s) =>
+        serviceSpec(s).ports.some((p) => p.name === 'metrics' || p.targetPort === 'metrics'),
+      );
+      expect(withMetrics.map((s) => serviceSpec(s).type)).toEqual([
+        'ClusterIP',
+        'ClusterIP',
+        'ClusterIP',
+      ]);
+    },
+  );
+
+  it('has no metrics port on a LoadBalancer redirect Service', async () => {
+    const rendered = await render(['redirect.service.type=LoadBalancer']);
+    const [loadBalancer, ...others] = ofKind(rendered, 'Service').filter(
+      (s) => serviceSpec(s).type === 'LoadBalancer',
+    );
+    expect(others).toEqual([]);
+    expect(loadBalancer.metadata.name).toBe(`${RELEASE}-linkservice-redirect`);
+    expect(serviceSpec(loadBalancer).ports).toEqual([
+      { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+    ]);
+  });
 
   it('follows <component>.metrics.port', async () => {
     const rendered = await render(['worker.metrics.port=19465']);
@@ -214,10 +270,14 @@ describe('the Prometheus Operator objects and the dashboard', () => {
         matchExpressions.every(({ key, values }) => values.includes(labels[key] ?? ''))
       );
     });
+    // The metrics Services only, never the HTTP ones.
+    expect(services.map((s) => s.metadata.name).sort()).toEqual(
+      Object.keys(COMPONENT_PORTS).map(metricsServiceName).sort(),
+    );
     expect(services.map(component).sort()).toEqual(['gateway', 'redirect', 'worker']);
   });
 
-  it('page on creation 503s, failing jobs, a queue backlog, click flush lag and 5xx', () => {
+  it('page on creation 503s, failing jobs, a queue backlog, click flush lag, 5xx and unscraped pods', () => {
     const [rule, ...others] = ofKind(toggled, 'PrometheusRule');
     expect(others).toEqual([]);
     expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
@@ -246,7 +306,7 @@ describe('the Prometheus Operator objects and the dashboard', () => {
       expect(metrics.length).toBeGreaterThan(0);
       expect({
         alert: alert.alert,
-        unknown: metrics.filter((m) => !AGREED_METRICS.includes(m)),
+        unknown: metrics.filter((m) => ![...AGREED_METRICS, ...SCRAPE_METRICS].includes(m)),
       }).toEqual({ alert: alert.alert, unknown: [] });
       // Scoped to the release's namespace, so two installs do not page for each other.
       expect(alert.expr).toContain(`namespace="${NAMESPACE}"`);
@@ -261,6 +321,28 @@ describe('the Prometheus Operator objects and the dashboard', () => {
     );
     expect(expressions).toContain('linkservice_click_flush_lag_seconds');
     expect(expressions).toMatch(/http_server_request_duration_seconds_count\{[^}]*status=~"5\.\."/);
+
+    const byName = Object.fromEntries(alerts.map((alert) => [alert.alert, alert]));
+    // Creation timeouts divide by the gateway's creation requests: the worker's series vanish
+    // when every worker is down, the very case the alert is for.
+    const timeouts = byName.LinkserviceCreationTimeouts.expr;
+    expect(timeouts).not.toContain('linkservice_creation_jobs_total');
+    expect(timeouts).toContain(
+      'sum(rate(http_server_request_duration_seconds_count{namespace="linkservice",job="gateway",method="POST",route=~"/api/v1/links(/batch)?"}[5m]))',
+    );
+    // A draining pod answers /readyz 503 on purpose: probes count on neither side.
+    const httpErrors = byName.LinkserviceHttpErrors.expr;
+    const selectors = httpErrors.match(/http_server_request_duration_seconds_count\{[^}]*\}/g)!;
+    expect(selectors).toHaveLength(2);
+    for (const selector of selectors) expect(selector).toContain('route!~"/healthz|/readyz"');
+    expect(byName.LinkserviceClickFlushLag.annotations.description).toContain('Redis or Postgres');
+    // Pods Prometheus cannot scrape, per component (the ServiceMonitor's job label).
+    expect(byName.LinkserviceTargetDown).toMatchObject({
+      expr: expect.stringMatching(
+        /^sum by \(job\) \(up\{namespace="linkservice",job=~"gateway\|worker\|redirect"\} == 0\)/,
+      ),
+      for: '5m',
+    });
   });
 
   it('ship the dashboard, whose queries name only the exported metrics', async () => {
@@ -277,6 +359,12 @@ describe('the Prometheus Operator objects and the dashboard', () => {
       panels: { title: string; targets: { expr: string }[] }[];
     };
     expect(dashboard.uid).toBe('linkservice');
+    // The namespace list comes from series every scrape has, not from one Redis must answer.
+    const { templating } = JSON.parse(file) as {
+      templating: { list: { name: string; definition?: string }[] };
+    };
+    const namespaceVariable = templating.list.find((v) => v.name === 'namespace')!;
+    expect(namespaceVariable.definition).toMatch(/^label_values\(up\{/);
     const expressions = dashboard.panels.flatMap((panel) => panel.targets.map((t) => t.expr));
     const used = new Set(expressions.flatMap(metricsIn));
     expect([...used].filter((m) => ![...AGREED_METRICS, ...DEFAULT_METRICS].includes(m))).toEqual(

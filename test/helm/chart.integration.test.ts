@@ -410,14 +410,21 @@ describe.each([
       ).toBe(true);
     }
     const services = ofKind(manifests, 'Service');
-    // The worker's Service carries its metrics port alone.
+    // An HTTP Service for the gateway and the redirect; a metrics Service for every component
+    // (the worker's only one).
     expect(services.map((s) => s.metadata!.name).sort()).toEqual(
-      [deploymentName('gateway'), deploymentName('redirect'), deploymentName('worker')].sort(),
+      [
+        deploymentName('gateway'),
+        deploymentName('redirect'),
+        `${deploymentName('gateway')}-metrics`,
+        `${deploymentName('redirect')}-metrics`,
+        `${deploymentName('worker')}-metrics`,
+      ].sort(),
     );
     for (const service of services) {
       const [target, ...others] = podsOf(service.spec!.selector!);
       expect(others).toHaveLength(0);
-      expect(target.metadata!.name).toBe(service.metadata!.name);
+      expect(target.metadata!.name).toBe(service.metadata!.name!.replace(/-metrics$/, ''));
       const containerPorts = target.spec!.template.spec!.containers[0].ports!.map((p) => p.name);
       for (const port of service.spec!.ports!) expect(containerPorts).toContain(port.targetPort);
     }
@@ -643,6 +650,8 @@ describe('default values', () => {
         'Secret',
         'Secret',
         'Secret',
+        'Service',
+        'Service',
         'Service',
         'Service',
         'Service',

@@ -154,15 +154,40 @@ spec:
       {{- if and (has $service.type (list "NodePort" "LoadBalancer")) $service.nodePort }}
       nodePort: {{ $service.nodePort }}
       {{- end }}
-    {{- include "linkservice.metricsServicePort" . | nindent 4 }}
 {{- end -}}
 
-{{/* The `metrics` port of a component's Service: what the ServiceMonitor scrapes. */}}
-{{- define "linkservice.metricsServicePort" -}}
-- name: metrics
-  port: {{ (index .context.Values .component).metrics.port }}
-  targetPort: metrics
-  protocol: TCP
+{{/*
+`<fullname>-<component>-metrics`: a ClusterIP Service carrying the component's `metrics` port
+alone, what the ServiceMonitor scrapes. Kept apart from the component's HTTP Service so that a
+NodePort or LoadBalancer there never publishes /metrics.
+*/}}
+{{- define "linkservice.metricsService" -}}
+{{- $ := .context -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "linkservice.componentFullname" (dict "context" $ "component" (printf "%s-metrics" .component)) }}
+  namespace: {{ $.Release.Namespace | quote }}
+  labels:
+    {{- include "linkservice.componentLabels" . | nindent 4 }}
+    {{- include "linkservice.metricsServiceLabel" . | nindent 4 }}
+  {{- with (include "linkservice.annotations" (dict "context" $)) }}
+  {{- . | nindent 2 }}
+  {{- end }}
+spec:
+  type: ClusterIP
+  selector:
+    {{- include "linkservice.componentSelectorLabels" . | nindent 4 }}
+  ports:
+    - name: metrics
+      port: {{ (index $.Values .component).metrics.port }}
+      targetPort: metrics
+      protocol: TCP
+{{- end -}}
+
+{{/* The label that tells the metrics Services apart; the ServiceMonitor selects by it. */}}
+{{- define "linkservice.metricsServiceLabel" -}}
+linkservice/service: metrics
 {{- end -}}
 
 {{/* (dict "context" $ "component" "redirect" "hostname" "*.links.example.com") */}}
