@@ -178,6 +178,8 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
   for (const state of ['waiting', 'active', 'delayed', 'failed']) {
     expect(valueOf(worker.samples, 'linkservice_queue_jobs', { state })).toBeGreaterThanOrEqual(0);
   }
+  // Every creation was answered: nothing waits.
+  expect(valueOf(worker.samples, 'linkservice_queue_oldest_waiting_seconds', {})).toBe(0);
 
   // Redirect: one redirect, one 404, the cache's answers, the click pipeline.
   const redirect = await scrape('redirect');

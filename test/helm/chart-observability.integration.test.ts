@@ -28,6 +28,7 @@ const AGREED_METRICS = [
   'linkservice_creation_jobs_total',
   'linkservice_creation_job_duration_seconds',
   'linkservice_queue_jobs',
+  'linkservice_queue_oldest_waiting_seconds',
   'linkservice_creation_timeouts_total',
   'linkservice_rate_limited_total',
   'linkservice_redirects_total',
@@ -316,8 +317,9 @@ describe('the Prometheus Operator objects and the dashboard', () => {
     expect(expressions).toContain(
       'linkservice_creation_jobs_total{namespace="linkservice",outcome="failed"}',
     );
+    // The backlog's age, not its size: a job that waited CREATION_TIMEOUT_MS is a 503.
     expect(expressions).toContain(
-      'linkservice_queue_jobs{namespace="linkservice",state="waiting"}',
+      'max(linkservice_queue_oldest_waiting_seconds{namespace="linkservice"}) > 5',
     );
     expect(expressions).toContain('linkservice_click_flush_lag_seconds');
     expect(expressions).toMatch(/http_server_request_duration_seconds_count\{[^}]*status=~"5\.\."/);

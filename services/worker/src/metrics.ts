@@ -37,6 +37,9 @@ const JOB_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 
 /** Reads the queue's job counts by state, e.g. BullMQ's `Queue.getJobCounts`. */
 export type JobCountsReader = (...states: QueueState[]) => Promise<Record<string, number>>;
 
+/** When the oldest waiting job was added (epoch ms), or null when none waits. */
+export type OldestWaitingReader = () => Promise<number | null>;
+
 /** The outcome of a finished attempt, from the processor's result or the error it threw. */
 export function outcomeOf(
   job: Pick<Job, 'attemptsMade' | 'opts'>,
@@ -54,6 +57,7 @@ export class WorkerMetrics {
   private readonly jobs: Counter<'outcome'>;
   private readonly jobDuration: Histogram<'outcome'>;
   private countsReader: JobCountsReader | undefined;
+  private oldestWaitingReader: OldestWaitingReader | undefined;
 
   constructor(registry: Registry = createMetricsRegistry()) {
     this.registry = registry;
@@ -88,6 +92,25 @@ export class WorkerMetrics {
         for (const state of QUEUE_STATES) this.labels(state).set(counts[state] ?? 0);
       },
     });
+    const oldestReader = (): OldestWaitingReader | undefined => this.oldestWaitingReader;
+    // The backlog's age, not its size, says whether creations answer in time: a job that waited
+    // CREATION_TIMEOUT_MS is answered 503 however few wait beside it.
+    new Gauge({
+      name: 'linkservice_queue_oldest_waiting_seconds',
+      help:
+        'How long the oldest waiting create-links job has waited (0 when none waits), read from ' +
+        `Redis at scrape time (NaN when Redis did not answer within ${QUEUE_COUNTS_TIMEOUT_MS} ms).`,
+      registers: [registry],
+      async collect() {
+        const read = oldestReader();
+        if (!read) return;
+        const oldest = await withinOr(read(), QUEUE_COUNTS_TIMEOUT_MS, undefined);
+        // A gauge without labels always has a sample: NaN (a gap, and no alert) says "unknown"
+        // where 0 would say "nothing waits".
+        if (oldest === undefined) this.set(Number.NaN);
+        else this.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+      },
+    });
     // Every series exists from the start at 0, so rate() and alerts see the first increment.
     for (const outcome of JOB_OUTCOMES) {
       this.jobs.labels(outcome).inc(0);
@@ -95,9 +118,13 @@ export class WorkerMetrics {
     }
   }
 
-  /** Where `linkservice_queue_jobs` reads its counts from at each scrape. */
-  readQueueFrom(reader: JobCountsReader): void {
+  /**
+   * Where `linkservice_queue_jobs` reads its counts, and `linkservice_queue_oldest_waiting_seconds`
+   * its oldest waiting job, at each scrape.
+   */
+  readQueueFrom(reader: JobCountsReader, oldestWaiting?: OldestWaitingReader): void {
     this.countsReader = reader;
+    this.oldestWaitingReader = oldestWaiting;
   }
 
   jobFinished(outcome: JobOutcome, seconds: number): void {
@@ -143,7 +170,11 @@ export async function startWorkerMetrics(
   });
   // One line per outage, not one per reconnect attempt (BullMQ re-emits each).
   queue.on('error', throttledErrorLog(logger, { message: 'queue metrics: redis error' }));
-  metrics.readQueueFrom((...states) => queue.getJobCounts(...states));
+  metrics.readQueueFrom(
+    (...states) => queue.getJobCounts(...states),
+    // Oldest first (asc): one job of the wait list, its `timestamp` the time it was added.
+    async () => (await queue.getJobs(['wait'], 0, 0, true)).at(0)?.timestamp ?? null,
+  );
   const server = await startMetricsServer(metrics.registry, {
     port: config.METRICS_PORT,
     logger,

@@ -54,4 +54,22 @@ describe('WorkerMetrics', () => {
     expect(frozen).not.toMatch(/^linkservice_queue_jobs\{/m);
     expect(frozen).toContain('linkservice_creation_jobs_total');
   });
+
+  it("reports the oldest waiting job's age, 0 when none waits, NaN when Redis does not answer", async () => {
+    const metrics = new WorkerMetrics(createMetricsRegistry());
+    const counts = () => Promise.resolve({ waiting: 1, active: 0, delayed: 0, failed: 0 });
+    const age = async () =>
+      /^linkservice_queue_oldest_waiting_seconds (\S+)$/m.exec(
+        await metrics.registry.metrics(),
+      )?.[1];
+
+    metrics.readQueueFrom(counts, () => Promise.resolve(Date.now() - 42_000));
+    expect(Number(await age())).toBeGreaterThanOrEqual(42);
+    expect(Number(await age())).toBeLessThan(60);
+    metrics.readQueueFrom(counts, () => Promise.resolve(null));
+    expect(await age()).toBe('0');
+    metrics.readQueueFrom(counts, () => Promise.reject(new Error('Connection is closed.')));
+    // prom-client writes it as `Nan`; Prometheus reads any case.
+    expect(await age()).toMatch(/^nan$/i);
+  });
 });
