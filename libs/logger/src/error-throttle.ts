@@ -11,30 +11,35 @@ export interface ErrorLogThrottleOptions {
   now?: () => number;
 }
 
+/** Distinct error messages remembered per log; an outage repeats a handful, not more. */
+const MAX_MESSAGES = 32;
+
 /**
  * A log for errors a dependency repeats while it is down (BullMQ and ioredis emit one per
- * reconnect attempt and per blocked command, so a Redis outage would flood the log). The first
- * error is logged at once, and so is an error with a different message; the same message again
- * within `intervalMs` is only counted, and the next line after the interval carries
- * `repeated: n`, how many were held back since the previous line.
+ * reconnect attempt and per blocked command, so a Redis outage would flood the log). Each
+ * distinct error message is logged at once the first time; the same message again within
+ * `intervalMs` of its last line is only counted, and its next line after the interval carries
+ * `repeated: n`, how many were held back since. Messages are throttled apart, so two errors that
+ * alternate through an outage (ECONNREFUSED, "Connection is closed.") are each held back too.
  */
 export function throttledErrorLog(
   logger: Logger,
   { message, intervalMs = 30_000, level = 'warn', fields, now = Date.now }: ErrorLogThrottleOptions,
 ): (error: unknown) => void {
-  let lastMessage: string | undefined;
-  let lastLoggedAt = -Infinity;
-  let heldBack = 0;
+  const seen = new Map<string, { loggedAt: number; heldBack: number }>();
   return (error) => {
     const errorMessage = error instanceof Error ? error.message : String(error);
     const at = now();
-    if (errorMessage === lastMessage && at - lastLoggedAt < intervalMs) {
-      heldBack += 1;
+    const last = seen.get(errorMessage);
+    if (last && at - last.loggedAt < intervalMs) {
+      last.heldBack += 1;
       return;
     }
+    const heldBack = last?.heldBack ?? 0;
     logger[level]({ ...fields, err: error, ...(heldBack > 0 && { repeated: heldBack }) }, message);
-    lastMessage = errorMessage;
-    lastLoggedAt = at;
-    heldBack = 0;
+    // Re-inserted, so the Map's first key is the message logged longest ago: the one to forget.
+    seen.delete(errorMessage);
+    seen.set(errorMessage, { loggedAt: at, heldBack: 0 });
+    if (seen.size > MAX_MESSAGES) seen.delete(seen.keys().next().value as string);
   };
 }

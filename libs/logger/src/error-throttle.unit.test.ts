@@ -52,7 +52,22 @@ describe('throttledErrorLog', () => {
       'ECONNREFUSED',
       'READONLY',
     ]);
-    expect(lines[1]).toMatchObject({ queue: 'q', repeated: 1 });
+    expect(lines[1]).toMatchObject({ queue: 'q' });
+    expect(lines[1]).not.toHaveProperty('repeated');
+  });
+
+  it('throttles each message apart, so errors that alternate through an outage are held back too', async () => {
+    const { lines, logger } = capture();
+    const log = throttledErrorLog(logger, { message: 'm', now });
+    for (let n = 0; n < 5; n++) {
+      log(new Error('ECONNREFUSED'));
+      log(new Error('Connection is closed.'));
+    }
+    await new Promise(setImmediate);
+    expect(lines.map((line) => (line.err as { message: string }).message)).toEqual([
+      'ECONNREFUSED',
+      'Connection is closed.',
+    ]);
   });
 
   it('takes non-Error values', async () => {
