@@ -7,6 +7,7 @@ import type { FieldRule } from './link-input-fields';
 import {
   deepLinkDataRule,
   expiresAtRule,
+  FIELD_INPUTS,
   iosFallbackUrlRule,
   LIMITS,
   tagsRule,
@@ -22,7 +23,28 @@ const TEXT = {
   whenOmitted: { value: null },
   toColumn: (value: string | null) => value,
   fromColumn: (value: string | null) => value,
-} satisfies Omit<EditableSpec<'title', string | null, string | null>, 'column' | 'example'>;
+} satisfies Omit<
+  EditableSpec<'title', string | null, string | null>,
+  'column' | 'example' | 'input' | 'schema'
+>;
+
+/** The shown value of a text field: what its input takes, as stored. */
+function textSchema(description: string, example: string) {
+  return z.string().nullable().meta({ description, example });
+}
+
+const TIMESTAMP_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function timestampSchema(description: string) {
+  return z
+    .string()
+    .regex(TIMESTAMP_MS)
+    .meta({
+      description: `${description} \`YYYY-MM-DDThh:mm:ss.sssZ\` (UTC, milliseconds).`,
+      format: 'date-time',
+      example: '2030-01-31T12:00:00.000Z',
+    });
+}
 
 /**
  * Every member of the Link resource, in the order responses print them, and where it comes
@@ -39,17 +61,37 @@ const TEXT = {
  * The contract tests that spell out a whole Link or draft then fail until they name it too.
  */
 export const LINK_FIELDS = {
-  id: shown((row) => row.id),
+  id: shown(
+    (row) => row.id,
+    z
+      .string()
+      .meta({ description: 'The link id (opaque).', example: 'lnk_01JQ3Z6Y8N4T7K2M5P9R0S1V3W' }),
+  ),
   alias: {
     kind: 'alias',
     /** null: the worker generates one. */
     draft: z.string().min(1).max(LIMITS.aliasLength).nullable(),
+    input: FIELD_INPUTS.alias,
+    schema: z.string().meta({
+      description: 'Unique within the app and environment; cannot change after creation.',
+      example: 'spring-sale',
+    }),
     show: (row: StoredLink): string => row.alias,
   },
-  url: shown((row, { subdomainKey, linkDomain }) =>
-    linkUrlFor(subdomainKey, row.environment, row.alias, linkDomain),
+  url: shown(
+    (row, { subdomainKey, linkDomain }) =>
+      linkUrlFor(subdomainKey, row.environment, row.alias, linkDomain),
+    z.string().meta({
+      description:
+        'The public address: `https://<subdomainKey>.<link_domain>/<alias>`, `<subdomainKey>-test.<link_domain>` in the test environment.',
+      format: 'uri',
+      example: 'https://acme.links.localhost/spring-sale',
+    }),
   ),
-  environment: shown((row) => row.environment),
+  environment: shown(
+    (row) => row.environment,
+    z.enum(['live', 'test']).meta({ description: "The key's environment." }),
+  ),
   webFallbackUrl: editable({
     column: 'web_fallback_url',
     sqlType: 'text',
@@ -59,6 +101,14 @@ export const LINK_FIELDS = {
     toColumn: (value) => value,
     fromColumn: (value) => value,
     example: 'https://example.com/web',
+    input: FIELD_INPUTS.webFallbackUrl,
+    schema: z
+      .string()
+      .meta({
+        description: 'Where a person without the app ends up.',
+        format: 'uri',
+        example: 'https://example.com/spring-sale',
+      }),
   }),
   iosFallbackUrl: editable({
     column: 'ios_fallback_url',
@@ -69,6 +119,14 @@ export const LINK_FIELDS = {
     toColumn: (value) => value,
     fromColumn: (value) => value,
     example: 'https://example.com/ios',
+    input: FIELD_INPUTS.iosFallbackUrl,
+    schema: z
+      .string()
+      .nullable()
+      .meta({
+        description: 'Used instead of webFallbackUrl on iOS; null when unset.',
+        example: 'https://apps.apple.com/app/id1234567890',
+      }),
   }),
   deepLinkData: editable({
     column: 'deep_link_data',
@@ -90,11 +148,43 @@ export const LINK_FIELDS = {
     // Not in jsonb's key order (shorter keys first), so an answer that skipped the database
     // would read differently from a later GET.
     example: { screen: 'product', nested: { ids: [1, 2.5, null], ok: true } },
+    input: FIELD_INPUTS.deepLinkData,
+    schema: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({
+        description: 'Handed to the app when the link opens it; null when unset.',
+        example: { screen: 'product', productId: '42' },
+      }),
   }),
-  title: editable({ column: 'title', ...TEXT, example: 'Title' }),
-  campaign: editable({ column: 'campaign', ...TEXT, example: 'Campaign' }),
-  channel: editable({ column: 'channel', ...TEXT, example: 'Channel' }),
-  feature: editable({ column: 'feature', ...TEXT, example: 'Feature' }),
+  title: editable({
+    column: 'title',
+    ...TEXT,
+    example: 'Title',
+    input: FIELD_INPUTS.title,
+    schema: textSchema('Title; null when unset.', 'Spring sale'),
+  }),
+  campaign: editable({
+    column: 'campaign',
+    ...TEXT,
+    example: 'Campaign',
+    input: FIELD_INPUTS.campaign,
+    schema: textSchema('Campaign; null when unset.', 'spring-2030'),
+  }),
+  channel: editable({
+    column: 'channel',
+    ...TEXT,
+    example: 'Channel',
+    input: FIELD_INPUTS.channel,
+    schema: textSchema('Channel; null when unset.', 'email'),
+  }),
+  feature: editable({
+    column: 'feature',
+    ...TEXT,
+    example: 'Feature',
+    input: FIELD_INPUTS.feature,
+    schema: textSchema('Feature; null when unset.', 'sharing'),
+  }),
   tags: editable({
     column: 'tags',
     sqlType: 'text[]',
@@ -104,6 +194,10 @@ export const LINK_FIELDS = {
     toColumn: (value) => value,
     fromColumn: (value) => value,
     example: ['x', 'y'],
+    input: FIELD_INPUTS.tags,
+    schema: z
+      .array(z.string())
+      .meta({ description: 'At most 25 tags; empty when none.', example: ['spring', 'email'] }),
   }),
   expiresAt: editable({
     column: 'expires_at',
@@ -115,12 +209,40 @@ export const LINK_FIELDS = {
     toColumn: (value) => value,
     fromColumn: (value) => (value ? formatExpiry(value) : null),
     example: '2031-02-03T04:05:06Z',
+    input: FIELD_INPUTS.expiresAt,
+    schema: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          '`YYYY-MM-DDThh:mm:ssZ` (second precision); null when the link does not expire.',
+        example: '2030-01-31T12:00:00Z',
+      }),
   }),
-  archivedAt: shown((row) => (row.archived_at ? formatTimestamp(row.archived_at) : null)),
-  createdAt: shown((row) => formatTimestamp(row.created_at)),
-  updatedAt: shown((row) => formatTimestamp(row.updated_at)),
-  clickCount: shown((row) => row.click_count),
-  status: shown((row, { now }) => linkStatus(row, now)),
+  archivedAt: shown(
+    (row) => (row.archived_at ? formatTimestamp(row.archived_at) : null),
+    timestampSchema('When the link was archived; null while it is not.').nullable(),
+  ),
+  createdAt: shown((row) => formatTimestamp(row.created_at), timestampSchema('Creation time,')),
+  updatedAt: shown(
+    (row) => formatTimestamp(row.updated_at),
+    timestampSchema('Last change (moves only when a PATCH changed something),'),
+  ),
+  clickCount: shown(
+    (row) => row.click_count,
+    z.int().min(0).meta({
+      description:
+        'Redirects the link host counted (HEAD counts nothing); reflects a click within 5 s.',
+      example: 42,
+    }),
+  ),
+  status: shown(
+    (row, { now }) => linkStatus(row, now),
+    z.enum(['active', 'archived', 'expired']).meta({
+      description:
+        '`archived` when archivedAt is set; else `expired` when expiresAt is past; else `active`.',
+    }),
+  ),
 } as const;
 
 /**
@@ -317,6 +439,10 @@ interface EditableSpec<C extends Column, V, T, O extends Omission<V> = Omission<
    * Tests walk the table with it: create and PATCH each field and read it back.
    */
   example: V;
+  /** What a caller may send (create and PATCH): the zod schema its `rule` starts from. */
+  input: z.ZodType;
+  /** The member as responses show it, with its description for the API document. */
+  schema: z.ZodType<T>;
 }
 
 function editable<C extends Column, V, T, O extends Omission<V>>(spec: EditableSpec<C, V, T, O>) {
@@ -327,8 +453,8 @@ function editable<C extends Column, V, T, O extends Omission<V>>(spec: EditableS
   };
 }
 
-function shown<T>(show: (row: StoredLink, context: LinkContext) => T) {
-  return { kind: 'shown' as const, show };
+function shown<T>(show: (row: StoredLink, context: LinkContext) => T, schema: z.ZodType<T>) {
+  return { kind: 'shown' as const, show, schema };
 }
 
 function keysOfKind<Kind extends LinkFields[keyof LinkFields]['kind']>(kind: Kind) {
@@ -345,3 +471,55 @@ function mapEditable<R extends { [K in EditableField]: unknown }>(
 ): R {
   return Object.fromEntries(EDITABLE_FIELDS.map((field) => [field, value(field)])) as R;
 }
+
+/**
+ * The Link resource as every answer shows it, for the API document and the tests that check
+ * answers against it: one member per entry of LINK_FIELDS, in its order.
+ */
+export const linkSchema = z
+  .strictObject(
+    Object.fromEntries(
+      Object.entries(LINK_FIELDS).map(([name, entry]) => [name, entry.schema]),
+    ) as {
+      [K in keyof LinkFields]: LinkFields[K]['schema'];
+    },
+  )
+  .meta({
+    id: 'Link',
+    description: 'A deep link, as every answer shows it (single, list, batch, archive).',
+  });
+
+/**
+ * The body of POST /links (and of each batch entry): alias plus every editable field's input
+ * schema. Unknown and server-set members are refused (422 naming them).
+ */
+export const linkCreateBodySchema = z
+  .strictObject({
+    alias: LINK_FIELDS.alias.input.nullable().optional(),
+    ...mapEditable<{
+      [K in EditableField]: z.ZodOptional<EditableEntry<K>['input']> | EditableEntry<K>['input'];
+    }>((field) =>
+      LINK_FIELDS[field].whenOmitted === 'required'
+        ? LINK_FIELDS[field].input
+        : LINK_FIELDS[field].input.optional(),
+    ),
+  })
+  .meta({
+    id: 'LinkCreate',
+    description:
+      'A link to create. Only webFallbackUrl is required; unknown and server-set members are a 422 naming them.',
+  });
+
+/** The body of PATCH /links/{linkId}: only the fields to change. */
+export const linkPatchBodySchema = z
+  .strictObject({
+    alias: LINK_FIELDS.alias.input.optional(),
+    ...mapEditable<{ [K in EditableField]: z.ZodOptional<EditableEntry<K>['input']> }>((field) =>
+      LINK_FIELDS[field].input.optional(),
+    ),
+  })
+  .meta({
+    id: 'LinkPatch',
+    description:
+      'The fields to change; others remain. `{}` changes nothing. `alias` is accepted only equal to the current one; webFallbackUrl cannot be null.',
+  });

@@ -85,12 +85,22 @@ function fromSchema<T>(schema: z.ZodType<T>): FieldRule<T> {
 
 const ALIAS_PATTERN = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,${LIMITS.aliasLength - 1}}$`);
 
+const aliasInput = z
+  .string({ error: MESSAGES.alias })
+  .regex(ALIAS_PATTERN, { error: MESSAGES.alias })
+  .meta({
+    description:
+      'Letters, digits, `-` and `_`, starting with a letter or digit, at most 128 characters; unique within the app and environment; reserved words are refused. Generated (7+ characters) when omitted or null. Cannot be changed after creation (PATCH accepts only the current value).',
+    maxLength: LIMITS.aliasLength,
+    example: 'spring-sale',
+  });
+
 /** A caller-chosen alias (null, meaning "generate one", is handled by the create parser). */
 export const aliasRule: FieldRule<string> = fromSchema(
-  z
-    .string({ error: MESSAGES.alias })
-    .regex(ALIAS_PATTERN, { error: MESSAGES.alias })
-    .refine((alias) => !isReservedAlias(alias), { error: MESSAGES.aliasReserved, abort: true }),
+  aliasInput.refine((alias) => !isReservedAlias(alias), {
+    error: MESSAGES.aliasReserved,
+    abort: true,
+  }),
 );
 
 /**
@@ -108,22 +118,38 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-function urlSchema(message: string) {
+/**
+ * The length is counted in code points as JSON Schema's maxLength counts it, so the document
+ * states the check as it is (zod's .max() would count UTF-16 units).
+ */
+function urlSchema(message: string, description: string, example: string) {
   return z
     .string({ error: message })
     .refine(fitsIn(LIMITS.urlLength), { error: message, abort: true })
-    .refine(isHttpUrl, { error: message });
+    .refine(isHttpUrl, { error: message })
+    .meta({ description, format: 'uri', maxLength: LIMITS.urlLength, example });
 }
+
+const webFallbackUrlInput = urlSchema(
+  MESSAGES.webFallbackUrl,
+  'Absolute http or https URL with a host, at most 2,048 characters: where a person without the app ends up (Android uses it). Required on create; cannot be null.',
+  'https://example.com/spring-sale',
+);
+const webFallbackUrlRuleOfSchema = fromSchema(webFallbackUrlInput);
 
 /** Required: null is refused like a missing value. */
 export const webFallbackUrlRule: FieldRule<string> = (value, now) =>
   value === null
     ? { ok: false, message: MESSAGES.required }
-    : fromSchema(urlSchema(MESSAGES.webFallbackUrl))(value, now);
+    : webFallbackUrlRuleOfSchema(value, now);
 
-export const iosFallbackUrlRule: FieldRule<string | null> = fromSchema(
-  urlSchema(MESSAGES.iosFallbackUrl).nullable(),
-);
+const iosFallbackUrlInput = urlSchema(
+  MESSAGES.iosFallbackUrl,
+  'Absolute http or https URL used instead of webFallbackUrl on iOS (e.g. the App Store listing); null when unset.',
+  'https://apps.apple.com/app/id1234567890',
+).nullable();
+
+export const iosFallbackUrlRule: FieldRule<string | null> = fromSchema(iosFallbackUrlInput);
 
 /**
  * Every level of nesting writes at least its two brackets, so data nested deeper than this is over
@@ -185,24 +211,46 @@ export const deepLinkDataRule: FieldRule<Record<string, unknown> | null> = (valu
   return { ok: true, value: value as Record<string, unknown> };
 };
 
+const textInput = z
+  .string({ error: MESSAGES.text })
+  .refine(fitsIn(LIMITS.textLength), { error: MESSAGES.text, abort: true })
+  .refine(storable, { error: MESSAGES.unstorable })
+  .meta({ maxLength: LIMITS.textLength })
+  .nullable();
+
 /** title, campaign, channel and feature. */
-export const textRule: FieldRule<string | null> = fromSchema(
-  z
-    .string({ error: MESSAGES.text })
-    .refine(fitsIn(LIMITS.textLength), { error: MESSAGES.text, abort: true })
-    .refine(storable, { error: MESSAGES.unstorable })
-    .nullable(),
-);
+export const textRule: FieldRule<string | null> = fromSchema(textInput);
+
+/** One of the four free-text fields, with its own words in the API document. */
+function textInputOf(description: string, example: string) {
+  return textInput.meta({
+    description: `${description} At most ${LIMITS.textLength} characters; null clears it.`,
+    example,
+  });
+}
 
 const tagSchema = z
   .string()
   .min(1)
   .refine(fitsIn(LIMITS.tagLength), { abort: true })
-  .refine(storable);
+  .refine(storable)
+  .meta({ maxLength: LIMITS.tagLength });
+
+/**
+ * No maxItems: tags past the 25th are dropped silently, not refused (the spec), so a longer list
+ * is valid input.
+ */
+const tagsInput = z.array(tagSchema).meta({
+  description:
+    'Strings of 1-60 characters. Duplicates are dropped (first kept), then tags past the 25th are dropped silently; replaces the whole list on PATCH.',
+  example: ['spring', 'email'],
+});
 
 /**
  * Every tag is checked before any is dropped, so an invalid tag is reported even past the 25th.
- * Then duplicates go (first kept) and the list is cut to 25, silently, as the spec asks.
+ * Then duplicates go (first kept) and the list is cut to 25, silently, as the spec asks. Checked
+ * element by element rather than by tagsInput.safeParse, whose first issue need not name the
+ * first bad index.
  */
 export const tagsRule: FieldRule<string[]> = (value) => {
   if (!Array.isArray(value)) return { ok: false, message: MESSAGES.tags };
@@ -254,3 +302,45 @@ export const expiresAtRule: FieldRule<string | null> = (value, now) => {
   if (instant.getTime() <= now.getTime()) return { ok: false, message: MESSAGES.expiresAtPast };
   return { ok: true, value: formatExpiry(instant) };
 };
+
+/** JSON Schema's date-time: RFC 3339, whose zone is mandatory (the rule takes more ISO forms). */
+const expiresAtInput = z
+  .string()
+  .meta({
+    description:
+      'ISO 8601 timestamp with a zone (Z or ±hh:mm; calendar, week or ordinal date, basic or extended format), in the future; stored at second precision and returned as `YYYY-MM-DDThh:mm:ssZ`. null clears it.',
+    format: 'date-time',
+    example: '2030-01-31T12:00:00Z',
+  })
+  .nullable();
+
+/**
+ * A JSON object's members are anything JSON holds; the limit is on its serialised length, which
+ * JSON Schema cannot state, so the description does.
+ */
+const deepLinkDataInput = z
+  .record(z.string(), z.unknown())
+  .meta({
+    description: `JSON object handed to the app when the link opens it (an array, string or number is refused); at most ${LIMITS.deepLinkDataLength} characters as JSON.stringify writes it; null clears it.`,
+    example: { screen: 'product', productId: '42' },
+  })
+  .nullable();
+
+/**
+ * What each field a caller may send accepts, as zod: the API document's request bodies show
+ * these, and the rules above are built on them (aliasRule, the URL and text rules parse with
+ * them; the deepLinkData, tags and expiresAt rules check by hand what JSON Schema cannot say:
+ * serialised length, per-tag messages, ISO forms and "in the future").
+ */
+export const FIELD_INPUTS = {
+  alias: aliasInput,
+  webFallbackUrl: webFallbackUrlInput,
+  iosFallbackUrl: iosFallbackUrlInput,
+  deepLinkData: deepLinkDataInput,
+  title: textInputOf('Free text, e.g. for a dashboard.', 'Spring sale'),
+  campaign: textInputOf('Campaign name for analytics.', 'spring-2030'),
+  channel: textInputOf('Channel name for analytics.', 'email'),
+  feature: textInputOf('Feature name for analytics.', 'sharing'),
+  tags: tagsInput,
+  expiresAt: expiresAtInput,
+} as const;
