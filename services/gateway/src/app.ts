@@ -11,6 +11,8 @@ import { requestMetrics } from './http/request-metrics';
 import { useRequestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
 import { notFound, routerFor } from './http/routes';
+import { buildOpenApiDocument, documentText, OPENAPI_PATH } from './openapi/document';
+import { serveOpenApiDocument } from './openapi/openapi.routes';
 import { createRoutes } from './links/create.routes';
 import { linksRoutes } from './links/links.routes';
 import { installsRoutes } from './sdk/installs.routes';
@@ -78,6 +80,14 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   app.use(requestId());
   app.use(requestBudget(deps.config.API_REQUEST_BUDGET_MS));
   useRequestLogging(app, deps.logger);
+  // Public, so outside both keyed routers (each authenticates every request it sees). Built from
+  // the lists mounted below (a test's extra routes are not part of the contract).
+  app.get(
+    `${API_BASE_PATH}${OPENAPI_PATH}`,
+    serveOpenApiDocument(() =>
+      documentText(buildOpenApiDocument({ api: apiRoutes(deps), sdk: sdkRoutes(deps) })),
+    ),
+  );
   app.use(
     SDK_BASE_PATH,
     noStore(),

@@ -3,6 +3,7 @@ import type { GatewayDeps } from '../deps';
 import { errors } from '../http/errors';
 import type { ApiRoute } from '../http/routes';
 import { pathParam } from '../http/routes';
+import { getAppDoc, getCurrentAppDoc } from './apps.openapi';
 
 export function appsRoutes(deps: GatewayDeps): ApiRoute[] {
   const { apps } = deps;
@@ -10,6 +11,7 @@ export function appsRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'GET',
       path: '/app',
+      openapi: getCurrentAppDoc,
       handler: (_req, res) => {
         res.json(apps.current(authOf(res)));
       },
@@ -17,6 +19,7 @@ export function appsRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'GET',
       path: '/apps/:appId',
+      openapi: getAppDoc,
       handler: (req, res) => {
         const view = apps.byId(authOf(res), pathParam(req, 'appId'));
         if (!view) throw errors.notFound('No such app.');

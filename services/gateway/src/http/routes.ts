@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Router } from 'express';
 import express from 'express';
+import type { ZodOpenApiOperationObject } from 'zod-openapi';
 import { ApiError, errors } from './errors';
 import { jsonBody } from './json-body';
 import { labelRoute } from './route-label';
@@ -24,6 +25,13 @@ export interface ApiRoute {
    * It may read the body itself (readJsonBody); jsonBody() then answers what that read found.
    */
   authenticatedLoad?: RequestHandler;
+  /**
+   * The operation as the API document (openapi/document.ts) shows it: operationId, summary,
+   * parameters, body and every answer by status. Each module keeps these in its `*.openapi.ts`.
+   * Optional only so tests can mount routes of their own: building the document from apiRoutes()
+   * or sdkRoutes() fails on a route without it, and the document's tests build it.
+   */
+  openapi?: ZodOpenApiOperationObject;
 }
 
 /** HEAD is answered by every GET handler (express does that), so Allow lists it with GET. */

@@ -6,6 +6,7 @@ import { bodyOf } from '../http/json-body';
 import { requestIdOf } from '../http/request-id';
 import type { ApiRoute } from '../http/routes';
 import type { CreationLimitState } from '../limits/creation-limiter';
+import { createLinkBatchDoc, createLinkDoc } from './create.openapi';
 import { setJobIdOf } from '../http/request-logging';
 import type {
   CreateBatchOutcome,
@@ -96,6 +97,7 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'POST',
       path: '/links',
+      openapi: createLinkDoc,
       handler: async (req, res) => {
         answerCreateLink(
           res,
@@ -106,6 +108,7 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'POST',
       path: '/links/batch',
+      openapi: createLinkBatchDoc,
       handler: async (req, res) => {
         answerCreateBatch(
           res,

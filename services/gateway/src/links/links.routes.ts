@@ -6,6 +6,7 @@ import { bodyOf } from '../http/json-body';
 import type { ApiRoute } from '../http/routes';
 import { pathParam } from '../http/routes';
 import { sendJson } from '../http/send-json';
+import { archiveLinkDoc, getLinkDoc, listLinksDoc, updateLinkDoc } from './links.openapi';
 import type { LinkOwner } from './links.service';
 import { linkOwnerOf, parseListParams } from './links.service';
 
@@ -26,6 +27,7 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'GET',
       path: '/links',
+      openapi: listLinksDoc,
       handler: async (req, res) => {
         const params = parseListParams(req.query);
         res.json(await links.list(ownerOf(res), params));
@@ -34,6 +36,7 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'GET',
       path: '/links/:linkId',
+      openapi: getLinkDoc,
       authenticatedLoad: linkById.authenticate,
       handler: (_req, res) => {
         const link = linkById.loadedOf(res);
@@ -44,6 +47,7 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'PATCH',
       path: '/links/:linkId',
+      openapi: updateLinkDoc,
       handler: async (req, res) => {
         const outcome = await links.update(ownerOf(res), pathParam(req, 'linkId'), bodyOf(req));
         switch (outcome.kind) {
@@ -62,6 +66,7 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'DELETE',
       path: '/links/:linkId',
+      openapi: archiveLinkDoc,
       handler: async (req, res) => {
         const outcome = await links.archive(ownerOf(res), pathParam(req, 'linkId'));
         switch (outcome.kind) {

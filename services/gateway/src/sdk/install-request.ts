@@ -19,14 +19,24 @@ const evidence = z.string({ error: 'must be a string' }).max(MAX_EVIDENCE_LENGTH
 });
 
 /** POST /sdk/installs's body (app-interface.md). */
-const INSTALL_REQUEST = z.strictObject({
-  platform: z.enum(['ios', 'android'], {
-    error: (issue) => (issue.input === undefined ? 'is required' : 'must be "ios" or "android"'),
-  }),
-  playReferrer: evidence.optional(),
-  clipboardUrl: evidence.optional(),
-  openedUrl: evidence.optional(),
-});
+export const installRequestSchema = z
+  .strictObject({
+    platform: z.enum(['ios', 'android'], {
+      error: (issue) => (issue.input === undefined ? 'is required' : 'must be "ios" or "android"'),
+    }),
+    playReferrer: evidence.optional().meta({
+      description:
+        'Android: the raw Play install-referrer string; its `ls_click=<token>` pair matches.',
+    }),
+    clipboardUrl: evidence.optional().meta({
+      description: 'iOS: a link URL carrying `ls_click=<token>` in its query.',
+    }),
+    openedUrl: evidence.optional().meta({
+      description:
+        'The link URL the app was opened with on its first launch; it names its link by itself (an `ls_click` it carries must be valid and is used up).',
+    }),
+  })
+  .meta({ id: 'InstallReport', description: '`platform` is recorded, not used for matching.' });
 
 export interface InstallReport {
   platform: InstallPlatform;
@@ -36,5 +46,5 @@ export interface InstallReport {
 }
 
 export function parseInstallRequest(body: unknown): SdkRequestParse<InstallReport> {
-  return parseSdkRequest(INSTALL_REQUEST, body);
+  return parseSdkRequest(installRequestSchema, body);
 }

@@ -5,6 +5,7 @@ import { errors } from '../http/errors';
 import { bodyOf } from '../http/json-body';
 import type { ApiRoute } from '../http/routes';
 import { parseInstallRequest } from './install-request';
+import { eraseInstallDoc, reportInstallDoc } from './installs.openapi';
 
 /** The header an installation proves itself with when it erases its data. */
 export const INSTALL_SECRET_HEADER = 'x-install-secret';
@@ -28,6 +29,7 @@ export function installsRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'POST',
       path: '/installs',
+      openapi: reportInstallDoc,
       handler: async (req, res) => {
         const parsed = parseInstallRequest(bodyOf(req));
         if (!parsed.ok) throw errors.invalidRequest(parsed.fields);
@@ -37,6 +39,7 @@ export function installsRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'DELETE',
       path: '/installs/:installId',
+      openapi: eraseInstallDoc,
       handler: async (req, res) => {
         const erased = await installs.erase(
           authOf(res),

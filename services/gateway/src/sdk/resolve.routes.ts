@@ -7,6 +7,7 @@ import type { ApiRoute } from '../http/routes';
 import { sendJson } from '../http/send-json';
 import { parseResolveRequest } from './resolve-request';
 import type { ResolveOutcome } from './resolve.service';
+import { resolveLinkDoc } from './resolve.openapi';
 
 /** One body for every URL that names no link the key may read, whatever the reason. */
 const NOT_FOUND = 'No such link.';
@@ -43,6 +44,7 @@ export function resolveRoutes(deps: GatewayDeps): ApiRoute[] {
     {
       method: 'POST',
       path: '/resolve',
+      openapi: resolveLinkDoc,
       authenticatedLoad: resolveLoad.authenticate,
       handler: (_req, res) => {
         const loaded = resolveLoad.loadedOf(res);
