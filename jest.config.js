@@ -24,7 +24,11 @@ const ROOTS = ['libs', 'services', 'test'];
  * jest's own module loader can only do that behind --experimental-vm-modules, so jest compiles
  * them to CommonJS like our sources.
  */
-const ESM_ONLY_PACKAGES = ['kysely'];
+const ESM_ONLY_PACKAGES = [
+  'kysely',
+  // The OpenAPI 3.1 validator of the document's test; pnpm's store writes its scope `@seriousme+`.
+  '@seriousme[+/]openapi-schema-validator',
+];
 
 /** @type {import('jest').Config['transform']} */
 const transform = {
