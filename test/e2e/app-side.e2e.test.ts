@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { ApiBody, ApiResponse, HttpResponse } from '@linkservice/testing';
+import type { ApiResponse, HttpResponse } from '@linkservice/testing';
 import { eventually, linkOf, sendRequest } from '@linkservice/testing';
 import { ANDROID, IPHONE } from '../support/app-journey';
 import { stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
-import { startRunStack } from '../support/stack';
+import { sendApiRequest, startRunStack } from '../support/stack';
 
 /**
  * The app side of a customer's journey (app-interface.md) against the spawned, compiled stack,
@@ -44,7 +44,7 @@ async function createKey(environment: 'live' | 'test', type: 'secret' | 'publish
 }
 
 function api(method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  return sendRequest<ApiBody>(`${stack.apiUrl}${path}`, { method, key: secret, body });
+  return sendApiRequest(`${stack.apiUrl}${path}`, { method, key: secret, body });
 }
 
 /** POST /sdk/resolve's answers: the resolution, or the error body. */
@@ -57,7 +57,7 @@ type ResolveBody = Partial<{
 }>;
 
 function resolve(url: string, key = publishable.live): Promise<HttpResponse<ResolveBody>> {
-  return sendRequest<ResolveBody>(`${stack.apiUrl}/sdk/resolve`, {
+  return sendApiRequest<ResolveBody>(`${stack.apiUrl}/sdk/resolve`, {
     method: 'POST',
     key,
     body: { url },
@@ -118,7 +118,9 @@ afterAll(async () => {
 });
 
 it('keeps each kind of key to its own interface', async () => {
-  const onSecretApi = await sendRequest<ApiBody>(`${stack.apiUrl}/app`, { key: publishable.live });
+  const onSecretApi = await sendApiRequest(`${stack.apiUrl}/app`, {
+    key: publishable.live,
+  });
   expect(onSecretApi.status).toBe(401);
   const onSdk = await resolve(`https://${subdomainKey}.${stack.linkDomain}/anything`, secret);
   expect(onSdk.status).toBe(401);

@@ -1,7 +1,7 @@
 import type { DbHandle } from '@linkservice/db';
-import { eventually, sendRequest, testDatabase } from '@linkservice/testing';
+import { eventually, testDatabase } from '@linkservice/testing';
 import type { Stack } from '../support/stack';
-import { startRunStack } from '../support/stack';
+import { sendApiRequest, startRunStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 
 /**
@@ -44,7 +44,7 @@ function jsonLines(output: string): Record<string, unknown>[] {
 
 it("puts trace_id and span_id on a creation's request line, beside its job id", async () => {
   const tenant = await createTenant(postgres.db);
-  const res = await sendRequest(`${stack.apiUrl}/links`, {
+  const res = await sendApiRequest(`${stack.apiUrl}/links`, {
     method: 'POST',
     key: tenant.live.secret,
     body: { webFallbackUrl: 'https://correlation.example' },

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { ApiBody, ApiResponse } from '@linkservice/testing';
+import type { ApiResponse } from '@linkservice/testing';
 import { eventually, freePort, linkOf, sendRequest } from '@linkservice/testing';
 import { stackLinkctl } from '../support/linkctl';
 import type { ServiceName, Stack } from '../support/stack';
-import { ALL_SERVICES, startRunStack } from '../support/stack';
+import { ALL_SERVICES, sendApiRequest, startRunStack } from '../support/stack';
 
 /**
  * Each service's Prometheus endpoint, scraped after real traffic through the spawned stack: a
@@ -66,7 +66,7 @@ async function scrape(service: ServiceName): Promise<{ text: string; samples: Sa
 }
 
 function api(method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  return sendRequest<ApiBody>(`${stack.apiUrl}${path}`, { method, key: secret, body });
+  return sendApiRequest(`${stack.apiUrl}${path}`, { method, key: secret, body });
 }
 
 function follow(alias: string) {

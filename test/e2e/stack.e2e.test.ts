@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { ApiBody, ApiResponse } from '@linkservice/testing';
+import type { ApiResponse } from '@linkservice/testing';
 import { eventually, linkOf, sendRequest } from '@linkservice/testing';
 import { stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
-import { startRunStack } from '../support/stack';
+import { sendApiRequest, startRunStack } from '../support/stack';
 
 /**
  * A customer's whole journey against the spawned, compiled stack, touching it only as customers
@@ -32,7 +32,7 @@ function api(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<ApiResponse> {
-  return sendRequest<ApiBody>(`${stack.apiUrl}${path}`, { method, key: secret, headers, body });
+  return sendApiRequest(`${stack.apiUrl}${path}`, { method, key: secret, headers, body });
 }
 
 /** Follows a link as a phone does: the request goes to the link host, named by Host. */

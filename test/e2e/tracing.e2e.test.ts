@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { DbHandle } from '@linkservice/db';
-import type { ApiBody } from '@linkservice/testing';
 import {
   eventually,
   linkOf,
@@ -13,7 +12,7 @@ import pg from 'pg';
 import type { ReceivedSpan } from '../support/otlp-receiver';
 import { OtlpReceiver, SPAN_KIND, spanTree } from '../support/otlp-receiver';
 import type { Stack } from '../support/stack';
-import { startRunStack } from '../support/stack';
+import { sendApiRequest, startRunStack } from '../support/stack';
 import type { Tenant } from '../support/tenants';
 import { createTenant } from '../support/tenants';
 
@@ -48,7 +47,7 @@ function draft(): Record<string, unknown> {
 }
 
 function post(path: string, body: unknown, requestId: string) {
-  return sendRequest<ApiBody>(`${stack.apiUrl}${path}`, {
+  return sendApiRequest(`${stack.apiUrl}${path}`, {
     method: 'POST',
     key: tenant.live.secret,
     body,

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FetchLike } from '@linkservice/app-sdk';
-import type { ApiBody, ApiResponse } from '@linkservice/testing';
+import type { ApiResponse } from '@linkservice/testing';
 import { linkOf, sendRequest } from '@linkservice/testing';
 import type { Link } from '@linkservice/contracts';
 import { stackLinkctl } from './linkctl';
 import type { Stack } from './stack';
+import { sendApiRequest } from './stack';
 
 export const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
@@ -63,7 +64,7 @@ export function callApi(
   path: string,
   body?: unknown,
 ): Promise<ApiResponse> {
-  return sendRequest<ApiBody>(`${stack.apiUrl}${path}`, { method, key: app.secret, body });
+  return sendApiRequest(`${stack.apiUrl}${path}`, { method, key: app.secret, body });
 }
 
 /** A live link made by the customer's server, under a random alias. */

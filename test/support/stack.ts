@@ -9,7 +9,15 @@ export {
   serviceEntryPoint,
 } from './service-process';
 import { generateReceiptSigningKey } from '@linkservice/keys';
-import { freePort, testEnvironment } from '@linkservice/testing';
+import type { ApiBody, HttpRequest, HttpResponse } from '@linkservice/testing';
+import {
+  committedOpenApiDocument,
+  freePort,
+  methodOf,
+  OpenApiConformance,
+  sendRequest,
+  testEnvironment,
+} from '@linkservice/testing';
 export type { ExitInfo, ServiceName } from './service-process';
 
 export const ALL_SERVICES: readonly ServiceName[] = ['gateway', 'worker', 'redirect'];
@@ -179,4 +187,22 @@ function baseProcessEnv(): Record<string, string> {
     if (value !== undefined) env[name] = value;
   }
   return env;
+}
+
+let conformance: OpenApiConformance | undefined;
+
+/**
+ * sendRequest for the running stack's API (`${stack.apiUrl}/…`): every answer is checked against
+ * the committed API document (docs/openapi.json, equal to the code's by the drift check), so an
+ * e2e test that receives an answer the document does not describe fails.
+ */
+export async function sendApiRequest<Body = ApiBody>(
+  url: string,
+  request?: HttpRequest,
+): Promise<HttpResponse<Body>> {
+  const res = await sendRequest<Body>(url, request);
+  conformance ??= new OpenApiConformance(committedOpenApiDocument());
+  const { pathname, search } = new URL(url);
+  conformance.check({ method: methodOf(request), path: `${pathname}${search}`, ...res });
+  return res;
 }

@@ -51,7 +51,7 @@ export function sendRequest<Body = unknown>(
     ...headers,
   };
   const target = new URL(url);
-  const verb = method ?? (payload === undefined && !chunks ? 'GET' : 'POST');
+  const verb = methodOf({ method, body, rawBody, chunks });
 
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
@@ -92,6 +92,11 @@ export function sendRequest<Body = unknown>(
     }
     outgoing.end();
   });
+}
+
+/** The method sendRequest uses: the request's own, else GET without a body and POST with one. */
+export function methodOf({ method, body, rawBody, chunks }: HttpRequest = {}): string {
+  return method ?? (body === undefined && rawBody === undefined && !chunks ? 'GET' : 'POST');
 }
 
 /** Case-insensitive reads (`headers.get('RateLimit-Limit')`), as fetch gives them. */

@@ -8,3 +8,4 @@ export * from './links';
 export * from './tenants';
 export * from './redis';
 export * from './freezable-proxy';
+export * from './openapi-conformance';

@@ -36,12 +36,10 @@ export const eraseInstallDoc: ZodOpenApiOperationObject = {
   tags: ['App interface'],
   requestParams: {
     path: z.object({
-      installId: z
-        .string()
-        .meta({
-          description: 'From the install report.',
-          example: 'ins_01JQ3Z6Y8N4T7K2M5P9R0S1V3W',
-        }),
+      installId: z.string().meta({
+        description: 'From the install report.',
+        example: 'ins_01JQ3Z6Y8N4T7K2M5P9R0S1V3W',
+      }),
     }),
     header: z.object({
       'X-Install-Secret': z

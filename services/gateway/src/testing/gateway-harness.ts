@@ -5,13 +5,15 @@ import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { createLogger } from '@linkservice/logger';
 import type { ApiBody, ApiResponse, HttpRequest, Tenant } from '@linkservice/testing';
-import { createTenant, sendRequest } from '@linkservice/testing';
+import { createTenant, methodOf, OpenApiConformance, sendRequest } from '@linkservice/testing';
 import { apiRoutes, createApp } from '../app';
 import type { GatewayConfig } from '../config';
 import { loadConfig } from '../config';
 import type { GatewayClients, GatewayDeps } from '../deps';
 import { buildDeps } from '../deps';
 import type { ApiRoute } from '../http/routes';
+import { API_BASE_PATH } from '../app';
+import { apiDocument } from '../openapi/api-document';
 
 type LogLevel = GatewayConfig['LOG_LEVEL'];
 
@@ -35,7 +37,10 @@ export interface TestGateway {
   deps: GatewayDeps;
   /** Every log line the gateway wrote (JSON text), at `logLevel`. */
   logs: string[];
-  /** `path` is absolute: `/api/v1/app`, `/readyz`. */
+  /**
+   * `path` is absolute: `/api/v1/app`, `/readyz`. Every /api/v1 answer is checked against the
+   * API document (a test's own extra routes excepted): one it does not describe fails the test.
+   */
   api(path: string, request?: HttpRequest): Promise<ApiResponse>;
   stop(): Promise<void>;
 }
@@ -78,9 +83,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
   // test's swap may wrap; a client a test swapped in instead is left alone (it may be meant
   // never to connect), and a Redis that cannot be reached ends the wait at its first error.
   if (opened) await connectedOrFailed(opened.redis);
-  const server: Server = createServer(
-    createApp(deps, { routes: options.routes?.(deps, apiRoutes(deps)) }),
-  );
+  const defaults = apiRoutes(deps);
+  const routes = options.routes?.(deps, defaults);
+  const conformance = new OpenApiConformance(documentOfCode(), {
+    skip: testOnlyRoutes(routes?.filter((route) => !defaults.includes(route)) ?? []),
+  });
+  const server: Server = createServer(createApp(deps, { routes }));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -89,7 +97,11 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     baseUrl,
     deps,
     logs,
-    api: (path, request) => sendRequest<ApiBody>(`${baseUrl}${path}`, request),
+    api: async (path, request) => {
+      const res = await sendRequest<ApiBody>(`${baseUrl}${path}`, request);
+      conformance.check({ method: methodOf(request), path, ...res });
+      return res;
+    },
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve, reject) => {
@@ -101,6 +113,23 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       await resources.close();
     },
   };
+}
+
+let document: object | undefined;
+
+/** The document the code generates (the committed file is checked against it elsewhere). */
+function documentOfCode(): object {
+  return (document ??= apiDocument());
+}
+
+/** Routes a test mounted beside the real ones: not the contract, so their answers are not checked. */
+function testOnlyRoutes(routes: readonly ApiRoute[]) {
+  const patterns = routes.map((route) => ({
+    method: route.method,
+    pattern: new RegExp(`^${API_BASE_PATH}${route.path.replace(/:\w+/g, '[^/]+')}$`),
+  }));
+  return (method: string, path: string) =>
+    patterns.some((route) => route.method === method && route.pattern.test(path));
 }
 
 /** A started gateway and two apps to tell apart: what tenant-isolation tests start from. */

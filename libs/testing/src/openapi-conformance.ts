@@ -1,0 +1,208 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ValidateFunction } from 'ajv/dist/2020';
+import { Ajv2020 } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+/**
+ * Checks an answer of the API against the OpenAPI document, so that a test that receives an
+ * answer the document does not describe fails, whatever the test itself asserts. The document
+ * cannot lie for long: every route test goes through this (the gateway harness's api(), the
+ * stack's sendApiRequest()).
+ */
+
+/** An answer as a test received it. */
+export interface ReceivedAnswer {
+  method: string;
+  /** Absolute path, query allowed: `/api/v1/links/lnk_1?x=1`. */
+  path: string;
+  status: number;
+  headers: Headers;
+  /** The parsed JSON body, undefined when the answer was not JSON. */
+  body: unknown;
+  text: string;
+}
+
+interface HeaderObject {
+  required?: boolean;
+  schema?: object;
+  $ref?: string;
+}
+
+interface ResponseObject {
+  headers?: Record<string, HeaderObject>;
+  content?: Record<string, { schema?: object }>;
+  $ref?: string;
+}
+
+interface OperationObject {
+  operationId?: string;
+  responses?: Record<string, ResponseObject>;
+}
+
+interface DocumentShape {
+  servers?: { url: string }[];
+  paths?: Record<string, Record<string, OperationObject>>;
+  components?: { headers?: Record<string, HeaderObject> };
+}
+
+/** The repository's committed document (kept equal to the code's by the drift check). */
+export function committedOpenApiDocument(): object {
+  return JSON.parse(
+    readFileSync(join(__dirname, '..', '..', '..', 'docs', 'openapi.json'), 'utf8'),
+  ) as object;
+}
+
+const DOCUMENT_ID = 'openapi.json';
+
+/** A JSON pointer segment (`/links` → `~1links`). */
+function pointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+interface PathMatcher {
+  template: string;
+  pattern: RegExp;
+  params: number;
+}
+
+export interface ConformanceOptions {
+  /** Answers of requests this says yes to are not checked (a test's own extra routes). */
+  skip?: (method: string, path: string) => boolean;
+}
+
+export class OpenApiConformance {
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly basePath: string;
+  private readonly paths: PathMatcher[];
+
+  constructor(
+    private readonly document: object,
+    private readonly options: ConformanceOptions = {},
+  ) {
+    addFormats(this.ajv);
+    this.ajv.addSchema({ ...document, $id: DOCUMENT_ID });
+    const shape = document as DocumentShape;
+    this.basePath = shape.servers?.[0]?.url ?? '';
+    // Literal paths before templated ones: `/links/batch` is its own path, not a link id.
+    this.paths = Object.keys(shape.paths ?? {})
+      .map((template) => ({
+        template,
+        pattern: new RegExp(
+          `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+        ),
+        params: (template.match(/\{/g) ?? []).length,
+      }))
+      .sort((a, b) => a.params - b.params);
+  }
+
+  /** Throws, saying what is wrong, when the document does not describe the answer. */
+  check(answer: ReceivedAnswer): void {
+    const path = new URL(answer.path, 'http://x').pathname;
+    const method = answer.method.toUpperCase();
+    if (method === 'OPTIONS') return; // CORS preflights: not part of the contract.
+    if (this.basePath !== '' && path !== this.basePath && !path.startsWith(`${this.basePath}/`)) {
+      return;
+    }
+    if (this.options.skip?.(method, path)) return;
+    const problems = this.problemsOf(answer, method, path.slice(this.basePath.length));
+    if (problems.length > 0) {
+      throw new Error(
+        `The answer to ${method} ${answer.path} does not match the API document (docs/openapi.json):\n` +
+          `${problems.map((problem) => `  - ${problem}`).join('\n')}\n` +
+          `  status ${answer.status}, body: ${answer.text.slice(0, 2000)}`,
+      );
+    }
+  }
+
+  private problemsOf(answer: ReceivedAnswer, method: string, relative: string): string[] {
+    const matched = this.paths.find(({ pattern }) => pattern.test(relative));
+    // express answers HEAD with the GET route, without a body.
+    const operationMethod = method === 'HEAD' ? 'get' : method.toLowerCase();
+    const operation = matched
+      ? (this.document as DocumentShape).paths?.[matched.template]?.[operationMethod]
+      : undefined;
+    if (!matched || !operation) return this.undocumentedProblems(answer, method);
+
+    const status = String(answer.status);
+    const response = operation.responses?.[status];
+    if (!response) {
+      return [
+        `status ${status} is not documented for ${operationMethod.toUpperCase()} ${matched.template} (${operation.operationId ?? 'no operationId'}); documented: ${Object.keys(operation.responses ?? {}).join(', ')}`,
+      ];
+    }
+    const at = `#/paths/${pointer(matched.template)}/${operationMethod}/responses/${status}`;
+    return [
+      ...this.headerProblems(answer, response),
+      ...(method === 'HEAD' ? [] : this.bodyProblems(answer, response, at)),
+    ];
+  }
+
+  /** A method or path the document does not have: it must be a failure with the error body. */
+  private undocumentedProblems(answer: ReceivedAnswer, method: string): string[] {
+    if (answer.status < 400) {
+      return [`${method} on this path is not in the document, yet it answered ${answer.status}`];
+    }
+    const problems = this.validate('#/components/schemas/Error', answer.body, 'body');
+    if (!answer.headers.has('x-request-id')) problems.push('header X-Request-Id is missing');
+    if (answer.status === 405 && !answer.headers.has('allow')) {
+      problems.push('a 405 must carry Allow');
+    }
+    if (answer.status === 401 && !answer.headers.has('www-authenticate')) {
+      problems.push('a 401 must carry WWW-Authenticate');
+    }
+    return problems;
+  }
+
+  private headerProblems(answer: ReceivedAnswer, response: ResponseObject): string[] {
+    const problems: string[] = [];
+    for (const [name, declared] of Object.entries(response.headers ?? {})) {
+      const header = this.resolveHeader(declared);
+      const value = answer.headers.get(name);
+      if (value === null) {
+        if (header.required || name === 'X-Request-Id') {
+          problems.push(`documented required header ${name} is missing`);
+        }
+        continue;
+      }
+      if (header.schema) {
+        problems.push(...this.validateSchema(header.schema, value, `header ${name}`));
+      }
+    }
+    return problems;
+  }
+
+  private bodyProblems(answer: ReceivedAnswer, response: ResponseObject, at: string): string[] {
+    const content = response.content?.['application/json'];
+    if (!content?.schema) return [];
+    if (answer.body === undefined) return ['the body is not JSON, but the document says it is'];
+    return this.validate(`${at}/content/application~1json/schema`, answer.body, 'body');
+  }
+
+  private resolveHeader(header: HeaderObject): HeaderObject {
+    if (!header.$ref) return header;
+    const name = header.$ref.replace('#/components/headers/', '');
+    return (this.document as DocumentShape).components?.headers?.[name] ?? {};
+  }
+
+  private validate(ref: string, value: unknown, what: string): string[] {
+    return this.validateSchema({ $ref: `${DOCUMENT_ID}${ref}` }, value, what);
+  }
+
+  private validateSchema(schema: object, value: unknown, what: string): string[] {
+    const key = JSON.stringify(schema);
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(schema);
+      this.validators.set(key, validate);
+    }
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map(
+      (error) =>
+        `${what}${error.instancePath || ''}: ${error.message ?? 'is invalid'}${
+          Object.keys(error.params).length > 0 ? ` ${JSON.stringify(error.params)}` : ''
+        }`,
+    );
+  }
+}
