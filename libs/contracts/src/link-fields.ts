@@ -102,13 +102,11 @@ export const LINK_FIELDS = {
     fromColumn: (value) => value,
     example: 'https://example.com/web',
     input: FIELD_INPUTS.webFallbackUrl,
-    schema: z
-      .string()
-      .meta({
-        description: 'Where a person without the app ends up.',
-        format: 'uri',
-        example: 'https://example.com/spring-sale',
-      }),
+    schema: z.string().meta({
+      description: 'Where a person without the app ends up.',
+      format: 'uri',
+      example: 'https://example.com/spring-sale',
+    }),
   }),
   iosFallbackUrl: editable({
     column: 'ios_fallback_url',
@@ -120,13 +118,10 @@ export const LINK_FIELDS = {
     fromColumn: (value) => value,
     example: 'https://example.com/ios',
     input: FIELD_INPUTS.iosFallbackUrl,
-    schema: z
-      .string()
-      .nullable()
-      .meta({
-        description: 'Used instead of webFallbackUrl on iOS; null when unset.',
-        example: 'https://apps.apple.com/app/id1234567890',
-      }),
+    schema: z.string().nullable().meta({
+      description: 'Used instead of webFallbackUrl on iOS; null when unset.',
+      example: 'https://apps.apple.com/app/id1234567890',
+    }),
   }),
   deepLinkData: editable({
     column: 'deep_link_data',
@@ -210,14 +205,10 @@ export const LINK_FIELDS = {
     fromColumn: (value) => (value ? formatExpiry(value) : null),
     example: '2031-02-03T04:05:06Z',
     input: FIELD_INPUTS.expiresAt,
-    schema: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          '`YYYY-MM-DDThh:mm:ssZ` (second precision); null when the link does not expire.',
-        example: '2030-01-31T12:00:00Z',
-      }),
+    schema: z.string().nullable().meta({
+      description: '`YYYY-MM-DDThh:mm:ssZ` (second precision); null when the link does not expire.',
+      example: '2030-01-31T12:00:00Z',
+    }),
   }),
   archivedAt: shown(
     (row) => (row.archived_at ? formatTimestamp(row.archived_at) : null),

@@ -106,7 +106,9 @@ export class OpenApiConformance {
       return;
     }
     if (this.options.skip?.(method, path)) return;
-    const problems = this.problemsOf(answer, method, path.slice(this.basePath.length));
+    // express routes ignore one trailing slash (non-strict routing): `/app/` is `/app`.
+    const relative = path.slice(this.basePath.length).replace(/(?<=.)\/$/, '');
+    const problems = this.problemsOf(answer, method, relative);
     if (problems.length > 0) {
       throw new Error(
         `The answer to ${method} ${answer.path} does not match the API document (docs/openapi.json):\n` +

@@ -35,7 +35,7 @@ const DESCRIPTION = `Deep links for mobile apps.
 
 The secret-key endpoints are called from the customer's server with \`Authorization: Bearer ls_sk_<live|test>_…\`; the app-interface endpoints under \`/sdk\` from the customer's app with a publishable key (\`ls_pk_…\`). Every key belongs to one app and one environment, and every request is scoped to them: an object of another app or environment is a 404 like a missing one.
 
-Every failure has the body \`{ "error": <slug>, "message": <text> }\` (plus \`fields\` on a 422 \`invalid_request\`); clients branch on the slug. Every answer carries \`X-Request-Id\` (the caller's, if it sent a sane one). An unknown path is a 404 \`not_found\`; a known path with another method is a 405 \`method_not_allowed\` with \`Allow\`, both after authentication. The version is in the path; breaking changes are listed in the changelog.`;
+Every failure has the body \`{ "error": <slug>, "message": <text> }\` (plus \`fields\` on a 422 \`invalid_request\`); clients branch on the slug. Every answer carries \`X-Request-Id\` (the caller's, if it sent a sane one). An unknown path is a 404 \`not_found\`; a known path with another method is a 405 \`method_not_allowed\` with \`Allow\`, both after authentication. A trailing slash is ignored (\`/app/\` is \`/app\`). The version is in the path; breaking changes are listed in the changelog.`;
 
 /** `/links/:linkId` → `/links/{linkId}`. */
 export function openApiPath(expressPath: string): string {
