@@ -4,14 +4,16 @@ import { apiRoutes, sdkRoutes } from '../app';
 import type { ApiRoute } from '../http/routes';
 import { apiDocument, listingOnlyDeps } from './api-document';
 import { buildOpenApiDocument, documentText } from './document';
-import { COMMITTED_DOCUMENT, DRIFT_MESSAGE } from './openapi.main';
+import { COMMITTED_DOCUMENT, DRIFT_MESSAGE, firstDifference } from './openapi.main';
 
 const generated = documentText(apiDocument());
 
 describe('the API document', () => {
   it('is what docs/openapi.json holds (else run `pnpm openapi`)', () => {
     const committed = readFileSync(COMMITTED_DOCUMENT, 'utf8');
-    if (committed !== generated) throw new Error(DRIFT_MESSAGE);
+    if (committed !== generated) {
+      throw new Error(`${DRIFT_MESSAGE}\n${firstDifference(committed, generated)}`);
+    }
   });
 
   it('validates as OpenAPI 3.1', async () => {
