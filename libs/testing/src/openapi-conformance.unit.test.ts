@@ -63,36 +63,38 @@ function answer(
 
 describe('OpenApiConformance', () => {
   it('passes an answer the document describes (templated path, $ref schemas)', () => {
-    expect(() => conformance.check(answer(200, { link: { id: 'lnk_1' } }))).not.toThrow();
+    expect(() => {
+      conformance.check(answer(200, { link: { id: 'lnk_1' } }));
+    }).not.toThrow();
   });
 
   it('fails a status the operation does not document', () => {
-    expect(() => conformance.check(answer(418, { error: 'x', message: 'y' }))).toThrow(
-      'status 418 is not documented for GET /links/{linkId} (getLink); documented: 200',
-    );
+    expect(() => {
+      conformance.check(answer(418, { error: 'x', message: 'y' }));
+    }).toThrow('status 418 is not documented for GET /links/{linkId} (getLink); documented: 200');
   });
 
   it('fails a body off its schema, naming where', () => {
-    expect(() => conformance.check(answer(200, { link: { id: 1 } }))).toThrow(
-      'body/link/id: must be string',
-    );
-    expect(() => conformance.check(answer(200, { link: { id: 'a' }, extra: 1 }))).toThrow(
-      'must NOT have additional properties',
-    );
+    expect(() => {
+      conformance.check(answer(200, { link: { id: 1 } }));
+    }).toThrow('body/link/id: must be string');
+    expect(() => {
+      conformance.check(answer(200, { link: { id: 'a' }, extra: 1 }));
+    }).toThrow('must NOT have additional properties');
   });
 
   it('fails a missing required header, and X-Request-Id always', () => {
-    expect(() =>
-      conformance.check(answer(200, { link: { id: 'a' } }, { 'x-request-id': 'r' })),
-    ).toThrow('documented required header RateLimit-Limit is missing');
-    expect(() =>
-      conformance.check(answer(200, { link: { id: 'a' } }, { 'ratelimit-limit': '1' })),
-    ).toThrow('documented required header X-Request-Id is missing');
+    expect(() => {
+      conformance.check(answer(200, { link: { id: 'a' } }, { 'x-request-id': 'r' }));
+    }).toThrow('documented required header RateLimit-Limit is missing');
+    expect(() => {
+      conformance.check(answer(200, { link: { id: 'a' } }, { 'ratelimit-limit': '1' }));
+    }).toThrow('documented required header X-Request-Id is missing');
   });
 
   it('checks a method or path the document lacks against the error body', () => {
     const headers = { 'x-request-id': 'r', allow: 'POST' };
-    expect(() =>
+    expect(() => {
       conformance.check(
         answer(
           405,
@@ -101,9 +103,9 @@ describe('OpenApiConformance', () => {
           'GET',
           '/api/v1/links/batch',
         ),
-      ),
-    ).not.toThrow();
-    expect(() =>
+      );
+    }).not.toThrow();
+    expect(() => {
       conformance.check(
         answer(
           405,
@@ -112,14 +114,16 @@ describe('OpenApiConformance', () => {
           'GET',
           '/api/v1/links/batch',
         ),
-      ),
-    ).toThrow('a 405 must carry Allow');
-    expect(() => conformance.check(answer(200, {}, headers, 'GET', '/api/v1/nope'))).toThrow(
-      'GET on this path is not in the document, yet it answered 200',
-    );
+      );
+    }).toThrow('a 405 must carry Allow');
+    expect(() => {
+      conformance.check(answer(200, {}, headers, 'GET', '/api/v1/nope'));
+    }).toThrow('GET on this path is not in the document, yet it answered 200');
   });
 
   it('leaves answers outside the API alone', () => {
-    expect(() => conformance.check(answer(200, 'ok', {}, 'GET', '/readyz'))).not.toThrow();
+    expect(() => {
+      conformance.check(answer(200, 'ok', {}, 'GET', '/readyz'));
+    }).not.toThrow();
   });
 });
