@@ -104,7 +104,7 @@ export const LINK_FIELDS = {
     input: FIELD_INPUTS.webFallbackUrl,
     schema: z.string().meta({
       description: 'Where a person without the app ends up.',
-      format: 'uri',
+      format: 'iri',
       example: 'https://example.com/spring-sale',
     }),
   }),

@@ -120,14 +120,15 @@ export function isHttpUrl(value: string): boolean {
 
 /**
  * The length is counted in code points as JSON Schema's maxLength counts it, so the document
- * states the check as it is (zod's .max() would count UTF-16 units).
+ * states the check as it is (zod's .max() would count UTF-16 units). `iri`, not `uri`: the rule
+ * takes non-ASCII characters as sent (`https://example.com/ü`), which RFC 3986 would refuse.
  */
 function urlSchema(message: string, description: string, example: string) {
   return z
     .string({ error: message })
     .refine(fitsIn(LIMITS.urlLength), { error: message, abort: true })
     .refine(isHttpUrl, { error: message })
-    .meta({ description, format: 'uri', maxLength: LIMITS.urlLength, example });
+    .meta({ description, format: 'iri', maxLength: LIMITS.urlLength, example });
 }
 
 const webFallbackUrlInput = urlSchema(

@@ -82,6 +82,8 @@ export class OpenApiConformance {
     private readonly options: ConformanceOptions = {},
   ) {
     addFormats(this.ajv);
+    // RFC 3987 IRIs (fallback URLs keep non-ASCII characters as sent); ajv-formats has no `iri`.
+    this.ajv.addFormat('iri', /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/u);
     this.ajv.addSchema({ ...document, $id: DOCUMENT_ID });
     const shape = document as DocumentShape;
     this.basePath = shape.servers?.[0]?.url ?? '';
