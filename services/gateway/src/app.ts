@@ -60,7 +60,7 @@ export interface AppOptions {
 
 /**
  * Order matters: request id (so every answer carries it), the request's Postgres budget, request
- * log, then /api/v1/sdk and
+ * log, the API document (public, so before both keyed routers), then /api/v1/sdk and
  * /api/v1: every request is authenticated before anything about its path is answered (route,
  * 405 or 404), so an unauthenticated caller learns nothing about which paths exist. The SDK
  * comes first and ends in its own 404, so none of its paths reaches the secret-key API (whose
