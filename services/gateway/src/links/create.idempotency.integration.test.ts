@@ -1,6 +1,13 @@
 import { IdempotencyKeysRepository } from '@linkservice/creation';
 import type { ApiResponse, Tenant } from '@linkservice/testing';
-import { batchBody, creationRequestCount, linkOf, linksOf, timed } from '@linkservice/testing';
+import {
+  batchBody,
+  creationRequestCount,
+  linkOf,
+  linksOf,
+  testDatabase,
+  timed,
+} from '@linkservice/testing';
 import { sql } from 'kysely';
 import { useCreationStack } from './create.testing';
 import { requestHash } from './idempotency.service';
@@ -8,7 +15,15 @@ import { requestHash } from './idempotency.service';
 /** Short, so a stopped worker answers 503 quickly and a waiter gives up (409) quickly. */
 const CREATION_TIMEOUT_MS = 1_500;
 
-const kit = useCreationStack({ env: { CREATION_TIMEOUT_MS: String(CREATION_TIMEOUT_MS) } });
+/** Each key statement's bound (the request budget), short so a blocked key store fails fast. */
+const API_REQUEST_BUDGET_MS = 1_000;
+
+const kit = useCreationStack({
+  env: {
+    CREATION_TIMEOUT_MS: String(CREATION_TIMEOUT_MS),
+    API_REQUEST_BUDGET_MS: String(API_REQUEST_BUDGET_MS),
+  },
+});
 let tenant: Tenant;
 
 beforeEach(async () => {
@@ -301,6 +316,42 @@ describe('Idempotency-Key on POST /links', () => {
       .where('id', '=', 'crt_lost-attempt')
       .executeTakeFirst();
     expect(settled?.status).toBe('abandoned');
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
+  });
+
+  it('answers 503 with Retry-After within the budget when the key store does not answer', async () => {
+    const first = await createWithKey(draft(), 'blocked');
+    expect(first.status).toBe(201);
+    // Another session holds the key's row: the claim waits on it, as over a stuck Postgres.
+    const holder = testDatabase(1);
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    const transaction = holder.db.transaction().execute(async (trx) => {
+      await sql`SELECT 1 FROM idempotency_keys
+                WHERE app_id = ${tenant.appId} AND key = 'blocked' FOR UPDATE`.execute(trx);
+      holding();
+      await released;
+    });
+    try {
+      await held;
+      const { res, elapsedMs } = await timed(() => createWithKey(draft(), 'blocked'));
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ error: 'unavailable', message: expect.any(String) });
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(elapsedMs).toBeLessThan(API_REQUEST_BUDGET_MS + 1_000);
+    } finally {
+      release();
+      await transaction;
+      await holder.close();
+    }
+    // The key store answers again: the stored answer is replayed.
+    expectReplayOf(await createWithKey(draft(), 'blocked'), first);
     expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
   });
 
