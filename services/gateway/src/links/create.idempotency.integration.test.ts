@@ -255,6 +255,33 @@ describe('Idempotency-Key on POST /links', () => {
     expect(links.map((link) => link.id)).toEqual([linkOf(retry).id]);
   });
 
+  it('10 parallel retries after a forced timeout: the original link, once, the same answer', async () => {
+    await kit.stack.worker.stop();
+    await kit.stack.worker.start({ testDelayMs: 800 });
+    await expect(
+      fetch(`${kit.stack.gateway.baseUrl}/api/v1/links`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tenant.live.secret}`,
+          'content-type': 'application/json',
+          'Idempotency-Key': 'storm',
+        },
+        body: JSON.stringify(draft()),
+        signal: AbortSignal.timeout(200),
+      }),
+    ).rejects.toThrow();
+    // The client retries at once, ten times over, while the worker still creates.
+    const retries = await Promise.all(
+      Array.from({ length: 10 }, () => createWithKey(draft(), 'storm')),
+    );
+    expect(retries.map((res) => res.status)).toEqual(Array<number>(10).fill(201));
+    expect(new Set(retries.map((res) => res.text)).size).toBe(1);
+    for (const res of retries) expect(res.headers.get('idempotent-replayed')).toBe('true');
+    const links = await linksOf(kit.db, tenant.appId);
+    expect(links.map((link) => link.id)).toEqual([linkOf(retries[0]).id]);
+    expect(await creationRequestCount(kit.db, tenant.appId)).toBe(1);
+  });
+
   it('answers 409 with Retry-After when the first has not finished within the timeout', async () => {
     // Past the creation timeout, but inside the commit grace: the first request still ends 201.
     await kit.stack.worker.stop();
