@@ -3,6 +3,7 @@ import type { ApiResponse, Tenant } from '@linkservice/testing';
 import {
   batchBody,
   creationRequestCount,
+  eventually,
   linkOf,
   linksOf,
   testDatabase,
@@ -283,11 +284,22 @@ describe('Idempotency-Key on POST /links', () => {
   });
 
   it('answers 409 with Retry-After when the first has not finished within the timeout', async () => {
-    // Past the creation timeout, but inside the commit grace: the first request still ends 201.
+    // The worker commits past the creation timeout but inside the commit grace (1 s): the first
+    // request settles to 201 after the waiter, which arrived just after it, has given up.
     await kit.stack.worker.stop();
-    await kit.stack.worker.start({ testDelayMs: CREATION_TIMEOUT_MS + 600 });
+    await kit.stack.worker.start({ testDelayMs: CREATION_TIMEOUT_MS + 300 });
     const first = createWithKey(draft(), 'slow');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The waiter comes once the first holds the key.
+    await eventually(
+      () =>
+        kit.db
+          .selectFrom('idempotency_keys')
+          .select('key')
+          .where('app_id', '=', tenant.appId)
+          .where('key', '=', 'slow')
+          .executeTakeFirst(),
+      { intervalMs: 5, what: 'the first request holding the key' },
+    );
     const { res: waiting, elapsedMs } = await timed(() => createWithKey(draft(), 'slow'));
     expect(waiting.status).toBe(409);
     expect(waiting.body).toEqual({
