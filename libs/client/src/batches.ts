@@ -68,9 +68,10 @@ export function shiftReport(report: BatchReport, offset: number): BatchReport {
     created: report.created,
     failed: report.failed,
     notAttempted: report.notAttempted,
-    results: report.results.map(
-      (result): BatchEntryResult => ({ ...result, index: result.index + offset }),
-    ),
+    results: report.results.map((result): BatchEntryResult => ({
+      ...result,
+      index: result.index + offset,
+    })),
   };
   if (report.stoppedEarly) {
     shifted.stoppedEarly = {

@@ -1,10 +1,5 @@
 import type { BatchChunk, MergedBatchReport } from './batches';
-import {
-  chunkIdempotencyKey,
-  mergeReports,
-  shiftReport,
-  splitIntoChunks,
-} from './batches';
+import { chunkIdempotencyKey, mergeReports, shiftReport, splitIntoChunks } from './batches';
 import type { LinkServiceError, RateLimitInfo } from './errors';
 import { LinkServiceError as LinkServiceErrorCtor, isLinkServiceError } from './errors';
 import type { Answer, FetchLike } from './http';
@@ -380,7 +375,13 @@ export class LinkServiceClient {
     const key = idempotencyKey ?? this.#generateKey?.();
     return key === undefined
       ? { method: 'POST', path, body, kind: 'unkeyed_create' }
-      : { method: 'POST', path, body, kind: 'keyed_create', idempotencyKey: checkIdempotencyKey(key) };
+      : {
+          method: 'POST',
+          path,
+          body,
+          kind: 'keyed_create',
+          idempotencyKey: checkIdempotencyKey(key),
+        };
   }
 
   /** One logical call: attempts, and waits between them, until an answer or a final error. */
@@ -420,9 +421,7 @@ export class LinkServiceClient {
     }
 
     const aborter = new AbortController();
-    let timedOut = false;
     const timer = setTimeout(() => {
-      timedOut = true;
       aborter.abort();
     }, timeoutMs);
     const onAbort = () => {
@@ -441,6 +440,8 @@ export class LinkServiceClient {
       return readAnswer<T>(response.status, text, response.headers, attempt);
     } catch (cause) {
       throwIfAborted(signal);
+      // The caller's abort was thrown above: this one is the timer's.
+      const timedOut = aborter.signal.aborted;
       return new LinkServiceErrorCtor({
         slug: timedOut ? 'timeout' : 'network',
         status: 0,
