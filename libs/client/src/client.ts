@@ -107,6 +107,13 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /** `<prefix>_sk_<environment>_<random>`, the spec's secret key form. */
 const SECRET_KEY = /^[A-Za-z0-9]+_sk_(live|test)_[A-Za-z0-9]+$/;
 
+/**
+ * The `Authorization` value of each client, outside the object: logging, inspecting or
+ * serialising a client never shows its key. (Not a `#private` field: declarations that name one
+ * fail to compile for consumers targeting ES5.)
+ */
+const AUTHORIZATION = new WeakMap<LinkServiceClient, string>();
+
 interface ApiRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
@@ -125,13 +132,11 @@ export class LinkServiceClient {
   readonly environment: Environment;
   /** The API's base URL, ending in `/api/v1`. */
   readonly apiUrl: string;
-  // Private to the runtime too, so that logging or serialising the client never shows the key.
-  readonly #authorization: string;
-  readonly #fetch: FetchLike;
-  readonly #timeoutMs: number;
-  readonly #retry: RetryPolicy;
-  readonly #userAgent: string | undefined;
-  readonly #generateKey: (() => string) | undefined;
+  private readonly fetch: FetchLike;
+  private readonly timeoutMs: number;
+  private readonly retry: RetryPolicy;
+  private readonly userAgent: string | undefined;
+  private readonly generateKey: (() => string) | undefined;
 
   constructor(options: LinkServiceClientOptions) {
     const base = options.baseUrl.replace(/\/+$/, '');
@@ -151,16 +156,16 @@ export class LinkServiceClient {
       throw new TypeError('apiKey must be a secret key (ls_sk_live_… or ls_sk_test_…)');
     }
     this.environment = environment as Environment;
-    this.#authorization = `Bearer ${key}`;
+    AUTHORIZATION.set(this, `Bearer ${key}`);
     const given = options.fetch;
     if (!given && typeof (globalThis as { fetch?: unknown }).fetch !== 'function') {
       throw new TypeError('no global fetch here: pass options.fetch');
     }
     // Always called as a plain function: some runtimes refuse a fetch called as another
     // object's method.
-    this.#fetch = given ? (url, init) => given(url, init) : (url, init) => fetch(url, init);
-    this.#timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
-    this.#retry = {
+    this.fetch = given ? (url, init) => given(url, init) : (url, init) => fetch(url, init);
+    this.timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
+    this.retry = {
       maxRetries: wholeOrZero(
         options.retry?.maxRetries,
         DEFAULT_RETRY_POLICY.maxRetries,
@@ -179,10 +184,10 @@ export class LinkServiceClient {
     };
     // Browsers refuse (or silently drop) a script's User-Agent; elsewhere it names the client.
     const inBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined';
-    this.#userAgent = inBrowser
+    this.userAgent = inBrowser
       ? undefined
       : [`linkservice-client-js/${CLIENT_VERSION}`, options.userAgent].filter(Boolean).join(' ');
-    this.#generateKey =
+    this.generateKey =
       options.generateIdempotencyKey === null
         ? undefined
         : (options.generateIdempotencyKey ?? webCryptoKeyGenerator());
@@ -372,7 +377,7 @@ export class LinkServiceClient {
 
   /** A create under the caller's key, else a fresh one, else none (then never retried). */
   private createRequest(path: string, body: unknown, idempotencyKey?: string): ApiRequest {
-    const key = idempotencyKey ?? this.#generateKey?.();
+    const key = idempotencyKey ?? this.generateKey?.();
     return key === undefined
       ? { method: 'POST', path, body, kind: 'unkeyed_create' }
       : {
@@ -389,14 +394,14 @@ export class LinkServiceClient {
     request: ApiRequest,
     options: RequestOptions = {},
   ): Promise<Answer<T> & { attempts: number }> {
-    const maxRetries = wholeOrZero(options.maxRetries, this.#retry.maxRetries, 'maxRetries');
-    const timeoutMs = positive(options.timeoutMs, this.#timeoutMs, 'timeoutMs');
+    const maxRetries = wholeOrZero(options.maxRetries, this.retry.maxRetries, 'maxRetries');
+    const timeoutMs = positive(options.timeoutMs, this.timeoutMs, 'timeoutMs');
     for (let attempt = 1; ; attempt += 1) {
       const outcome = await this.attempt<T>(request, attempt, timeoutMs, options.signal);
       if (!isLinkServiceError(outcome)) return { ...outcome, attempts: attempt };
       const retry = attempt - 1;
       if (retry >= maxRetries || !isRetryable(outcome, request.kind)) throw outcome;
-      const delay = retryDelayMs(retry, outcome.retryAfter, this.#retry);
+      const delay = retryDelayMs(retry, outcome.retryAfter, this.retry);
       if (delay === undefined) throw outcome;
       await sleep(delay, options.signal);
     }
@@ -410,11 +415,11 @@ export class LinkServiceClient {
     signal: AbortSignal | undefined,
   ): Promise<Answer<T> | LinkServiceError> {
     throwIfAborted(signal);
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      authorization: this.#authorization,
-    };
-    if (this.#userAgent !== undefined) headers['user-agent'] = this.#userAgent;
+    const authorization = AUTHORIZATION.get(this);
+    // Only an object the constructor did not build (Object.create of the prototype) has none.
+    if (authorization === undefined) throw new TypeError('not a constructed LinkServiceClient');
+    const headers: Record<string, string> = { accept: 'application/json', authorization };
+    if (this.userAgent !== undefined) headers['user-agent'] = this.userAgent;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     if (request.idempotencyKey !== undefined) {
       headers['idempotency-key'] = request.idempotencyKey;
@@ -429,7 +434,7 @@ export class LinkServiceClient {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await this.#fetch(`${this.apiUrl}${request.path}`, {
+      const response = await this.fetch(`${this.apiUrl}${request.path}`, {
         method: request.method,
         headers,
         ...(request.body !== undefined && { body: JSON.stringify(request.body) }),
