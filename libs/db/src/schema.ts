@@ -74,6 +74,22 @@ export interface Database {
     results: ColumnType<unknown, string | null, string | null>;
     created_at: GeneratedTimestamp;
   };
+  /**
+   * Idempotency-Key records of the creation endpoints (see the idempotency-keys migration): the
+   * owning attempt while it runs, its answer once it has one. Kept 24 hours.
+   */
+  idempotency_keys: {
+    app_id: string;
+    environment: Environment;
+    key: string;
+    request_hash: string;
+    creation_request_id: string;
+    owner_deadline: Timestamp;
+    answer_status: number | null;
+    answer_headers: ColumnType<Record<string, string> | null, string | null, string | null>;
+    answer_body: string | null;
+    created_at: GeneratedTimestamp;
+  };
   /** Served by the link host at /.well-known/ (one row per app and environment). */
   app_associations: {
     app_id: string;

@@ -7,13 +7,18 @@ import { closeRedis, createPostgres, createRedisClient } from '@linkservice/life
 import { ClickTokenStore, LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { CreationClient } from '@linkservice/creation';
-import { createCreationClient, CreationRequestsRepository } from '@linkservice/creation';
+import {
+  createCreationClient,
+  CreationRequestsRepository,
+  IdempotencyKeysRepository,
+} from '@linkservice/creation';
 import { AppsService } from './apps/apps.service';
 import { KeysRepository } from './auth/keys.repository';
 import type { GatewayConfig } from './config';
 import { CreationLimiter } from './limits/creation-limiter';
 import { SdkLimiter } from './limits/sdk-limiter';
 import { LinkCreationService } from './links/create.service';
+import { IdempotencyService } from './links/idempotency.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
 import { GatewayMetrics } from './metrics';
@@ -50,6 +55,8 @@ export interface GatewayDeps extends GatewayClients {
   apps: AppsService;
   links: LinksService;
   creation: LinkCreationService;
+  /** The Idempotency-Key records of the creation endpoints (docs/decisions.md). */
+  idempotency: IdempotencyService;
   /** CREATION_LIMIT_PER_HOUR per app, on `redis`. */
   creationLimiter: CreationLimiter;
   /** The app interface's POST /sdk/resolve. */
@@ -102,6 +109,13 @@ function buildServices(
       onUnavailable: (reason) => {
         metrics.creationUnavailable(reason);
       },
+    }),
+    idempotency: new IdempotencyService({
+      keys: new IdempotencyKeysRepository(db),
+      requests: new CreationRequestsRepository(db),
+      creationTimeoutMs: config.CREATION_TIMEOUT_MS,
+      queryTimeoutMs: config.API_REQUEST_BUDGET_MS,
+      logger,
     }),
     creationLimiter,
     resolve: new ResolveService(new ResolveRepository(db), config.LINK_DOMAIN),

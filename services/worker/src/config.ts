@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
+import { IDEMPOTENCY_KEY_TTL_HOURS } from '@linkservice/creation';
 
 const nonNegativeInt = (fallback: number) =>
   z.coerce
@@ -33,7 +34,9 @@ export const workerEnvSchema = baseEnvSchema
     WORKER_KEEP_FAILED_SECONDS: positiveInt(7 * 24 * 3_600),
     /**
      * creation_requests rows older than this are deleted. They only matter while their job can
-     * still be delivered, which ends at its deadline (seconds after creation), so a day is ample.
+     * still be delivered, which ends at its deadline (seconds after creation), and while an
+     * Idempotency-Key naming them is kept (24 hours): a retry settles its key's creation request
+     * through this row, so the retention may not be shorter than that.
      */
     CREATION_REQUESTS_RETENTION_HOURS: positiveInt(24),
     CREATION_REQUESTS_CLEANUP_INTERVAL_MS: positiveInt(10 * 60_000),
@@ -50,6 +53,10 @@ export const workerEnvSchema = baseEnvSchema
      * claim, so crash tests can kill the worker mid-batch. Must stay 0 anywhere else.
      */
     WORKER_TEST_DELAY_MS: nonNegativeInt(0),
+  })
+  .refine((env) => env.CREATION_REQUESTS_RETENTION_HOURS >= IDEMPOTENCY_KEY_TTL_HOURS, {
+    path: ['CREATION_REQUESTS_RETENTION_HOURS'],
+    error: `must be at least ${IDEMPOTENCY_KEY_TTL_HOURS}: an Idempotency-Key is settled through its creation request for that long`,
   })
   .refine((env) => env.WORKER_TEST_DELAY_MS === 0 || env.NODE_ENV === 'test', {
     path: ['WORKER_TEST_DELAY_MS'],

@@ -35,6 +35,15 @@ describe('worker config', () => {
     }
   });
 
+  it('keeps creation requests at least as long as idempotency keys (24 hours)', () => {
+    expect(
+      loadConfig({ CREATION_REQUESTS_RETENTION_HOURS: '48' }).CREATION_REQUESTS_RETENTION_HOURS,
+    ).toBe(48);
+    expect(() => loadConfig({ CREATION_REQUESTS_RETENTION_HOURS: '23' })).toThrow(
+      /CREATION_REQUESTS_RETENTION_HOURS: must be at least 24/,
+    );
+  });
+
   it('allows the test-only delay only with NODE_ENV=test', () => {
     expect(loadConfig({ NODE_ENV: 'test', WORKER_TEST_DELAY_MS: '200' }).WORKER_TEST_DELAY_MS).toBe(
       200,

@@ -11,7 +11,11 @@ import {
 } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
-import { CreationRequestsRepository, CreationTransactions } from '@linkservice/creation';
+import {
+  CreationRequestsRepository,
+  CreationTransactions,
+  IdempotencyKeysRepository,
+} from '@linkservice/creation';
 import type { WorkerConfig } from './config';
 import { LinkCreationService } from './create-links.service';
 import { InstallsRepository } from './installs.repository';
@@ -37,6 +41,8 @@ export interface WorkerDeps extends WorkerClients {
   links: LinksRepository;
   /** The creation protocol's bookkeeping rows: the cleanup deletes the old ones. */
   creationRequests: CreationRequestsRepository;
+  /** The gateway's Idempotency-Key records: the cleanup deletes those past their 24 hours. */
+  idempotencyKeys: IdempotencyKeysRepository;
   /** Installs reported through the gateway: the retention deletes the old ones. */
   installs: InstallsRepository;
   creation: LinkCreationService;
@@ -77,6 +83,7 @@ export function buildDeps(
 
   const links = new LinksRepository();
   const creationRequests = new CreationRequestsRepository(used.db);
+  const idempotencyKeys = new IdempotencyKeysRepository(used.db);
   const installs = new InstallsRepository(used.db);
   const creation = new LinkCreationService(new CreationTransactions(used.db), links, {
     linkDomain: config.LINK_DOMAIN,
@@ -98,6 +105,7 @@ export function buildDeps(
       logger,
       links,
       creationRequests,
+      idempotencyKeys,
       installs,
       creation,
       metrics: new WorkerMetrics(),

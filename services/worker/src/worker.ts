@@ -1,7 +1,11 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { CreateLinksJobResult } from '@linkservice/creation';
-import { CREATE_LINKS_QUEUE, scheduleCreationRequestsCleanup } from '@linkservice/creation';
+import {
+  CREATE_LINKS_QUEUE,
+  scheduleCreationRequestsCleanup,
+  scheduleIdempotencyKeysCleanup,
+} from '@linkservice/creation';
 import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { pingDatabase } from '@linkservice/db';
 import { createProbeServer, settlesWithin } from '@linkservice/lifecycle';
@@ -59,7 +63,7 @@ export function startCreationWorker(
 
 /**
  * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer, the
- * creation_requests cleanup and the installs retention. Stopping lets in-flight jobs finish
+ * creation_requests and idempotency_keys cleanups and the installs retention. Stopping lets in-flight jobs finish
  * (each is bounded by its deadline; the grace period bounds the whole); a job cut off by the exit
  * rolls back and is redelivered, or settled by the gateway: never half-done.
  */
@@ -94,6 +98,11 @@ export async function startWorker(
     },
     logger,
   );
+  const keysCleanup = scheduleIdempotencyKeysCleanup(
+    deps.idempotencyKeys,
+    { intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS },
+    logger,
+  );
   const installRetention = scheduleInstallRetention(
     deps.installs,
     {
@@ -118,7 +127,12 @@ export async function startWorker(
           // failure would surface as an unhandled 'error').
           await worker.waitUntilReady().catch(() => undefined);
         }
-        await Promise.all([worker.close(), cleanup.stop(), installRetention.stop()]);
+        await Promise.all([
+          worker.close(),
+          cleanup.stop(),
+          keysCleanup.stop(),
+          installRetention.stop(),
+        ]);
       })();
       if (!(await settlesWithin(finished, graceMs))) {
         logger.warn('grace period over: exiting with jobs still running; they roll back');

@@ -6,6 +6,7 @@ import * as linkStatusIndexes from './2026-11-22T04-00-00_link-status-indexes';
 import * as appLinkCounts from './2026-11-24T00-00-00_app-link-counts';
 import * as appSide from './2026-11-25T00-00-00_app-side';
 import * as installs from './2026-11-26T00-00-00_installs';
+import * as idempotencyKeys from './2026-11-27T00-00-00_idempotency-keys';
 
 /** Every migration, keyed by its dated name. Kysely applies them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T00-00-00_app-link-counts': appLinkCounts,
   '2026-11-25T00-00-00_app-side': appSide,
   '2026-11-26T00-00-00_installs': installs,
+  '2026-11-27T00-00-00_idempotency-keys': idempotencyKeys,
 };

@@ -8,6 +8,9 @@ import type { ApiRoute } from '../http/routes';
 import type { CreationLimitState } from '../limits/creation-limiter';
 import { createLinkBatchDoc, createLinkDoc } from './create.openapi';
 import { setJobIdOf } from '../http/request-logging';
+import type { UnavailableReason } from '@linkservice/creation';
+import type { CreationRun } from './idempotency.service';
+import { answerWithIdempotencyKey, idempotencyKeyOf, sendAnswer } from './idempotency.routes';
 import type {
   CreateBatchOutcome,
   CreateLinkOutcome,
@@ -16,12 +19,12 @@ import type {
 } from './create.service';
 
 /** RateLimit-* on every creation answer, so clients can pace themselves before a 429. */
-function setLimitHeaders(res: Response, limit: CreationLimitState): void {
-  res.set({
+function limitHeaders(limit: CreationLimitState): Record<string, string> {
+  return {
     'RateLimit-Limit': String(limit.limit),
     'RateLimit-Remaining': String(limit.remaining),
     'RateLimit-Reset': String(limit.resetSeconds),
-  });
+  };
 }
 
 /** Whole seconds until the window resets, never 0: "retry now" would only meet another 429. */
@@ -44,43 +47,66 @@ const PLAN_LIMIT_MESSAGE =
 const UNAVAILABLE_MESSAGE =
   'Link creation is temporarily unavailable and nothing was created; retry shortly.';
 
-function answerCreateLink(res: Response, outcome: CreateLinkOutcome): void {
-  setLimitHeaders(res, outcome.limit);
+/**
+ * Creation answers are values (status, headers, the JSON text), so an Idempotency-Key can store
+ * exactly what was sent; errors keep the error contract's body and headers.
+ */
+function jsonAnswer(status: number, headers: Record<string, string>, body: unknown): CreationRun {
+  return { answer: { status, headers, body: JSON.stringify(body) } };
+}
+
+function errorAnswer(error: ApiError, headers: Record<string, string>): CreationRun {
+  return jsonAnswer(error.status, { ...headers, ...error.headers }, error.toBody());
+}
+
+function createLinkAnswer(outcome: CreateLinkOutcome): CreationRun {
+  const headers = limitHeaders(outcome.limit);
   switch (outcome.kind) {
     case 'created':
-      res.status(201).json({ link: outcome.link });
-      return;
+      return jsonAnswer(201, headers, { link: outcome.link });
     case 'invalid':
-      throw errors.invalidRequest(outcome.fieldErrors);
+      return errorAnswer(errors.invalidRequest(outcome.fieldErrors), headers);
     case 'plan_limit_reached':
-      throw new ApiError('invalid_request', PLAN_LIMIT_MESSAGE);
+      return errorAnswer(new ApiError('invalid_request', PLAN_LIMIT_MESSAGE), headers);
     case 'rate_limited':
-      throw rateLimited(outcome.limit);
+      return errorAnswer(rateLimited(outcome.limit), headers);
     case 'unavailable':
-      throw errors.unavailable(UNAVAILABLE_MESSAGE);
+      return unavailableAnswer(outcome.reason, headers);
   }
 }
 
-function answerCreateBatch(res: Response, outcome: CreateBatchOutcome): void {
-  setLimitHeaders(res, outcome.limit);
+function createBatchAnswer(outcome: CreateBatchOutcome): CreationRun {
+  const headers = limitHeaders(outcome.limit);
   switch (outcome.kind) {
     case 'reported': {
       const { report } = outcome;
       if (report.stoppedEarly?.reason === 'rate_limited') {
-        res.set('Retry-After', retryAfter(outcome.limit));
+        headers['Retry-After'] = retryAfter(outcome.limit);
       }
       const everyEntryCreated = report.failed === 0 && report.notAttempted === 0;
-      res.status(everyEntryCreated ? 201 : 207).json(report);
-      return;
+      return jsonAnswer(everyEntryCreated ? 201 : 207, headers, report);
     }
     case 'invalid':
-      throw errors.invalidRequest(
-        outcome.fieldErrors,
-        'The batch request is invalid; nothing was created.',
+      return errorAnswer(
+        errors.invalidRequest(
+          outcome.fieldErrors,
+          'The batch request is invalid; nothing was created.',
+        ),
+        headers,
       );
     case 'unavailable':
-      throw errors.unavailable(UNAVAILABLE_MESSAGE);
+      return unavailableAnswer(outcome.reason, headers);
   }
+}
+
+function unavailableAnswer(
+  reason: UnavailableReason,
+  headers: Record<string, string>,
+): CreationRun {
+  return {
+    ...errorAnswer(errors.unavailable(UNAVAILABLE_MESSAGE), headers),
+    outcomeUnknown: reason === 'database_unreachable',
+  };
 }
 
 /** The creation's job id goes on the request's log line (request-logging.ts reads it). */
@@ -92,17 +118,32 @@ function jobIdOnLogLine(res: Response): OnCreationJob {
 
 /** POST /links and POST /links/batch. Listed in app.ts before the routes with `:linkId`. */
 export function createRoutes(deps: GatewayDeps): ApiRoute[] {
-  const { creation } = deps;
+  const { creation, idempotency } = deps;
   return [
     {
       method: 'POST',
       path: '/links',
       openapi: createLinkDoc,
       handler: async (req, res) => {
-        answerCreateLink(
-          res,
-          await creation.createLink(scopeOf(res), bodyOf(req), jobIdOnLogLine(res)),
-        );
+        const body = bodyOf(req);
+        const key = idempotencyKeyOf(req);
+        const run = async (creationRequestId?: string) =>
+          createLinkAnswer(
+            await creation.createLink(scopeOf(res, creationRequestId), body, jobIdOnLogLine(res)),
+          );
+        if (key === undefined) {
+          sendAnswer(res, (await run()).answer);
+          return;
+        }
+        await answerWithIdempotencyKey(res, idempotency, {
+          ...keyScopeOf(res),
+          key,
+          endpoint: 'POST /links',
+          body,
+          run,
+          rebuild: async (results) =>
+            createLinkAnswer(await creation.rebuildLink(scopeOf(res), results)).answer,
+        });
       },
     },
     {
@@ -110,17 +151,43 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
       path: '/links/batch',
       openapi: createLinkBatchDoc,
       handler: async (req, res) => {
-        answerCreateBatch(
-          res,
-          await creation.createBatch(scopeOf(res), bodyOf(req), jobIdOnLogLine(res)),
-        );
+        const body = bodyOf(req);
+        const key = idempotencyKeyOf(req);
+        const run = async (creationRequestId?: string) =>
+          createBatchAnswer(
+            await creation.createBatch(scopeOf(res, creationRequestId), body, jobIdOnLogLine(res)),
+          );
+        if (key === undefined) {
+          sendAnswer(res, (await run()).answer);
+          return;
+        }
+        await answerWithIdempotencyKey(res, idempotency, {
+          ...keyScopeOf(res),
+          key,
+          endpoint: 'POST /links/batch',
+          body,
+          run,
+          rebuild: async (results) =>
+            createBatchAnswer(await creation.rebuildBatch(scopeOf(res), body, results)).answer,
+        });
       },
     },
   ];
 }
 
 /** The caller's app and environment, and the request id the worker's trace and log repeat. */
-function scopeOf(res: Response): CreationScope {
+function scopeOf(res: Response, creationRequestId?: string): CreationScope {
   const { appId, environment } = authOf(res);
-  return { appId, environment, httpRequestId: requestIdOf(res) };
+  return {
+    appId,
+    environment,
+    httpRequestId: requestIdOf(res),
+    ...(creationRequestId === undefined ? {} : { creationRequestId }),
+  };
+}
+
+/** An Idempotency-Key belongs to the app and environment of the authenticating API key. */
+function keyScopeOf(res: Response): Pick<CreationScope, 'appId' | 'environment'> {
+  const { appId, environment } = authOf(res);
+  return { appId, environment };
 }

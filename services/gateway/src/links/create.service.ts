@@ -4,7 +4,12 @@ import { parseLinkCreate } from '@linkservice/contracts';
 import type { Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { setSpanAttributes } from '@linkservice/telemetry';
-import type { CreationClient, CreationOutcome, UnavailableReason } from '@linkservice/creation';
+import type {
+  CreateLinksResult,
+  CreationClient,
+  CreationOutcome,
+  UnavailableReason,
+} from '@linkservice/creation';
 import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
 import type { BatchReport } from './create.batch';
 import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './create.batch';
@@ -29,6 +34,11 @@ export interface CreationScope {
   environment: Environment;
   /** The request's X-Request-Id, handed on to the worker's span and log. */
   httpRequestId?: string;
+  /**
+   * The creation request id an Idempotency-Key recorded for this attempt, so the worker's
+   * exactly-once row of this id decides whether the key's links exist. Otherwise a new one.
+   */
+  creationRequestId?: string;
 }
 
 /** Every outcome carries the limiter's state for the RateLimit-* headers. */
@@ -37,12 +47,12 @@ export type CreateLinkOutcome =
   | { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState }
   | { kind: 'plan_limit_reached'; limit: CreationLimitState }
   | { kind: 'rate_limited'; limit: CreationLimitState }
-  | { kind: 'unavailable'; limit: CreationLimitState };
+  | { kind: 'unavailable'; reason: UnavailableReason; limit: CreationLimitState };
 
 export type CreateBatchOutcome =
   | { kind: 'reported'; report: BatchReport; limit: CreationLimitState }
   | { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState }
-  | { kind: 'unavailable'; limit: CreationLimitState };
+  | { kind: 'unavailable'; reason: UnavailableReason; limit: CreationLimitState };
 
 /** The job id and creation_requests key: unique per HTTP request, never derived from input. */
 function newRequestId(): string {
@@ -87,7 +97,7 @@ export class LinkCreationService {
     // Nothing could be created: no job, and no unit to give back (reserve kept none).
     if (reservation.granted === 0) return { kind: 'rate_limited', limit: reservation };
 
-    const requestId = newRequestId();
+    const requestId = scope.creationRequestId ?? newRequestId();
     onJob?.(requestId);
     setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': 1 });
     const outcome = await creations.submit(
@@ -105,26 +115,55 @@ export class LinkCreationService {
       this.deps.onUnavailable?.(outcome.reason);
       return {
         kind: 'unavailable',
+        reason: outcome.reason,
         limit: await this.releaseUnlessUnknown(outcome, 1, scope, reservation),
       };
     }
 
-    const entry = outcome.result.results.find((result) => result.index === 0);
-    if (!entry) throw new Error('creation job answered without a result for entry 0');
+    const entry = singleEntryOf(outcome.result);
     if (entry.ok) {
       setSpanAttributes({ 'linkservice.link_id': entry.link.id });
       return { kind: 'created', link: entry.link, limit: reservation };
     }
 
     const limit = await this.release(scope.appId, 1, reservation);
-    switch (entry.error) {
-      case 'validation_failed':
-        return { kind: 'invalid', fieldErrors: entry.fieldErrors ?? {}, limit };
-      case 'plan_limit_reached':
-        return { kind: 'plan_limit_reached', limit };
-      case 'rate_limited':
-        return { kind: 'rate_limited', limit };
-    }
+    return failedLinkOutcome(entry, limit);
+  }
+
+  /**
+   * The answer of a POST /links whose gateway never answered (it died), from the results the
+   * worker committed: an Idempotency-Key's retry replays it. The units stay as the dead gateway
+   * left them (used: the safe direction); the headers show the limiter's state now.
+   */
+  async rebuildLink(scope: CreationScope, result: CreateLinksResult): Promise<CreateLinkOutcome> {
+    const limit = await this.deps.creationLimiter.state(scope.appId);
+    const entry = singleEntryOf(result);
+    return entry.ok
+      ? { kind: 'created', link: entry.link, limit }
+      : failedLinkOutcome(entry, limit);
+  }
+
+  /**
+   * rebuildLink's batch form: the body (the same, the key's hash says so) gives the entries the
+   * gateway refused; an entry the worker has a result for keeps that result, even when the
+   * gateway's check would now refuse it (an expiresAt that has passed since).
+   */
+  async rebuildBatch(
+    scope: CreationScope,
+    body: Record<string, unknown>,
+    result: CreateLinksResult,
+  ): Promise<CreateBatchOutcome> {
+    const request = checkBatchRequest(body);
+    if (!request.ok) throw new Error('a batch the worker created from no longer validates');
+    const byWorker = new Set(result.results.map((entry) => entry.index));
+    const gatewayFailures = checkBatchEntries(request.entries, new Date()).failures.filter(
+      (failure) => !byWorker.has(failure.index),
+    );
+    return {
+      kind: 'reported',
+      report: mergeBatchResults(request.entries.length, gatewayFailures, result),
+      limit: await this.deps.creationLimiter.state(scope.appId),
+    };
   }
 
   async createBatch(
@@ -158,7 +197,7 @@ export class LinkCreationService {
     // entries that fail there (alias taken) come before the first one refused as rate_limited.
     const deadline = this.creationDeadline();
     const reservation = await creationLimiter.reserve(scope.appId, valid.length);
-    const requestId = newRequestId();
+    const requestId = scope.creationRequestId ?? newRequestId();
     onJob?.(requestId);
     setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': entryCount });
     const outcome = await creations.submit(
@@ -176,6 +215,7 @@ export class LinkCreationService {
       this.deps.onUnavailable?.(outcome.reason);
       return {
         kind: 'unavailable',
+        reason: outcome.reason,
         limit: await this.releaseUnlessUnknown(outcome, reservation.granted, scope, reservation),
       };
     }
@@ -228,6 +268,26 @@ export class LinkCreationService {
       this.deps.logger.warn({ err: error, appId, units }, 'could not release creation units');
       return fallback;
     }
+  }
+}
+
+function singleEntryOf(result: CreateLinksResult): CreateLinksResult['results'][number] {
+  const entry = result.results.find((candidate) => candidate.index === 0);
+  if (!entry) throw new Error('creation job answered without a result for entry 0');
+  return entry;
+}
+
+function failedLinkOutcome(
+  entry: Extract<CreateLinksResult['results'][number], { ok: false }>,
+  limit: CreationLimitState,
+): CreateLinkOutcome {
+  switch (entry.error) {
+    case 'validation_failed':
+      return { kind: 'invalid', fieldErrors: entry.fieldErrors ?? {}, limit };
+    case 'plan_limit_reached':
+      return { kind: 'plan_limit_reached', limit };
+    case 'rate_limited':
+      return { kind: 'rate_limited', limit };
   }
 }
 

@@ -1,0 +1,535 @@
+import type { BatchChunk, MergedBatchReport } from './batches';
+import { chunkIdempotencyKey, mergeReports, shiftReport, splitIntoChunks } from './batches';
+import type { LinkServiceError, RateLimitInfo } from './errors';
+import { LinkServiceError as LinkServiceErrorCtor, isLinkServiceError } from './errors';
+import type { Answer, FetchLike } from './http';
+import { readAnswer } from './http';
+import { checkIdempotencyKey, webCryptoKeyGenerator } from './idempotency';
+import type { RequestKind, RetryPolicy } from './retry';
+import { DEFAULT_RETRY_POLICY, isRetryable, retryDelayMs } from './retry';
+import type {
+  AppResponse,
+  ArchivedLinkResponse,
+  BatchReport,
+  Environment,
+  Link,
+  LinkCreateInput,
+  LinkList,
+  LinkPatchInput,
+  LinkResponse,
+  ListLinksParams,
+} from './types';
+import { CLIENT_VERSION } from './version';
+
+export interface LinkServiceClientOptions {
+  /**
+   * The API's base URL, the spec's `{base_url}`: `https://api.example.com/api/v1`. The gateway's
+   * URL without `/api/v1` is taken too (the client adds it); a path prefix of your proxy is kept.
+   */
+  baseUrl: string;
+  /** A secret key, `ls_sk_live_…` or `ls_sk_test_…`. Keep it on your servers; never log it. */
+  apiKey: string;
+  /** Defaults to the global `fetch`; pass one for tests or another HTTP stack. */
+  fetch?: FetchLike;
+  /**
+   * How long one attempt waits for the gateway's answer; 30 000 ms by default, longer than the
+   * gateway's own bound on a creation (10 s by default, and a repeated Idempotency-Key waits up
+   * to that long for the first request), so the client does not give up on an answer to come.
+   */
+  timeoutMs?: number;
+  /** Retry policy; see `RetryPolicy`. `{ maxRetries: 0 }` turns retrying off. */
+  retry?: Partial<RetryPolicy>;
+  /**
+   * Appended to the client's `User-Agent` (`linkservice-client-js/<version>`), e.g.
+   * `acme-backend/2.3`. Not sent where a browser would refuse the header.
+   */
+  userAgent?: string;
+  /**
+   * Makes the Idempotency-Key of each create the caller gave none for. Default: random UUIDs of
+   * the runtime's Web Crypto. `null`, or no Web Crypto (Node 18 without a flag), sends no key by
+   * itself, and then creates without a caller's key are never retried. On Node 18 pass
+   * `() => require('node:crypto').randomUUID()`.
+   */
+  generateIdempotencyKey?: (() => string) | null;
+}
+
+/** Per call. */
+export interface RequestOptions {
+  /** Cancels the call, retries and waits included; the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Overrides the client's `timeoutMs` for each attempt of this call. */
+  timeoutMs?: number;
+  /** Overrides the client's `retry.maxRetries` for this call. */
+  maxRetries?: number;
+}
+
+export interface CreateOptions extends RequestOptions {
+  /**
+   * 1–255 printable ASCII characters naming this create, e.g. your order id. The gateway answers
+   * every request with the same key and body (for 24 hours) with the first one's answer. Default:
+   * a fresh key per call (reused by that call's retries), when the client can make one.
+   */
+  idempotencyKey?: string;
+}
+
+export interface CreateInBatchesOptions extends CreateOptions {
+  /** Entries per request, 1 to 100 (the gateway's maximum, and the default). */
+  chunkSize?: number;
+  /** Called after each chunk's answer, e.g. for progress. */
+  onChunk?: (chunk: BatchChunk) => void;
+}
+
+/** What the gateway's headers said about a create. */
+export interface ResponseInfo {
+  /** `X-Request-Id` of the answer (the last attempt's). */
+  requestId: string | undefined;
+  /** `RateLimit-*`: creations left in this hour. */
+  rateLimit: RateLimitInfo | undefined;
+  /** True when this is the stored answer of an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
+  /** Attempts this call took (1 without retries). */
+  attempts: number;
+}
+
+/** `createLink`: the created link (201) and what the answer's headers said. */
+export interface CreateLinkResult extends LinkResponse, ResponseInfo {}
+
+/** `createLinks`: the batch's report (201 or 207) and what the answer's headers said. */
+export interface CreateLinksResult extends BatchReport, ResponseInfo {
+  /** 201: every entry created; 207: anything else, even nothing created. */
+  status: 201 | 207;
+  /** With `stoppedEarly.reason` `rate_limited`: seconds until the creation limit resets. */
+  retryAfter: number | undefined;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** `<prefix>_sk_<environment>_<random>`, the spec's secret key form. */
+const SECRET_KEY = /^[A-Za-z0-9]+_sk_(live|test)_[A-Za-z0-9]+$/;
+
+/**
+ * The `Authorization` value of each client, outside the object: logging, inspecting or
+ * serialising a client never shows its key. (Not a `#private` field: declarations that name one
+ * fail to compile for consumers targeting ES5.)
+ */
+const AUTHORIZATION = new WeakMap<LinkServiceClient, string>();
+
+interface ApiRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  body?: unknown;
+  kind: RequestKind;
+  idempotencyKey?: string;
+}
+
+/**
+ * The secret-key API of linkservice (`/api/v1`), one method per endpoint. Every method resolves
+ * with the gateway's answer or rejects with a `LinkServiceError` (a union by `slug`). Retries
+ * follow `RetryPolicy` and `RequestKind`: a create is retried only under an Idempotency-Key.
+ */
+export class LinkServiceClient {
+  /** The environment of the key: every link it makes or sees lives there. */
+  readonly environment: Environment;
+  /** The API's base URL, ending in `/api/v1`. */
+  readonly apiUrl: string;
+  private readonly fetch: FetchLike;
+  private readonly timeoutMs: number;
+  private readonly retry: RetryPolicy;
+  private readonly userAgent: string | undefined;
+  private readonly generateKey: (() => string) | undefined;
+
+  constructor(options: LinkServiceClientOptions) {
+    const base = options.baseUrl.replace(/\/+$/, '');
+    if (!/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(base)) {
+      throw new TypeError(`baseUrl must be an http(s) URL without query: ${options.baseUrl}`);
+    }
+    this.apiUrl = base.endsWith('/api/v1') ? base : `${base}/api/v1`;
+    const key = (options.apiKey as string | undefined) ?? '';
+    // The messages never repeat the key: they end up in logs.
+    if (/_pk_/.test(key)) {
+      throw new TypeError(
+        'apiKey is a publishable key; this client takes a secret key (ls_sk_…). Apps use @linkservice/app-sdk.',
+      );
+    }
+    const environment = SECRET_KEY.exec(key)?.[1];
+    if (environment === undefined) {
+      throw new TypeError('apiKey must be a secret key (ls_sk_live_… or ls_sk_test_…)');
+    }
+    this.environment = environment as Environment;
+    AUTHORIZATION.set(this, `Bearer ${key}`);
+    const given = options.fetch;
+    if (!given && typeof (globalThis as { fetch?: unknown }).fetch !== 'function') {
+      throw new TypeError('no global fetch here: pass options.fetch');
+    }
+    // Always called as a plain function: some runtimes refuse a fetch called as another
+    // object's method.
+    this.fetch = given ? (url, init) => given(url, init) : (url, init) => fetch(url, init);
+    this.timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
+    this.retry = {
+      maxRetries: wholeOrZero(
+        options.retry?.maxRetries,
+        DEFAULT_RETRY_POLICY.maxRetries,
+        'retry.maxRetries',
+      ),
+      baseDelayMs: positive(
+        options.retry?.baseDelayMs,
+        DEFAULT_RETRY_POLICY.baseDelayMs,
+        'retry.baseDelayMs',
+      ),
+      maxDelayMs: positive(
+        options.retry?.maxDelayMs,
+        DEFAULT_RETRY_POLICY.maxDelayMs,
+        'retry.maxDelayMs',
+      ),
+    };
+    // Browsers refuse (or silently drop) a script's User-Agent; elsewhere it names the client.
+    const inBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined';
+    this.userAgent = inBrowser
+      ? undefined
+      : [`linkservice-client-js/${CLIENT_VERSION}`, options.userAgent].filter(Boolean).join(' ');
+    this.generateKey =
+      options.generateIdempotencyKey === null
+        ? undefined
+        : (options.generateIdempotencyKey ?? webCryptoKeyGenerator());
+  }
+
+  /** `GET /app`: the app the key belongs to, and the key's environment. */
+  async getApp(options?: RequestOptions): Promise<AppResponse> {
+    return (await this.send<AppResponse>({ method: 'GET', path: '/app', kind: 'read' }, options))
+      .body;
+  }
+
+  /** `GET /apps/{appId}`: the same as `getApp`; any id but the key's own app is `not_found`. */
+  async getAppById(appId: string, options?: RequestOptions): Promise<AppResponse> {
+    const path = `/apps/${encodeURIComponent(appId)}`;
+    return (await this.send<AppResponse>({ method: 'GET', path, kind: 'read' }, options)).body;
+  }
+
+  /**
+   * `POST /links`: creates one link (201). Fails with `invalid_request` (`fields` names each bad
+   * field, an alias in use included; `planLimitReached` when the plan's allowance is used up),
+   * `rate_limited`, `invalid_body`, … Sent under an Idempotency-Key (yours or a fresh one), so
+   * retries after a lost answer return the same link instead of creating another.
+   */
+  async createLink(input: LinkCreateInput, options: CreateOptions = {}): Promise<CreateLinkResult> {
+    const answer = await this.send<LinkResponse>(
+      this.createRequest('/links', input, options.idempotencyKey),
+      options,
+    );
+    return {
+      link: answer.body.link,
+      requestId: answer.requestId,
+      rateLimit: answer.rateLimit,
+      replayed: answer.replayed,
+      attempts: answer.attempts,
+    };
+  }
+
+  /**
+   * `POST /links/batch`: 1 to 100 entries in one request, tried in order; one bad entry does not
+   * stop the others. The report lists every tried entry by `index`; a batch that met the
+   * creation limit or the plan allowance stops (`stoppedEarly`) and counts the rest in
+   * `notAttempted`. More than 100 entries: `createLinksInBatches`.
+   */
+  async createLinks(
+    entries: readonly LinkCreateInput[],
+    options: CreateOptions = {},
+  ): Promise<CreateLinksResult> {
+    const answer = await this.send<BatchReport>(
+      this.createRequest('/links/batch', { links: entries }, options.idempotencyKey),
+      options,
+    );
+    return {
+      ...answer.body,
+      status: answer.status === 201 ? 201 : 207,
+      retryAfter: answer.retryAfter,
+      requestId: answer.requestId,
+      rateLimit: answer.rateLimit,
+      replayed: answer.replayed,
+      attempts: answer.attempts,
+    };
+  }
+
+  /**
+   * Any number of entries through `POST /links/batch`, in chunks of at most 100 sent one after
+   * the other (in order, and within the creation limit), merged into one report whose indexes
+   * are positions in `entries`. A chunk that stops early (creation limit, plan allowance) ends
+   * the run: later chunks are not sent and their entries count as `notAttempted`. A chunk that
+   * fails as a whole (after its retries) ends it too, as `interrupted`, without losing the
+   * report of the chunks before it. With `idempotencyKey`, chunk n is sent under `<key>:<n>`,
+   * so running the same entries again with the same key creates nothing twice.
+   */
+  async createLinksInBatches(
+    entries: readonly LinkCreateInput[],
+    options: CreateInBatchesOptions = {},
+  ): Promise<MergedBatchReport> {
+    const { chunkSize, onChunk, idempotencyKey, ...requestOptions } = options;
+    const chunks = splitIntoChunks(entries, chunkSize);
+    if (idempotencyKey !== undefined) {
+      checkIdempotencyKey(chunkIdempotencyKey(idempotencyKey, Math.max(chunks.length - 1, 0)));
+    }
+    const reported: { size: number; report: BatchReport }[] = [];
+    const sent: BatchChunk[] = [];
+    let interrupted: MergedBatchReport['interrupted'];
+    let retryAfter: number | undefined;
+    let offset = 0;
+    for (const [chunkIndex, chunk] of chunks.entries()) {
+      let result: CreateLinksResult;
+      try {
+        result = await this.createLinks(chunk, {
+          ...requestOptions,
+          ...(idempotencyKey !== undefined && {
+            idempotencyKey: chunkIdempotencyKey(idempotencyKey, chunkIndex),
+          }),
+        });
+      } catch (error) {
+        if (!isLinkServiceError(error)) throw error;
+        interrupted = { atIndex: offset, error };
+        break;
+      }
+      const info: BatchChunk = {
+        offset,
+        size: chunk.length,
+        status: result.status,
+        requestId: result.requestId,
+        replayed: result.replayed,
+        rateLimit: result.rateLimit,
+      };
+      sent.push(info);
+      reported.push({ size: chunk.length, report: shiftReport(result, offset) });
+      onChunk?.(info);
+      offset += chunk.length;
+      if (result.stoppedEarly) {
+        retryAfter = result.retryAfter;
+        break;
+      }
+    }
+    const merged: MergedBatchReport = { ...mergeReports(entries.length, reported), chunks: sent };
+    if (interrupted) merged.interrupted = interrupted;
+    if (retryAfter !== undefined) merged.retryAfter = retryAfter;
+    return merged;
+  }
+
+  /** `GET /links`: one page of the key's links, with the pagination. */
+  async listLinks(params: ListLinksParams = {}, options?: RequestOptions): Promise<LinkList> {
+    const path = `/links${queryOf(params)}`;
+    return (await this.send<LinkList>({ method: 'GET', path, kind: 'read' }, options)).body;
+  }
+
+  /**
+   * Every page of `GET /links` from `params.page` (default 1) to the last, one request each,
+   * fetched as the loop asks for them. `perPage` defaults to 200, the most a page holds. Links
+   * created while iterating shift the default newest-first pages; `sort: 'oldest'` does not.
+   */
+  async *iterateLinkPages(
+    params: ListLinksParams = {},
+    options?: RequestOptions,
+  ): AsyncGenerator<LinkList, void, undefined> {
+    const perPage = params.perPage ?? 200;
+    for (let page = params.page ?? 1; ; page += 1) {
+      const list = await this.listLinks({ ...params, page, perPage }, options);
+      yield list;
+      if (list.links.length === 0 || page >= list.pagination.pageCount) return;
+    }
+  }
+
+  /** Every link of `GET /links`, page after page: `for await (const link of …)`. */
+  async *iterateLinks(
+    params: ListLinksParams = {},
+    options?: RequestOptions,
+  ): AsyncGenerator<Link, void, undefined> {
+    for await (const list of this.iterateLinkPages(params, options)) {
+      yield* list.links;
+    }
+  }
+
+  /** `GET /links/{linkId}`: one link; another app's or environment's is `not_found`. */
+  async getLink(linkId: string, options?: RequestOptions): Promise<Link> {
+    const path = `/links/${encodeURIComponent(linkId)}`;
+    return (await this.send<LinkResponse>({ method: 'GET', path, kind: 'read' }, options)).body
+      .link;
+  }
+
+  /**
+   * `PATCH /links/{linkId}`: changes the fields given (null clears one) and answers the whole
+   * link. `invalid_request` for a bad field or another alias; `conflict` for an archived link.
+   */
+  async updateLink(
+    linkId: string,
+    changes: LinkPatchInput,
+    options?: RequestOptions,
+  ): Promise<Link> {
+    const path = `/links/${encodeURIComponent(linkId)}`;
+    const request: ApiRequest = { method: 'PATCH', path, body: changes, kind: 'write' };
+    return (await this.send<LinkResponse>(request, options)).body.link;
+  }
+
+  /**
+   * `DELETE /links/{linkId}`: archives the link (it keeps resolving to its fallback; the alias
+   * stays taken; there is no unarchive). `conflict` when it is archived already.
+   */
+  async archiveLink(linkId: string, options?: RequestOptions): Promise<ArchivedLinkResponse> {
+    const path = `/links/${encodeURIComponent(linkId)}`;
+    return (
+      await this.send<ArchivedLinkResponse>({ method: 'DELETE', path, kind: 'write' }, options)
+    ).body;
+  }
+
+  /** A create under the caller's key, else a fresh one, else none (then never retried). */
+  private createRequest(path: string, body: unknown, idempotencyKey?: string): ApiRequest {
+    const key = idempotencyKey ?? this.generateKey?.();
+    return key === undefined
+      ? { method: 'POST', path, body, kind: 'unkeyed_create' }
+      : {
+          method: 'POST',
+          path,
+          body,
+          kind: 'keyed_create',
+          idempotencyKey: checkIdempotencyKey(key),
+        };
+  }
+
+  /** One logical call: attempts, and waits between them, until an answer or a final error. */
+  private async send<T>(
+    request: ApiRequest,
+    options: RequestOptions = {},
+  ): Promise<Answer<T> & { attempts: number }> {
+    const maxRetries = wholeOrZero(options.maxRetries, this.retry.maxRetries, 'maxRetries');
+    const timeoutMs = positive(options.timeoutMs, this.timeoutMs, 'timeoutMs');
+    for (let attempt = 1; ; attempt += 1) {
+      const outcome = await this.attempt<T>(request, attempt, timeoutMs, options.signal);
+      if (!isLinkServiceError(outcome)) return { ...outcome, attempts: attempt };
+      const retry = attempt - 1;
+      if (retry >= maxRetries || !isRetryable(outcome, request.kind)) throw outcome;
+      const delay = retryDelayMs(retry, outcome.retryAfter, this.retry);
+      if (delay === undefined) throw outcome;
+      await sleep(delay, options.signal);
+    }
+  }
+
+  /** One HTTP exchange, bounded by `timeoutMs`; its failure as a value, for `send` to judge. */
+  private async attempt<T>(
+    request: ApiRequest,
+    attempt: number,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Answer<T> | LinkServiceError> {
+    throwIfAborted(signal);
+    const authorization = AUTHORIZATION.get(this);
+    // Only an object the constructor did not build (Object.create of the prototype) has none.
+    if (authorization === undefined) throw new TypeError('not a constructed LinkServiceClient');
+    const headers: Record<string, string> = { accept: 'application/json', authorization };
+    if (this.userAgent !== undefined) headers['user-agent'] = this.userAgent;
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
+    if (request.idempotencyKey !== undefined) {
+      headers['idempotency-key'] = request.idempotencyKey;
+    }
+
+    const aborter = new AbortController();
+    const timer = setTimeout(() => {
+      aborter.abort();
+    }, timeoutMs);
+    const onAbort = () => {
+      aborter.abort();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const response = await this.fetch(`${this.apiUrl}${request.path}`, {
+        method: request.method,
+        headers,
+        ...(request.body !== undefined && { body: JSON.stringify(request.body) }),
+        signal: aborter.signal,
+      });
+      // Inside the timeout: a gateway that sends headers and then stalls is a timeout too.
+      const text = await response.text();
+      return readAnswer<T>(response.status, text, response.headers, attempt);
+    } catch (cause) {
+      throwIfAborted(signal);
+      // The caller's abort was thrown above: this one is the timer's.
+      const timedOut = aborter.signal.aborted;
+      return new LinkServiceErrorCtor({
+        slug: timedOut ? 'timeout' : 'network',
+        status: 0,
+        message: timedOut
+          ? `no answer from the gateway within ${timeoutMs} ms`
+          : 'the gateway could not be reached',
+        attempts: attempt,
+        cause,
+      });
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** The client of one gateway and key: `new LinkServiceClient(options)`. */
+export function createClient(options: LinkServiceClientOptions): LinkServiceClient {
+  return new LinkServiceClient(options);
+}
+
+/** `?search=…&page=…` of the parameters given, in a stable order; empty when none. */
+export function queryOf(params: ListLinksParams): string {
+  const query = new URLSearchParams();
+  const { search, tag, status, sort, page, perPage } = params;
+  const given: [string, string | number | undefined][] = [
+    ['search', search],
+    ['tag', tag],
+    ['status', status],
+    ['sort', sort],
+    ['page', page],
+    ['perPage', perPage],
+  ];
+  for (const [name, value] of given) {
+    if (value !== undefined) query.set(name, String(value));
+  }
+  const text = query.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be above 0`);
+  return value;
+}
+
+function wholeOrZero(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0) {
+    throw new RangeError(`${name} must be a whole number, 0 or more`);
+  }
+  return value;
+}
+
+/** The caller's cancellation, as the platform reports it: the signal's reason. */
+function abortReason(signal: AbortSignal): Error {
+  const reason = (signal as { reason?: unknown }).reason;
+  if (reason instanceof Error) return reason;
+  return Object.assign(new Error('The operation was aborted.'), {
+    name: 'AbortError',
+    cause: reason,
+  });
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortReason(signal);
+}
+
+/** Waits `ms`, or rejects as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      if (signal) reject(abortReason(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,56 @@
+export type {
+  CreateInBatchesOptions,
+  CreateLinkResult,
+  CreateLinksResult,
+  CreateOptions,
+  LinkServiceClientOptions,
+  RequestOptions,
+  ResponseInfo,
+} from './client';
+export { LinkServiceClient, createClient } from './client';
+export type { BatchChunk, BatchInterruption, MergedBatchReport } from './batches';
+export { MAX_BATCH_ENTRIES, splitIntoChunks } from './batches';
+export type {
+  ClientErrorSlug,
+  ErrorSlug,
+  LinkServiceErrorCommon,
+  LinkServiceErrorConstructor,
+  LinkServiceErrorInit,
+  LinkServiceErrorOf,
+  RateLimitInfo,
+} from './errors';
+export { LinkServiceError, isLinkServiceError } from './errors';
+export type { FetchLike, HeadersLike } from './http';
+export {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  isValidIdempotencyKey,
+} from './idempotency';
+export type { RequestKind, RetryPolicy } from './retry';
+export { DEFAULT_RETRY_POLICY, retryAfterSeconds } from './retry';
+export type {
+  ApiErrorSlug,
+  App,
+  AppResponse,
+  ArchivedLinkResponse,
+  BatchCreateInput,
+  BatchEntryError,
+  BatchEntryResult,
+  BatchReport,
+  Environment,
+  ErrorBody,
+  JsonObject,
+  JsonValue,
+  Link,
+  LinkCreateInput,
+  LinkList,
+  LinkPatchInput,
+  LinkResponse,
+  LinkSort,
+  LinkStatus,
+  ListLinksParams,
+  Pagination,
+  StoppedEarly,
+} from './types';
+export { ERROR_STATUS } from './types';
+export { CLIENT_VERSION } from './version';

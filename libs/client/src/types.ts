@@ -1,0 +1,250 @@
+/**
+ * The secret-key API's resources, inputs and bodies (`/api/v1`), written by hand on the contract
+ * (link-service-api.md with decisions.md; docs/openapi.json describes the same). Every public
+ * type of the wire lives in this one file, field for field as the gateway sends and reads it,
+ * so a type-level check can hold it against the OpenAPI document.
+ */
+
+/** Every key belongs to one environment; all data is scoped to it. */
+export type Environment = 'live' | 'test';
+
+/**
+ * `archived` when `archivedAt` is set; else `expired` when `expiresAt` has passed; else `active`.
+ * Also the values of the list filter `status`.
+ */
+export type LinkStatus = 'active' | 'archived' | 'expired';
+
+/** Orders of `GET /links`; ties break by id, so pages never overlap or skip. */
+export type LinkSort = 'newest' | 'oldest' | 'alias' | 'clicks';
+
+/** A JSON value, as `deepLinkData` holds it. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
+
+/** A JSON object: what `deepLinkData` is when set. */
+export interface JsonObject {
+  [member: string]: JsonValue;
+}
+
+/** The app a key belongs to. */
+export interface App {
+  /** `app_…` */
+  id: string;
+  name: string;
+  /** Forms the host of link URLs. */
+  subdomainKey: string;
+  /** Always the live host, `<subdomainKey>.<link_domain>`, whatever the key's environment. */
+  linkHost: string;
+}
+
+/** `GET /app` and `GET /apps/{appId}`: 200. */
+export interface AppResponse {
+  app: App;
+  /** The environment of the key that asked. */
+  environment: Environment;
+}
+
+/** A link, as every response shows it (single, list, batch, archive). */
+export interface Link {
+  /** `lnk_…` */
+  id: string;
+  /** Letters, digits, `-` and `_`; case-sensitive; never changes. */
+  alias: string;
+  /** `https://<subdomainKey>.<link_domain>/<alias>` (test: `<subdomainKey>-test.…`). */
+  url: string;
+  environment: Environment;
+  /** Where a person without the app ends up (and Android, always). */
+  webFallbackUrl: string;
+  /** Used instead of `webFallbackUrl` on iOS; null when unset. */
+  iosFallbackUrl: string | null;
+  /** Handed to the app when the link opens it. */
+  deepLinkData: JsonObject | null;
+  title: string | null;
+  campaign: string | null;
+  channel: string | null;
+  feature: string | null;
+  /** Empty when none. */
+  tags: string[];
+  /** `YYYY-MM-DDThh:mm:ssZ` (second precision), or null. */
+  expiresAt: string | null;
+  /** `YYYY-MM-DDThh:mm:ss.sssZ`; null while not archived. */
+  archivedAt: string | null;
+  /** `YYYY-MM-DDThh:mm:ss.sssZ` */
+  createdAt: string;
+  /** `YYYY-MM-DDThh:mm:ss.sssZ`; moves only when something changed. */
+  updatedAt: string;
+  /** Redirecting visits on the link host, reflected within seconds. */
+  clickCount: number;
+  status: LinkStatus;
+}
+
+/**
+ * `POST /links` body, and one entry of `POST /links/batch`. Only `webFallbackUrl` is required;
+ * a field left out is null (tags: empty). Server-set fields are refused with a 422 naming them.
+ */
+export interface LinkCreateInput {
+  /**
+   * At most 128 of letters, digits, `-` and `_`, starting with a letter or digit; unique in the
+   * app and environment (archived links keep theirs); some words are reserved. Left out or
+   * null: the service generates one (a different one every time).
+   */
+  alias?: string | null;
+  /** Absolute http(s) URL with a host, at most 2,048 characters. */
+  webFallbackUrl: string;
+  /** Absolute http(s) URL with a host, at most 2,048 characters. */
+  iosFallbackUrl?: string | null;
+  /** At most 8,000 characters as `JSON.stringify` writes it. */
+  deepLinkData?: JsonObject | null;
+  /** At most 200 characters. */
+  title?: string | null;
+  /** At most 200 characters. */
+  campaign?: string | null;
+  /** At most 200 characters. */
+  channel?: string | null;
+  /** At most 200 characters. */
+  feature?: string | null;
+  /** 1–60 characters each; duplicates and tags past the 25th are dropped silently. */
+  tags?: string[];
+  /** ISO 8601 with a zone (`Z` or `±hh:mm`), in the future; stored to the second. */
+  expiresAt?: string | null;
+}
+
+/**
+ * `PATCH /links/{linkId}` body: only the fields to change; null clears a nullable field; `{}`
+ * changes nothing. `alias` cannot change: the current one is accepted, any other is a 422.
+ */
+export interface LinkPatchInput {
+  alias?: string;
+  webFallbackUrl?: string;
+  iosFallbackUrl?: string | null;
+  deepLinkData?: JsonObject | null;
+  title?: string | null;
+  campaign?: string | null;
+  channel?: string | null;
+  feature?: string | null;
+  /** Replaces the whole list. */
+  tags?: string[];
+  /** null clears it; a new value must lie in the future. */
+  expiresAt?: string | null;
+}
+
+/**
+ * `GET /links` query. Filters combine with AND. Unrecognised `status`/`sort` values and bad
+ * `page`/`perPage` fall back to their defaults on the server, without error.
+ */
+export interface ListLinksParams {
+  /** Case-insensitive substring of alias, title, campaign, channel or feature. */
+  search?: string;
+  /** Exact, case-sensitive match of one tag. */
+  tag?: string;
+  /** Default: every status. */
+  status?: LinkStatus;
+  /** Default `newest`. */
+  sort?: LinkSort;
+  /** 1-based; default 1. A page past the end is empty, with true pagination. */
+  page?: number;
+  /** Default 25; above 200 is capped to 200. */
+  perPage?: number;
+}
+
+export interface Pagination {
+  page: number;
+  perPage: number;
+  total: number;
+  /** `ceil(total / perPage)`; 0 when there is nothing. */
+  pageCount: number;
+}
+
+/** `GET /links`: 200. */
+export interface LinkList {
+  links: Link[];
+  pagination: Pagination;
+}
+
+/** `GET /links/{linkId}`, `PATCH /links/{linkId}`: 200; `POST /links`: 201. */
+export interface LinkResponse {
+  link: Link;
+}
+
+/** `DELETE /links/{linkId}`: 200. Archiving is not deletion: the link keeps resolving. */
+export interface ArchivedLinkResponse {
+  /** With `archivedAt` set. */
+  link: Link;
+  /** Says it was archived, keeps resolving to its fallback, and the alias stays taken. */
+  note: string;
+}
+
+/** `POST /links/batch` body: 1 to 100 entries. */
+export interface BatchCreateInput {
+  links: LinkCreateInput[];
+}
+
+/** Why one entry of a batch was not created. */
+export type BatchEntryError = 'validation_failed' | 'rate_limited' | 'plan_limit_reached';
+
+/** One tried entry of a batch, by its position in the request. */
+export type BatchEntryResult =
+  | { index: number; ok: true; link: Link }
+  | {
+      index: number;
+      ok: false;
+      error: BatchEntryError;
+      /** For people. */
+      message: string;
+      /** With `validation_failed`: field name -> what is wrong with it. */
+      fieldErrors?: Record<string, string>;
+    };
+
+/** Why a batch stopped part way, at which entry; every later entry is `notAttempted`. */
+export interface StoppedEarly {
+  reason: 'rate_limited' | 'plan_limit_reached';
+  atIndex: number;
+  message: string;
+}
+
+/**
+ * `POST /links/batch`: 201 (every entry created) or 207 (anything else, even nothing created).
+ * `created + failed + notAttempted` is the number of entries.
+ */
+export interface BatchReport {
+  created: number;
+  failed: number;
+  notAttempted: number;
+  /** Every tried entry, sorted by `index`; entries never tried are only counted. */
+  results: BatchEntryResult[];
+  stoppedEarly?: StoppedEarly;
+}
+
+/** The error slugs of the API, one status each; clients branch on them, not on `message`. */
+export type ApiErrorSlug =
+  | 'invalid_body'
+  | 'unauthorised'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'invalid_request'
+  | 'rate_limited'
+  | 'internal'
+  | 'unavailable';
+
+/** Every failure's body. `fields` only ever comes with `invalid_request`. */
+export interface ErrorBody {
+  error: ApiErrorSlug;
+  message: string;
+  /** Field name -> message. Absent on the plan-allowance 422. */
+  fields?: Record<string, string>;
+}
+
+/** The status each slug is answered with. */
+export const ERROR_STATUS = {
+  invalid_body: 400,
+  unauthorised: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  invalid_request: 422,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const satisfies Record<ApiErrorSlug, number>;

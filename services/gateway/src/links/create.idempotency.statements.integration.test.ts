@@ -1,0 +1,47 @@
+import type { ApiResponse, Tenant } from '@linkservice/testing';
+import { StatementCounter } from '../testing';
+import { useCreationStack } from './create.testing';
+
+/** The gateway's own statements (the creation's settle and the worker's are not on its Kysely). */
+const statements = new StatementCounter();
+const kit = useCreationStack({ deps: statements.countingDeps });
+let tenant: Tenant;
+
+beforeEach(async () => {
+  tenant = await kit.newTenant();
+});
+
+async function counted(
+  body: unknown,
+  idempotencyKey?: string,
+): Promise<{ res: ApiResponse; statements: number }> {
+  statements.count = 0;
+  const res = await kit.stack.gateway.api('/api/v1/links', {
+    key: tenant.live.secret,
+    method: 'POST',
+    body,
+    headers: idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey },
+  });
+  return { res, statements: statements.count };
+}
+
+describe('Idempotency-Key round trips to Postgres', () => {
+  it('costs nothing without the header, one claim and one store with it, one read to replay', async () => {
+    const draft = { webFallbackUrl: 'https://example.com/counted' };
+    const plain = await counted(draft);
+    expect(plain.res.status).toBe(201);
+    const base = plain.statements;
+
+    const first = await counted(draft, 'counted');
+    expect(first.res.status).toBe(201);
+    expect(first.statements).toBe(base + 2);
+
+    const replay = await counted(draft, 'counted');
+    expect(replay.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.statements).toBe(base + 1);
+
+    const refused = await counted({ ...draft, title: 'other' }, 'counted');
+    expect(refused.res.status).toBe(422);
+    expect(refused.statements).toBe(base + 1);
+  });
+});
