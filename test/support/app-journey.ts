@@ -96,11 +96,12 @@ export function followLink(
 }
 
 /**
- * The app-sdk's `fetch`, on the tests' one HTTP client (no keep-alive: a stopped stack leaves no
+ * The `fetch` of the app-sdk and of @linkservice/client, on the tests' one HTTP client (no keep-alive: a stopped stack leaves no
  * pooled socket behind). Its own timeout stands in for the abort signal.
  */
 export const testFetch: FetchLike = async (url, init) => {
-  const res = await sendRequest(url, {
+  // Through sendApiRequest: what the clients receive is checked against the API document too.
+  const res = await sendApiRequest(url, {
     method: init.method,
     headers: init.headers,
     ...(init.body !== undefined && { rawBody: init.body }),
