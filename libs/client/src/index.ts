@@ -19,7 +19,7 @@ export type {
   LinkServiceErrorOf,
   RateLimitInfo,
 } from './errors';
-export { LinkServiceError, isLinkServiceError } from './errors';
+export { LinkServiceError, isCreateOutcomeUnknown, isLinkServiceError } from './errors';
 export type { FetchLike, HeadersLike } from './http';
 export {
   IDEMPOTENCY_KEY_HEADER,

@@ -56,15 +56,22 @@ describe('isRetryable', () => {
   const table = (error: LinkServiceError) =>
     Object.fromEntries(kinds.map((kind) => [kind, isRetryable(error, kind)]));
 
-  it('retries what the gateway said to retry, except an unkeyed create', () => {
-    for (const error of [errorOf('rate_limited', 429), errorOf('unavailable', 503)]) {
-      expect(table(error)).toEqual({
-        read: true,
-        keyed_create: true,
-        unkeyed_create: false,
-        write: true,
-      });
-    }
+  it('retries a 429 anywhere but on an unkeyed create: nothing was done', () => {
+    expect(table(errorOf('rate_limited', 429))).toEqual({
+      read: true,
+      keyed_create: true,
+      unkeyed_create: false,
+      write: true,
+    });
+  });
+
+  it('retries a 503 only where a repeat has the same effect (it may follow a commit)', () => {
+    expect(table(errorOf('unavailable', 503))).toEqual({
+      read: true,
+      keyed_create: true,
+      unkeyed_create: false,
+      write: false,
+    });
   });
 
   it('retries a lost answer only where a repeat has the same effect', () => {
