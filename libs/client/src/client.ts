@@ -6,7 +6,7 @@ import {
   isCreateOutcomeUnknown,
   isLinkServiceError,
 } from './errors';
-import type { Answer, FetchLike } from './http';
+import type { AbortSignalLike, Answer, FetchLike } from './http';
 import { readAnswer } from './http';
 import { checkIdempotencyKey, webCryptoKeyGenerator } from './idempotency';
 import type { RequestKind, RetryPolicy } from './retry';
@@ -60,7 +60,7 @@ export interface LinkServiceClientOptions {
 /** Per call. */
 export interface RequestOptions {
   /** Cancels the call, retries and waits included; the call rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
   /** Overrides the client's `timeoutMs` for each attempt of this call. */
   timeoutMs?: number;
   /** Overrides the client's `retry.maxRetries` for this call. */
@@ -454,7 +454,7 @@ export class LinkServiceClient {
     request: ApiRequest,
     attempt: number,
     timeoutMs: number,
-    signal: AbortSignal | undefined,
+    signal: AbortSignalLike | undefined,
   ): Promise<Answer<T> | LinkServiceError> {
     throwIfAborted(signal);
     const authorization = AUTHORIZATION.get(this);
@@ -544,8 +544,8 @@ function wholeOrZero(value: number | undefined, fallback: number, name: string):
 }
 
 /** The caller's cancellation, as the platform reports it: the signal's reason. */
-function abortReason(signal: AbortSignal): Error {
-  const reason = (signal as { reason?: unknown }).reason;
+function abortReason(signal: AbortSignalLike): Error {
+  const { reason } = signal;
   if (reason instanceof Error) return reason;
   return Object.assign(new Error('The operation was aborted.'), {
     name: 'AbortError',
@@ -553,12 +553,12 @@ function abortReason(signal: AbortSignal): Error {
   });
 }
 
-function throwIfAborted(signal: AbortSignal | undefined): void {
+function throwIfAborted(signal: AbortSignalLike | undefined): void {
   if (signal?.aborted) throw abortReason(signal);
 }
 
 /** Waits `ms`, or rejects as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function sleep(ms: number, signal: AbortSignalLike | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortReason(signal));

@@ -20,7 +20,7 @@ export type {
   RateLimitInfo,
 } from './errors';
 export { LinkServiceError, isCreateOutcomeUnknown, isLinkServiceError } from './errors';
-export type { FetchLike, HeadersLike } from './http';
+export type { AbortSignalLike, FetchLike, FetchSignal, HeadersLike } from './http';
 export {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
