@@ -1,5 +1,9 @@
 import type { LinkServiceError, RequestKind } from '../src';
-import { LinkServiceError as LinkServiceErrorCtor, retryAfterSeconds } from '../src';
+import {
+  LinkServiceError as LinkServiceErrorCtor,
+  isCreateOutcomeUnknown,
+  retryAfterSeconds,
+} from '../src';
 import { backoffDelayMs, isRetryable, retryDelayMs } from '../src/retry';
 
 const POLICY = { baseDelayMs: 500, maxDelayMs: 10_000 };
@@ -112,5 +116,28 @@ describe('isRetryable', () => {
     ]) {
       expect(kinds.filter((kind) => isRetryable(error, kind))).toEqual([]);
     }
+  });
+});
+
+describe('isCreateOutcomeUnknown', () => {
+  it('is true where a failed create may still have created links', () => {
+    const unknown = [
+      errorOf('network'),
+      errorOf('timeout'),
+      errorOf('unexpected_response', 502),
+      errorOf('conflict', 409),
+      // The same 503 answers "Postgres could not settle a creation the worker may have made".
+      errorOf('unavailable', 503),
+      errorOf('internal', 500),
+    ];
+    const nothingCreated = [
+      errorOf('rate_limited', 429),
+      errorOf('invalid_request', 422),
+      errorOf('invalid_body', 400),
+      errorOf('unauthorised', 401),
+      errorOf('payload_too_large', 413),
+    ];
+    expect(unknown.filter((error) => !isCreateOutcomeUnknown(error))).toEqual([]);
+    expect(nothingCreated.filter((error) => isCreateOutcomeUnknown(error))).toEqual([]);
   });
 });
