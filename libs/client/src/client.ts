@@ -78,6 +78,13 @@ export interface CreateOptions extends RequestOptions {
 }
 
 export interface CreateInBatchesOptions extends CreateOptions {
+  /**
+   * The run key, printable ASCII: chunk n is sent under `<idempotencyKey>:<n>`, which must stay
+   * within 255 characters (a TypeError before anything is sent otherwise). Default: one the client makes, returned as the report's
+   * `idempotencyKey`. Give your own (e.g. `import-<id>`) when the call itself may not return, as
+   * when `signal` aborts it or the process stops: only then can you re-run it safely.
+   */
+  idempotencyKey?: string;
   /** Entries per request, 1 to 100 (the gateway's maximum, and the default). */
   chunkSize?: number;
   /** Called after each chunk's answer, e.g. for progress. */
@@ -263,7 +270,9 @@ export class LinkServiceClient {
    * the run: later chunks are not sent and their entries count as `notAttempted`. A chunk that
    * fails as a whole (after its retries) ends it too, as `interrupted`, without losing the
    * report of the chunks before it; when that failure leaves open whether the chunk created
-   * links (a timeout, a 503, …) its entries count as `unknown`, not `notAttempted`.
+   * links (a timeout, a 503, …) its entries count as `unknown`, not `notAttempted`. An abort
+   * through `signal` rejects the whole call with the signal's reason (the report, and a run
+   * key the client made, are lost with it).
    */
   async createLinksInBatches(
     entries: readonly LinkCreateInput[],
