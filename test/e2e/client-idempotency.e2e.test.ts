@@ -75,3 +75,38 @@ it('a create retried under its Idempotency-Key is replayed, never made twice', a
   expect(again.results).toEqual(first.results);
   expect((await client.listLinks()).pagination.total).toBe(2 + 130);
 });
+
+it('an import whose chunk answer was lost reports it unknown, and its run key finishes it once', async () => {
+  const app = await createStackApp(stack, 'IdemRun');
+  let posts = 0;
+  // The second chunk's answer is lost on the way back, after the gateway created its links.
+  const fetch: FetchLike = async (url, init) => {
+    const answer = await testFetch(url, init);
+    if (init.method === 'POST' && ++posts === 2) throw new TypeError('fetch failed');
+    return answer;
+  };
+  const client = createClient({ baseUrl: stack.apiUrl, apiKey: app.secret, fetch });
+  const entries = Array.from({ length: 130 }, () => ({ webFallbackUrl: 'https://acme.example' }));
+
+  // No caller key and no retry: the client makes the run key and returns it.
+  const first = await client.createLinksInBatches(entries, { maxRetries: 0 });
+  expect(first.idempotencyKey).toEqual(expect.any(String));
+  expect(first).toMatchObject({ created: 100, failed: 0, notAttempted: 0, unknown: 30 });
+  expect(first.interrupted).toMatchObject({
+    atIndex: 100,
+    size: 30,
+    outcomeUnknown: true,
+    idempotencyKey: `${first.idempotencyKey!}:1`,
+    error: { slug: 'network' },
+  });
+  // "Unknown" was the truth: the chunk's links exist.
+  expect((await client.listLinks()).pagination.total).toBe(130);
+
+  // Run again under the returned key: both chunks replayed, nothing created twice.
+  const again = await client.createLinksInBatches(entries, {
+    idempotencyKey: first.idempotencyKey,
+  });
+  expect(again.chunks.map((c) => c.replayed)).toEqual([true, true]);
+  expect(again).toMatchObject({ created: 130, notAttempted: 0, unknown: 0 });
+  expect((await client.listLinks()).pagination.total).toBe(130);
+});

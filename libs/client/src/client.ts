@@ -1,8 +1,12 @@
-import type { BatchChunk, MergedBatchReport } from './batches';
+import type { BatchChunk, BatchInterruption, MergedBatchReport } from './batches';
 import { chunkIdempotencyKey, mergeReports, shiftReport, splitIntoChunks } from './batches';
 import type { LinkServiceError, RateLimitInfo } from './errors';
-import { LinkServiceError as LinkServiceErrorCtor, isLinkServiceError } from './errors';
-import type { Answer, FetchLike } from './http';
+import {
+  LinkServiceError as LinkServiceErrorCtor,
+  isCreateOutcomeUnknown,
+  isLinkServiceError,
+} from './errors';
+import type { AbortSignalLike, Answer, FetchLike } from './http';
 import { readAnswer } from './http';
 import { checkIdempotencyKey, webCryptoKeyGenerator } from './idempotency';
 import type { RequestKind, RetryPolicy } from './retry';
@@ -56,7 +60,7 @@ export interface LinkServiceClientOptions {
 /** Per call. */
 export interface RequestOptions {
   /** Cancels the call, retries and waits included; the call rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
   /** Overrides the client's `timeoutMs` for each attempt of this call. */
   timeoutMs?: number;
   /** Overrides the client's `retry.maxRetries` for this call. */
@@ -67,12 +71,20 @@ export interface CreateOptions extends RequestOptions {
   /**
    * 1–255 printable ASCII characters naming this create, e.g. your order id. The gateway answers
    * every request with the same key and body (for 24 hours) with the first one's answer. Default:
-   * a fresh key per call (reused by that call's retries), when the client can make one.
+   * a fresh key per call (reused by that call's retries), when the client can make one. Give
+   * your own when you may have to repeat the call yourself after a failure of unknown outcome.
    */
   idempotencyKey?: string;
 }
 
 export interface CreateInBatchesOptions extends CreateOptions {
+  /**
+   * The run key, printable ASCII: chunk n is sent under `<idempotencyKey>:<n>`, which must stay
+   * within 255 characters (a TypeError before anything is sent otherwise). Default: one the client makes, returned as the report's
+   * `idempotencyKey`. Give your own (e.g. `import-<id>`) when the call itself may not return, as
+   * when `signal` aborts it or the process stops: only then can you re-run it safely.
+   */
+  idempotencyKey?: string;
   /** Entries per request, 1 to 100 (the gateway's maximum, and the default). */
   chunkSize?: number;
   /** Called after each chunk's answer, e.g. for progress. */
@@ -209,7 +221,12 @@ export class LinkServiceClient {
    * `POST /links`: creates one link (201). Fails with `invalid_request` (`fields` names each bad
    * field, an alias in use included; `planLimitReached` when the plan's allowance is used up),
    * `rate_limited`, `invalid_body`, … Sent under an Idempotency-Key (yours or a fresh one), so
-   * retries after a lost answer return the same link instead of creating another.
+   * retries after a lost answer return the same link instead of creating another. A failure
+   * after the retries does not always mean nothing was created: after `timeout`, `network`,
+   * `unexpected_response`, `conflict`, `unavailable` or `internal` the link may exist
+   * (`isCreateOutcomeUnknown`). To find out without creating twice, send the same input again
+   * under the same key: pass your own `idempotencyKey` when you may need to (a fresh key the
+   * client made is not returned with the error).
    */
   async createLink(input: LinkCreateInput, options: CreateOptions = {}): Promise<CreateLinkResult> {
     const answer = await this.send<LinkResponse>(
@@ -229,35 +246,33 @@ export class LinkServiceClient {
    * `POST /links/batch`: 1 to 100 entries in one request, tried in order; one bad entry does not
    * stop the others. The report lists every tried entry by `index`; a batch that met the
    * creation limit or the plan allowance stops (`stoppedEarly`) and counts the rest in
-   * `notAttempted`. More than 100 entries: `createLinksInBatches`.
+   * `notAttempted`. More than 100 entries: `createLinksInBatches`. As with `createLink`, a
+   * failure whose outcome is unknown (`isCreateOutcomeUnknown`) may have created some or all of
+   * the entries; repeat the same entries under the same `idempotencyKey` to get the report.
    */
   async createLinks(
     entries: readonly LinkCreateInput[],
     options: CreateOptions = {},
   ): Promise<CreateLinksResult> {
-    const answer = await this.send<BatchReport>(
+    return this.batchCall(
       this.createRequest('/links/batch', { links: entries }, options.idempotencyKey),
       options,
     );
-    return {
-      ...answer.body,
-      status: answer.status === 201 ? 201 : 207,
-      retryAfter: answer.retryAfter,
-      requestId: answer.requestId,
-      rateLimit: answer.rateLimit,
-      replayed: answer.replayed,
-      attempts: answer.attempts,
-    };
   }
 
   /**
    * Any number of entries through `POST /links/batch`, in chunks of at most 100 sent one after
    * the other (in order, and within the creation limit), merged into one report whose indexes
-   * are positions in `entries`. A chunk that stops early (creation limit, plan allowance) ends
+   * are positions in `entries`. Every chunk is sent under an Idempotency-Key: chunk n under
+   * `<run key>:<n>`, the run key being `idempotencyKey` or, without it, one the client makes
+   * (returned as the report's `idempotencyKey`), so running the same entries again under that
+   * key creates nothing twice. A chunk that stops early (creation limit, plan allowance) ends
    * the run: later chunks are not sent and their entries count as `notAttempted`. A chunk that
    * fails as a whole (after its retries) ends it too, as `interrupted`, without losing the
-   * report of the chunks before it. With `idempotencyKey`, chunk n is sent under `<key>:<n>`,
-   * so running the same entries again with the same key creates nothing twice.
+   * report of the chunks before it; when that failure leaves open whether the chunk created
+   * links (a timeout, a 503, …) its entries count as `unknown`, not `notAttempted`. An abort
+   * through `signal` rejects the whole call with the signal's reason (the report, and a run
+   * key the client made, are lost with it).
    */
   async createLinksInBatches(
     entries: readonly LinkCreateInput[],
@@ -265,32 +280,39 @@ export class LinkServiceClient {
   ): Promise<MergedBatchReport> {
     const { chunkSize, onChunk, idempotencyKey, ...requestOptions } = options;
     const chunks = splitIntoChunks(entries, chunkSize);
-    if (idempotencyKey !== undefined) {
-      checkIdempotencyKey(chunkIdempotencyKey(idempotencyKey, Math.max(chunks.length - 1, 0)));
+    // One key for the whole run, even when the caller gave none: a chunk's own fresh key would
+    // be lost with the call, and re-running an interrupted import could then create twice.
+    const runKey = idempotencyKey ?? this.generateKey?.();
+    if (runKey !== undefined) {
+      checkIdempotencyKey(chunkIdempotencyKey(runKey, Math.max(chunks.length - 1, 0)));
     }
     const reported: { size: number; report: BatchReport }[] = [];
     const sent: BatchChunk[] = [];
-    let interrupted: MergedBatchReport['interrupted'];
+    let interrupted: BatchInterruption | undefined;
     let retryAfter: number | undefined;
     let offset = 0;
     for (const [chunkIndex, chunk] of chunks.entries()) {
+      const chunkKey = runKey === undefined ? undefined : chunkIdempotencyKey(runKey, chunkIndex);
       let result: CreateLinksResult;
       try {
-        result = await this.createLinks(chunk, {
-          ...requestOptions,
-          ...(idempotencyKey !== undefined && {
-            idempotencyKey: chunkIdempotencyKey(idempotencyKey, chunkIndex),
-          }),
-        });
+        const request = this.createRequest('/links/batch', { links: chunk }, chunkKey ?? null);
+        result = await this.batchCall(request, requestOptions);
       } catch (error) {
         if (!isLinkServiceError(error)) throw error;
-        interrupted = { atIndex: offset, error };
+        interrupted = {
+          atIndex: offset,
+          size: chunk.length,
+          error,
+          outcomeUnknown: isCreateOutcomeUnknown(error),
+          idempotencyKey: chunkKey,
+        };
         break;
       }
       const info: BatchChunk = {
         offset,
         size: chunk.length,
         status: result.status,
+        idempotencyKey: chunkKey,
         requestId: result.requestId,
         replayed: result.replayed,
         rateLimit: result.rateLimit,
@@ -304,7 +326,12 @@ export class LinkServiceClient {
         break;
       }
     }
-    const merged: MergedBatchReport = { ...mergeReports(entries.length, reported), chunks: sent };
+    const unknownEntries = interrupted?.outcomeUnknown ? interrupted.size : 0;
+    const merged: MergedBatchReport = {
+      ...mergeReports(entries.length, reported, unknownEntries),
+      idempotencyKey: runKey,
+      chunks: sent,
+    };
     if (interrupted) merged.interrupted = interrupted;
     if (retryAfter !== undefined) merged.retryAfter = retryAfter;
     return merged;
@@ -375,9 +402,33 @@ export class LinkServiceClient {
     ).body;
   }
 
-  /** A create under the caller's key, else a fresh one, else none (then never retried). */
-  private createRequest(path: string, body: unknown, idempotencyKey?: string): ApiRequest {
-    const key = idempotencyKey ?? this.generateKey?.();
+  /** `POST /links/batch` of `request`, its answer with what the headers said. */
+  private async batchCall(
+    request: ApiRequest,
+    options: RequestOptions,
+  ): Promise<CreateLinksResult> {
+    const answer = await this.send<BatchReport>(request, options);
+    return {
+      ...answer.body,
+      status: answer.status === 201 ? 201 : 207,
+      retryAfter: answer.retryAfter,
+      requestId: answer.requestId,
+      rateLimit: answer.rateLimit,
+      replayed: answer.replayed,
+      attempts: answer.attempts,
+    };
+  }
+
+  /**
+   * A create under the caller's key, else a fresh one, else none (then never retried). `null`:
+   * none whatever the generator (a run that could make no run key sends every chunk without).
+   */
+  private createRequest(
+    path: string,
+    body: unknown,
+    idempotencyKey: string | undefined | null,
+  ): ApiRequest {
+    const key = idempotencyKey === null ? undefined : (idempotencyKey ?? this.generateKey?.());
     return key === undefined
       ? { method: 'POST', path, body, kind: 'unkeyed_create' }
       : {
@@ -412,7 +463,7 @@ export class LinkServiceClient {
     request: ApiRequest,
     attempt: number,
     timeoutMs: number,
-    signal: AbortSignal | undefined,
+    signal: AbortSignalLike | undefined,
   ): Promise<Answer<T> | LinkServiceError> {
     throwIfAborted(signal);
     const authorization = AUTHORIZATION.get(this);
@@ -502,8 +553,8 @@ function wholeOrZero(value: number | undefined, fallback: number, name: string):
 }
 
 /** The caller's cancellation, as the platform reports it: the signal's reason. */
-function abortReason(signal: AbortSignal): Error {
-  const reason = (signal as { reason?: unknown }).reason;
+function abortReason(signal: AbortSignalLike): Error {
+  const { reason } = signal;
   if (reason instanceof Error) return reason;
   return Object.assign(new Error('The operation was aborted.'), {
     name: 'AbortError',
@@ -511,12 +562,12 @@ function abortReason(signal: AbortSignal): Error {
   });
 }
 
-function throwIfAborted(signal: AbortSignal | undefined): void {
+function throwIfAborted(signal: AbortSignalLike | undefined): void {
   if (signal?.aborted) throw abortReason(signal);
 }
 
 /** Waits `ms`, or rejects as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function sleep(ms: number, signal: AbortSignalLike | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortReason(signal));

@@ -138,3 +138,34 @@ export function isLinkServiceError<S extends ErrorSlug>(
 export function isLinkServiceError(value: unknown, slug?: ErrorSlug): boolean {
   return value instanceof LinkServiceErrorClass && (slug === undefined || value.slug === slug);
 }
+
+/**
+ * Whether a create (`createLink`, `createLinks`, a chunk of `createLinksInBatches`) that failed
+ * with `error` may still have created links. True when no answer came (`network`, `timeout`),
+ * when the answer was not the gateway's (`unexpected_response`: a proxy may have cut off a
+ * gateway that went on), when the first request with the same Idempotency-Key was still running
+ * (`conflict`), and for `unavailable` and `internal`: the gateway also answers 503 when Postgres
+ * could not settle a creation the worker may have committed, with the same body as a 503 that
+ * created nothing, and a 500 can come after the creation. False for answers that say nothing was
+ * created (`rate_limited`, `invalid_request`, `invalid_body`, …). Repeat such a create under the
+ * same Idempotency-Key (and body) to learn its outcome without creating twice.
+ */
+export function isCreateOutcomeUnknown(error: LinkServiceError): boolean {
+  switch (error.slug) {
+    case 'network':
+    case 'timeout':
+    case 'unexpected_response':
+    case 'conflict':
+    case 'unavailable':
+    case 'internal':
+      return true;
+    case 'invalid_body':
+    case 'unauthorised':
+    case 'not_found':
+    case 'method_not_allowed':
+    case 'payload_too_large':
+    case 'invalid_request':
+    case 'rate_limited':
+      return false;
+  }
+}

@@ -10,12 +10,35 @@ export interface HeadersLike {
 }
 
 /**
+ * What the client reads of a caller's `AbortSignal` (`RequestOptions.signal`); the platform's
+ * own fits. Written out because the public types may name no DOM or Node type: a consumer
+ * compiling without either (`lib: ["ES2020"]`, `types: []`) must still compile them.
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  /** Why it aborted (`abort(reason)`); older runtimes have none. */
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/**
+ * The signal the client hands to `fetch`: the runtime's `AbortSignal` where the consumer's
+ * types declare one (DOM lib, `@types/node`, Deno, Bun), so that the global `fetch` is a
+ * `FetchLike`; `AbortSignalLike` where they declare none. Resolved in the consumer's
+ * compilation, not the client's.
+ */
+export type FetchSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } }
+  ? S
+  : AbortSignalLike;
+
+/**
  * What the client needs of `fetch`; the global one of Node 18+, Deno, Bun, workers and browsers
  * fits, and so does a wrapper around any other HTTP stack.
  */
 export type FetchLike = (
   url: string,
-  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
+  init: { method: string; headers: Record<string, string>; body?: string; signal: FetchSignal },
 ) => Promise<{ status: number; headers: HeadersLike; text(): Promise<string> }>;
 
 /** What the gateway's headers tell about an answer, success or failure. */

@@ -19,8 +19,8 @@ export type {
   LinkServiceErrorOf,
   RateLimitInfo,
 } from './errors';
-export { LinkServiceError, isLinkServiceError } from './errors';
-export type { FetchLike, HeadersLike } from './http';
+export { LinkServiceError, isCreateOutcomeUnknown, isLinkServiceError } from './errors';
+export type { AbortSignalLike, FetchLike, FetchSignal, HeadersLike } from './http';
 export {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,

@@ -27,9 +27,11 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
  *   one's answer, so a repeat never creates twice.
  * - `unkeyed_create`: a POST without a key; a repeat after a lost answer could create a second
  *   link (generated alias) or answer 422 "alias in use" for the caller's own link. Never retried.
- * - `write`: PATCH and DELETE; retried only when the gateway said it did nothing and to retry
- *   (429, 503): after a lost answer a repeated DELETE answers 409, hiding that the first one
- *   archived the link, and a repeated PATCH could undo someone else's change made in between.
+ * - `write`: PATCH and DELETE; retried only on 429, the one answer that says nothing was done.
+ *   Not on a 503: the gateway also answers 503 when the database failed after the change may
+ *   have been committed (a lost commit acknowledgement), and then a repeated DELETE answers 409,
+ *   hiding that the first one archived the link, and a repeated PATCH could undo someone else's
+ *   change made in between. Nor after a lost answer, for the same reasons.
  */
 export type RequestKind = 'read' | 'keyed_create' | 'unkeyed_create' | 'write';
 
@@ -43,8 +45,11 @@ export function isRetryable(error: LinkServiceError, kind: RequestKind): boolean
   switch (error.slug) {
     // The gateway did nothing and said when to come back.
     case 'rate_limited':
-    case 'unavailable':
       return true;
+    // Said "retry", but a 503 can also come after a commit whose acknowledgement was lost (and,
+    // on a create, after links were made): only safe where a repeat has the same effect.
+    case 'unavailable':
+      return outcomeUnknownSafe;
     // On a keyed create: the first request with this key is still running; its answer will be
     // replayed. Anywhere else a conflict is about the link's state, which a retry cannot change.
     case 'conflict':

@@ -2,7 +2,7 @@
  * The secret-key API's resources, inputs and bodies (`/api/v1`), written by hand on the contract
  * (link-service-api.md with decisions.md; docs/openapi.json describes the same). Every public
  * type of the wire lives in this one file, field for field as the gateway sends and reads it,
- * so a type-level check can hold it against the OpenAPI document.
+ * so a type-level check (test/openapi-types.check.ts) holds it against the OpenAPI document.
  */
 
 /** Every key belongs to one environment; all data is scoped to it. */

@@ -93,6 +93,7 @@ describe('mergeReports', () => {
       created: 3,
       failed: 1,
       notAttempted: 0,
+      unknown: 0,
       results: [
         { index: 0, ok: true, link: link('lnk_a') },
         { index: 1, ok: true, link: link('lnk_b') },
@@ -138,7 +139,14 @@ describe('mergeReports', () => {
       created: 0,
       failed: 0,
       notAttempted: 30,
+      unknown: 0,
       results: [],
     });
+  });
+
+  it('counts the entries of a chunk of unknown outcome apart from the not attempted', () => {
+    const full: BatchReport = { created: 100, failed: 0, notAttempted: 0, results: [] };
+    const merged = mergeReports(250, [{ size: 100, report: full }], 100);
+    expect(merged).toMatchObject({ created: 100, failed: 0, notAttempted: 50, unknown: 100 });
   });
 });

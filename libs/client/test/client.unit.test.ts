@@ -452,9 +452,16 @@ describe('createLinksInBatches', () => {
     expect(sent.flatMap((request) => request.links.map((link) => link.alias))).toEqual(
       entries.map((entry) => entry.alias),
     );
-    expect(new Set(sent.map((request) => request.key)).size).toBe(3);
+    // One run key the client made, returned so the caller can re-run the import under it.
+    expect(report.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent.map((request) => request.key)).toEqual(
+      [0, 1, 2].map((n) => `${report.idempotencyKey!}:${n}`),
+    );
+    expect(report.chunks.map((chunk) => chunk.idempotencyKey)).toEqual(
+      sent.map((request) => request.key),
+    );
     expect(seen).toEqual([0, 100, 200]);
-    expect(report).toMatchObject({ created: 250, failed: 0, notAttempted: 0 });
+    expect(report).toMatchObject({ created: 250, failed: 0, notAttempted: 0, unknown: 0 });
     expect(report.results.map((result) => result.index)).toEqual(entries.map((_, i) => i));
     expect(report.results.map((result) => (result.ok ? result.link.alias : null))).toEqual(
       entries.map((entry) => entry.alias),
@@ -475,32 +482,114 @@ describe('createLinksInBatches', () => {
     });
     expect(sent.map((request) => request.key)).toEqual(['import-7:0', 'import-7:1']);
     expect(report).toMatchObject({
+      idempotencyKey: 'import-7',
       created: 130,
       failed: 1,
       notAttempted: 69 + 50,
+      unknown: 0,
       stoppedEarly: { reason: 'rate_limited', atIndex: 130 },
       retryAfter: 600,
     });
     expect(report.results.at(-1)).toMatchObject({ index: 130, ok: false, error: 'rate_limited' });
   });
 
-  it('reports a chunk that failed as a whole, keeping what came before', async () => {
+  /** The batch gateway, except that its `failAt`-th request (1-based) answers `failure`. */
+  function failingAt(failAt: number, failure: Reply) {
     let calls = 0;
     const created = batchGateway();
     const fetch: FetchLike = (url, init) => {
       calls += 1;
-      if (calls === 2) {
+      if (calls === failAt) {
+        const text =
+          typeof failure.body === 'string' ? failure.body : JSON.stringify(failure.body ?? {});
         return Promise.resolve(
-          new Response(JSON.stringify({ error: 'internal', message: 'oops' }), { status: 500 }),
+          new Response(text, { status: failure.status, headers: failure.headers }),
         );
       }
       return created.fetch(url, init);
     };
-    const report = await clientWith(fetch).createLinksInBatches(entries);
-    expect(calls).toBe(2);
-    expect(report).toMatchObject({ created: 100, failed: 0, notAttempted: 150 });
-    expect(report.interrupted?.atIndex).toBe(100);
-    expect(report.interrupted?.error).toMatchObject({ slug: 'internal', status: 500 });
+    return { fetch, sent: created.sent, calls: () => calls };
+  }
+
+  it('counts a chunk whose failure may have created links as unknown, with its key', async () => {
+    for (const failure of [
+      { status: 500, body: { error: 'internal', message: 'oops' } },
+      { status: 503, body: { error: 'unavailable', message: 'later' } },
+      { status: 409, body: { error: 'conflict', message: 'still running' } },
+      { status: 502, body: '<html>bad gateway</html>' },
+    ]) {
+      const gateway = failingAt(2, failure);
+      const report = await clientWith(gateway.fetch, {
+        retry: { maxRetries: 0 },
+      }).createLinksInBatches(entries);
+      expect(gateway.calls()).toBe(2);
+      expect(report).toMatchObject({ created: 100, failed: 0, notAttempted: 50, unknown: 100 });
+      expect(report.created + report.failed + report.notAttempted + report.unknown).toBe(250);
+      expect(report.interrupted).toMatchObject({
+        atIndex: 100,
+        size: 100,
+        outcomeUnknown: true,
+        idempotencyKey: `${report.idempotencyKey!}:1`,
+        error: { status: failure.status },
+      });
+      expect(report.chunks).toHaveLength(1);
+    }
+  });
+
+  it('counts a 503 chunk as unknown after its retries, under one key', async () => {
+    const unavailable = { status: 503, body: { error: 'unavailable', message: 'later' } };
+    const { fetch, sent } = replying(unavailable);
+    const report = await clientWith(fetch).createLinksInBatches(entries.slice(0, 10), {
+      idempotencyKey: 'import-8',
+    });
+    expect(sent.map((request) => request.headers['idempotency-key'])).toEqual([
+      'import-8:0',
+      'import-8:0',
+      'import-8:0',
+    ]);
+    expect(report).toMatchObject({ created: 0, notAttempted: 0, unknown: 10 });
+    expect(report.interrupted).toMatchObject({
+      outcomeUnknown: true,
+      idempotencyKey: 'import-8:0',
+      error: { slug: 'unavailable', attempts: 3 },
+    });
+  });
+
+  it('counts a chunk refused as a whole as not attempted: nothing of it was created', async () => {
+    for (const failure of [
+      {
+        status: 429,
+        body: { error: 'rate_limited', message: 'limit' },
+        headers: { 'retry-after': '3600' },
+      },
+      { status: 422, body: { error: 'invalid_request', message: 'bad', fields: { links: 'x' } } },
+    ]) {
+      const gateway = failingAt(2, failure);
+      const report = await clientWith(gateway.fetch).createLinksInBatches(entries, {
+        idempotencyKey: 'import-9',
+      });
+      expect(gateway.calls()).toBe(2);
+      expect(report).toMatchObject({ created: 100, notAttempted: 150, unknown: 0 });
+      expect(report.interrupted).toMatchObject({
+        atIndex: 100,
+        outcomeUnknown: false,
+        idempotencyKey: 'import-9:1',
+      });
+    }
+  });
+
+  it('sends chunks without keys only when the client can make none', async () => {
+    const { fetch, sent } = batchGateway();
+    const report = await clientWith(fetch, { generateIdempotencyKey: null }).createLinksInBatches(
+      entries,
+    );
+    expect(sent.map((request) => request.key)).toEqual([undefined, undefined, undefined]);
+    expect(report.idempotencyKey).toBeUndefined();
+    expect(report.chunks.map((chunk) => chunk.idempotencyKey)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('refuses a run key too long for its chunk suffix', async () => {

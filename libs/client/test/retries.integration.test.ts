@@ -237,3 +237,35 @@ it('retries a read after a lost answer, but not an archive', async () => {
   expect(error).toMatchObject({ slug: 'network', attempts: 1 });
   expect(arrivals).toHaveLength(1);
 });
+
+it('answers a 503 of an archive or a change at once, but waits out a 429', async () => {
+  // A 503 can follow a committed archive: a repeat would answer 409 and hide that it worked.
+  script = [
+    { ...UNAVAILABLE, headers: {} },
+    { status: 200, body: { link: LINK, note: 'x' } },
+  ];
+  const archived = await client({ retry: { baseDelayMs: 10 } })
+    .archiveLink('lnk_1')
+    .catch((caught: unknown) => caught);
+  expect(archived).toMatchObject({ slug: 'unavailable', attempts: 1 });
+  expect(arrivals.map((arrival) => arrival.method)).toEqual(['DELETE']);
+
+  arrivals = [];
+  script = [
+    { ...UNAVAILABLE, headers: {} },
+    { status: 200, body: { link: LINK } },
+  ];
+  const changed = await client({ retry: { baseDelayMs: 10 } })
+    .updateLink('lnk_1', { title: 'Spring' })
+    .catch((caught: unknown) => caught);
+  expect(changed).toMatchObject({ slug: 'unavailable', attempts: 1 });
+  expect(arrivals.map((arrival) => arrival.method)).toEqual(['PATCH']);
+
+  arrivals = [];
+  script = [
+    { ...RATE_LIMITED, headers: { 'Retry-After': '0' } },
+    { status: 200, body: { link: LINK } },
+  ];
+  expect(await client({ retry: { baseDelayMs: 10 } }).updateLink('lnk_1', {})).toEqual(LINK);
+  expect(arrivals.map((arrival) => arrival.method)).toEqual(['PATCH', 'PATCH']);
+});

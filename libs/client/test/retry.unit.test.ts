@@ -1,5 +1,9 @@
 import type { LinkServiceError, RequestKind } from '../src';
-import { LinkServiceError as LinkServiceErrorCtor, retryAfterSeconds } from '../src';
+import {
+  LinkServiceError as LinkServiceErrorCtor,
+  isCreateOutcomeUnknown,
+  retryAfterSeconds,
+} from '../src';
 import { backoffDelayMs, isRetryable, retryDelayMs } from '../src/retry';
 
 const POLICY = { baseDelayMs: 500, maxDelayMs: 10_000 };
@@ -56,15 +60,22 @@ describe('isRetryable', () => {
   const table = (error: LinkServiceError) =>
     Object.fromEntries(kinds.map((kind) => [kind, isRetryable(error, kind)]));
 
-  it('retries what the gateway said to retry, except an unkeyed create', () => {
-    for (const error of [errorOf('rate_limited', 429), errorOf('unavailable', 503)]) {
-      expect(table(error)).toEqual({
-        read: true,
-        keyed_create: true,
-        unkeyed_create: false,
-        write: true,
-      });
-    }
+  it('retries a 429 anywhere but on an unkeyed create: nothing was done', () => {
+    expect(table(errorOf('rate_limited', 429))).toEqual({
+      read: true,
+      keyed_create: true,
+      unkeyed_create: false,
+      write: true,
+    });
+  });
+
+  it('retries a 503 only where a repeat has the same effect (it may follow a commit)', () => {
+    expect(table(errorOf('unavailable', 503))).toEqual({
+      read: true,
+      keyed_create: true,
+      unkeyed_create: false,
+      write: false,
+    });
   });
 
   it('retries a lost answer only where a repeat has the same effect', () => {
@@ -105,5 +116,28 @@ describe('isRetryable', () => {
     ]) {
       expect(kinds.filter((kind) => isRetryable(error, kind))).toEqual([]);
     }
+  });
+});
+
+describe('isCreateOutcomeUnknown', () => {
+  it('is true where a failed create may still have created links', () => {
+    const unknown = [
+      errorOf('network'),
+      errorOf('timeout'),
+      errorOf('unexpected_response', 502),
+      errorOf('conflict', 409),
+      // The same 503 answers "Postgres could not settle a creation the worker may have made".
+      errorOf('unavailable', 503),
+      errorOf('internal', 500),
+    ];
+    const nothingCreated = [
+      errorOf('rate_limited', 429),
+      errorOf('invalid_request', 422),
+      errorOf('invalid_body', 400),
+      errorOf('unauthorised', 401),
+      errorOf('payload_too_large', 413),
+    ];
+    expect(unknown.filter((error) => !isCreateOutcomeUnknown(error))).toEqual([]);
+    expect(nothingCreated.filter((error) => isCreateOutcomeUnknown(error))).toEqual([]);
   });
 });
