@@ -34,9 +34,7 @@ export interface KeyRecord {
 }
 
 /** What the claim found: the key is now this attempt's, or another request holds it. */
-export type KeyClaim =
-  | { kind: 'claimed'; claimedAt: Date }
-  | ({ kind: 'taken' } & KeyRecord);
+export type KeyClaim = { kind: 'claimed'; claimedAt: Date } | ({ kind: 'taken' } & KeyRecord);
 
 interface RecordRow {
   request_hash: string | null;

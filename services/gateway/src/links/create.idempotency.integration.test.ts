@@ -226,7 +226,11 @@ describe('Idempotency-Key on POST /links', () => {
     const live = await createWithKey(draft(), 'shared');
     // Other bodies: under one scope they would be refused as a reused key.
     const test = await createWithKey(draft({ title: 'test env' }), 'shared', tenant.test.secret);
-    const otherApp = await createWithKey(draft({ title: 'other app' }), 'shared', other.live.secret);
+    const otherApp = await createWithKey(
+      draft({ title: 'other app' }),
+      'shared',
+      other.live.secret,
+    );
     for (const res of [live, test, otherApp]) {
       expect(res.status).toBe(201);
       expect(res.headers.get('idempotent-replayed')).toBeNull();
@@ -694,7 +698,7 @@ describe('Idempotency-Key on POST /links/batch', () => {
     expect(await linksOf(kit.db, tenant.appId)).toHaveLength(2);
   });
 
-  it('a rebuilt report judges the entries the worker never reached by the first request\'s clock', async () => {
+  it("a rebuilt report judges the entries the worker never reached by the first request's clock", async () => {
     // One unit left: the worker creates the first entry, refuses the second (rate_limited) and
     // stops; the third, valid when the first request checked it, is not attempted.
     const { creationLimiter } = kit.stack.gateway.deps;

@@ -188,7 +188,10 @@ export class LinkCreationService {
     try {
       return await this.deps.creationLimiter.state(appId);
     } catch (error) {
-      this.deps.logger.warn({ err: error, appId }, 'could not read the creation limit for a rebuild');
+      this.deps.logger.warn(
+        { err: error, appId },
+        'could not read the creation limit for a rebuild',
+      );
       return this.deps.creationLimiter.unusedWindow();
     }
   }

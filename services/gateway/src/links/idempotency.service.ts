@@ -47,12 +47,12 @@ export interface OwnedAttempt {
 /** What the service asks of the routes: run the creation, or rebuild an answer from results. */
 export interface IdempotentCreation {
   /** Runs the creation as the key's owner. */
-  run(attempt: OwnedAttempt): Promise<CreationRun>;
+  run: (attempt: OwnedAttempt) => Promise<CreationRun>;
   /**
    * The answer of a creation its gateway never answered (it died), from the worker's results;
    * `checkedAt` is the clock the owner checked the request with.
    */
-  rebuild(results: CreateLinksResult, checkedAt: Date): Promise<StoredAnswer>;
+  rebuild: (results: CreateLinksResult, checkedAt: Date) => Promise<StoredAnswer>;
 }
 
 export type IdempotentOutcome =
@@ -185,18 +185,19 @@ export class IdempotencyService {
     claimedAt: Date,
     creation: IdempotentCreation,
   ): Promise<IdempotentOutcome> {
-    let submitted = false;
+    // An object, not a flag: the callback sets it while run() is awaited.
+    const job = { submitted: false };
     let run: CreationRun;
     try {
       run = await creation.run({
         creationRequestId,
         checkedAt: claimedAt,
         onJob: () => {
-          submitted = true;
+          job.submitted = true;
         },
       });
     } catch (error) {
-      if (submitted) {
+      if (job.submitted) {
         // Thrown after the job went out (a bug reading its results): links may exist. The key
         // stays with this attempt until its deadline; a retry then settles its creation request.
         this.deps.logger.warn(

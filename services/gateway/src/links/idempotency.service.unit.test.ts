@@ -216,9 +216,7 @@ describe('IdempotencyService', () => {
       onJob();
       return Promise.reject(new Error('creation job answered without a result for entry 0'));
     };
-    await expect(new IdempotencyService(deps).answer(request, creation)).rejects.toThrow(
-      'entry 0',
-    );
+    await expect(new IdempotencyService(deps).answer(request, creation)).rejects.toThrow('entry 0');
     // The record stays until its deadline; a retry then settles the creation request.
     expect(calls.released).toEqual([]);
     expect(calls.stored).toEqual([]);
@@ -267,7 +265,7 @@ describe('IdempotencyService', () => {
     expect(checkedWith).toEqual([claimedAt]);
   });
 
-  it("does not store a rebuilt answer that created nothing (429): the key is freed", async () => {
+  it('does not store a rebuilt answer that created nothing (429): the key is freed', async () => {
     const { deps, calls } = fakeDeps([running({ ownerGone: true })]);
     deps.requests.abandonOrRead = () => Promise.resolve({ kind: 'done', results: { results: [] } });
     const limited: StoredAnswer = { status: 429, headers: { 'Retry-After': '60' }, body: '{}' };
