@@ -501,12 +501,18 @@ describe('Idempotency-Key on POST /links', () => {
       const first = createWithKey(draft(), 'take-over');
       await keyHeld('take-over');
       waiters = Array.from({ length: 5 }, () => createWithKey(draft(), 'take-over'));
-      // Every waiter polls a few times, then the first is dropped.
-      await eventually(() => reads.mock.calls.length >= 15 || undefined, {
+      // Every waiter has claimed once (its first statement) and polls a few times, then the
+      // first is dropped.
+      await eventually(() => claims.mock.calls.length === 6 || undefined, {
+        intervalMs: 5,
+        what: 'every waiter reading the key',
+      });
+      const readsSoFar = reads.mock.calls.length;
+      await eventually(() => reads.mock.calls.length >= readsSoFar + 15 || undefined, {
         intervalMs: 5,
         what: 'the waiters polling the key',
       });
-      // Polls are plain reads: one claim each (the first's and the waiters' first statement).
+      // Polls are plain reads: no claim (an upsert that locks the row) while the first runs.
       expect(claims).toHaveBeenCalledTimes(6);
       failFirst();
       expect((await first).status).toBe(503);
