@@ -153,13 +153,16 @@ export class IdempotencyService {
           return this.runAsOwner(id, creationRequestId, claim.claimedAt, creation);
         }
         claimNext = false;
-        // The row that blocked the claim was committed after its snapshot: read it at once.
+        // The row that blocked the claim was committed after its snapshot (or is a takeover of
+        // the expired row the snapshot saw): read it at once, the read sees the committed row.
         if (claim === undefined) continue;
         record = claim;
       } else {
         record = await this.query(() => this.deps.keys.read(id));
         if (record === undefined) {
-          // Free again: the owner created nothing (its record dropped) or the key expired.
+          // Free again: the owner created nothing (its record dropped) or the key expired. Past
+          // its wait a request does not start a creation of its own (that would answer a full
+          // creation timeout later): it answers 409 and the caller's retry claims.
           claimNext = true;
           if (Date.now() >= waitUntil) return { kind: 'in_progress' };
           continue;
