@@ -19,32 +19,41 @@ export interface StoredAnswer {
   body: string;
 }
 
-/** What the claim found: the key is now this attempt's, or another request holds it. */
-export type KeyClaim =
-  | { kind: 'claimed' }
-  | {
-      kind: 'taken';
-      requestHash: string;
-      creationRequestId: string;
-      /** The owning attempt's deadline passed (database clock) without an answer stored. */
-      ownerGone: boolean;
-      answer: StoredAnswer | null;
-    };
+/** The row that holds a key: the owning attempt and, once it answered, its answer. */
+export interface KeyRecord {
+  requestHash: string;
+  creationRequestId: string;
+  /** The owning attempt's deadline passed (database clock) without an answer stored. */
+  ownerGone: boolean;
+  answer: StoredAnswer | null;
+  /**
+   * When the owner claimed the key (database clock): the clock its gateway checked the request
+   * with, so an answer rebuilt from the worker's results judges every entry as the owner did.
+   */
+  claimedAt: Date;
+}
 
-interface ClaimRow {
-  claimed: boolean;
+/** What the claim found: the key is now this attempt's, or another request holds it. */
+export type KeyClaim = { kind: 'claimed'; claimedAt: Date } | ({ kind: 'taken' } & KeyRecord);
+
+interface RecordRow {
   request_hash: string | null;
   creation_request_id: string | null;
   owner_gone: boolean;
   answer_status: number | null;
   answer_headers: Record<string, string> | null;
   answer_body: string | null;
+  created_at: Date;
+}
+
+interface ClaimRow extends RecordRow {
+  claimed: boolean;
 }
 
 /**
- * The idempotency_keys statements: the gateway's claim, answer and release, and the worker's
- * retention. Every time is the database's (now()), so gateways with skewed clocks agree on
- * whose attempt has run out and which keys have expired.
+ * The idempotency_keys statements: the gateway's claim, read, answer and release, and the
+ * worker's retention. Every time is the database's (now()), so gateways with skewed clocks agree
+ * on whose attempt has run out and which keys have expired.
  */
 export class IdempotencyKeysRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -52,8 +61,10 @@ export class IdempotencyKeysRepository {
   /**
    * One statement: takes the key for this attempt (a new key, or one older than the TTL, which
    * counts as absent), or else reads the row that holds it. Returns undefined when the row that
-   * blocked the insert was committed after this statement's snapshot (a concurrent first
-   * request): the caller asks again, and the next statement sees it.
+   * blocked the insert is not one this statement can report: committed after its snapshot (a
+   * concurrent first request), or expired in its snapshot while a concurrent request took it
+   * over (the update the insert waited for). The caller reads again; the next statement sees the
+   * committed row. Reporting the expired row instead would replay another request's answer.
    */
   async claim(
     id: IdempotencyKeyId,
@@ -73,34 +84,41 @@ export class IdempotencyKeysRepository {
               answer_status = NULL, answer_headers = NULL, answer_body = NULL,
               created_at = now()
           WHERE k.created_at <= now() - make_interval(hours => ${IDEMPOTENCY_KEY_TTL_HOURS})
-        RETURNING 1
+        RETURNING k.created_at
       )
       SELECT true AS claimed, NULL AS request_hash, NULL AS creation_request_id,
              false AS owner_gone, NULL::integer AS answer_status, NULL::jsonb AS answer_headers,
-             NULL AS answer_body
+             NULL AS answer_body, created_at
       FROM claimed
       UNION ALL
       SELECT false, request_hash, creation_request_id, owner_deadline < now(), answer_status,
-             answer_headers, answer_body
+             answer_headers, answer_body, created_at
       FROM idempotency_keys
       WHERE app_id = ${id.appId} AND environment = ${id.environment} AND key = ${id.key}
+        AND created_at > now() - make_interval(hours => ${IDEMPOTENCY_KEY_TTL_HOURS})
         AND NOT EXISTS (SELECT 1 FROM claimed)`.execute(this.db);
     const row = rows.at(0);
     if (!row) return undefined;
-    if (row.claimed) return { kind: 'claimed' };
-    if (row.request_hash === null || row.creation_request_id === null) {
-      throw new Error('an idempotency key row without its request');
-    }
-    return {
-      kind: 'taken',
-      requestHash: row.request_hash,
-      creationRequestId: row.creation_request_id,
-      ownerGone: row.owner_gone,
-      answer:
-        row.answer_status === null || row.answer_body === null
-          ? null
-          : { status: row.answer_status, headers: row.answer_headers ?? {}, body: row.answer_body },
-    };
+    if (row.claimed) return { kind: 'claimed', claimedAt: row.created_at };
+    return { kind: 'taken', ...recordOf(row) };
+  }
+
+  /**
+   * A plain read of the key's row, for a request waiting on the owner: takes no lock, so polling
+   * waiters never queue behind each other or the owner. Undefined when the key is free (no row,
+   * or one older than the TTL): the caller claims it then.
+   */
+  async read(id: IdempotencyKeyId): Promise<KeyRecord | undefined> {
+    const { rows } = await sql<RecordRow>`
+      SELECT request_hash, creation_request_id, owner_deadline < now() AS owner_gone,
+             answer_status, answer_headers, answer_body, created_at
+      FROM idempotency_keys
+      WHERE app_id = ${id.appId} AND environment = ${id.environment} AND key = ${id.key}
+        AND created_at > now() - make_interval(hours => ${IDEMPOTENCY_KEY_TTL_HOURS})`.execute(
+      this.db,
+    );
+    const row = rows.at(0);
+    return row ? recordOf(row) : undefined;
   }
 
   /**
@@ -140,4 +158,20 @@ export class IdempotencyKeysRepository {
       )`.execute(this.db);
     return Number(result.numAffectedRows ?? 0);
   }
+}
+
+function recordOf(row: RecordRow): KeyRecord {
+  if (row.request_hash === null || row.creation_request_id === null) {
+    throw new Error('an idempotency key row without its request');
+  }
+  return {
+    requestHash: row.request_hash,
+    creationRequestId: row.creation_request_id,
+    ownerGone: row.owner_gone,
+    answer:
+      row.answer_status === null || row.answer_body === null
+        ? null
+        : { status: row.answer_status, headers: row.answer_headers ?? {}, body: row.answer_body },
+    claimedAt: row.created_at,
+  };
 }

@@ -115,6 +115,11 @@ export class CreationLimiter {
     };
   }
 
+  /** The state of a window nobody has used: for answers that must not wait on Redis. */
+  unusedWindow(): CreationLimitState {
+    return this.freshWindow();
+  }
+
   private freshWindow(): CreationLimitState {
     return { limit: this.limit, remaining: this.limit, resetSeconds: this.windowSeconds };
   }

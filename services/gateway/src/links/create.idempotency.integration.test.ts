@@ -1,3 +1,4 @@
+import type { CreationOutcome, IdempotencyKeyId } from '@linkservice/creation';
 import { IdempotencyKeysRepository } from '@linkservice/creation';
 import type { ApiResponse, Tenant } from '@linkservice/testing';
 import {
@@ -19,11 +20,29 @@ const CREATION_TIMEOUT_MS = 1_500;
 /** Each key statement's bound (the request budget), short so a blocked key store fails fast. */
 const API_REQUEST_BUDGET_MS = 1_000;
 
+/**
+ * What the next creation's submit does instead of the plain one; given the real submit. Lets a
+ * test end the first request with a 503 exactly when it wants, or throw after the job went out.
+ */
+let nextSubmit: ((submit: () => Promise<CreationOutcome>) => Promise<CreationOutcome>) | undefined;
+
 const kit = useCreationStack({
   env: {
     CREATION_TIMEOUT_MS: String(CREATION_TIMEOUT_MS),
     API_REQUEST_BUDGET_MS: String(API_REQUEST_BUDGET_MS),
   },
+  deps: (clients) => ({
+    ...clients,
+    creations: {
+      submit: (payload, timeoutMs) => {
+        const hook = nextSubmit;
+        nextSubmit = undefined;
+        const submit = () => clients.creations.submit(payload, timeoutMs);
+        return hook ? hook(submit) : submit();
+      },
+      close: () => clients.creations.close(),
+    },
+  }),
 });
 let tenant: Tenant;
 
@@ -31,6 +50,7 @@ beforeEach(async () => {
   tenant = await kit.newTenant();
 });
 afterEach(async () => {
+  nextSubmit = undefined;
   // Every test leaves a normally running worker behind.
   await kit.stack.worker.stop();
   await kit.stack.worker.start();
@@ -88,6 +108,43 @@ function expectKeyFieldError(res: ApiResponse, message: string): void {
     fields: { 'Idempotency-Key': message },
   });
   expect(res.headers.get('idempotent-replayed')).toBeNull();
+  // Like every creation 422: where the caller stands with its creation limit.
+  expect(res.headers.get('ratelimit-limit')).toBe('300');
+  expect(Number(res.headers.get('ratelimit-remaining'))).toBeGreaterThan(0);
+  expect(Number(res.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+}
+
+/** Makes the key's record look as a gateway that died before storing its answer leaves it. */
+async function ownerDied(key: string): Promise<void> {
+  await sql`
+    UPDATE idempotency_keys
+    SET answer_status = NULL, answer_headers = NULL, answer_body = NULL,
+        owner_deadline = now() - interval '1 second'
+    WHERE app_id = ${tenant.appId} AND key = ${key}`.execute(kit.db);
+}
+
+async function doneCreationRequests(): Promise<number> {
+  const rows = await kit.db
+    .selectFrom('creation_requests')
+    .select('id')
+    .where('app_id', '=', tenant.appId)
+    .where('status', '=', 'done')
+    .execute();
+  return rows.length;
+}
+
+/** Resolves once a request holds the key (its claim committed). */
+function keyHeld(key: string) {
+  return eventually(
+    () =>
+      kit.db
+        .selectFrom('idempotency_keys')
+        .select('key')
+        .where('app_id', '=', tenant.appId)
+        .where('key', '=', key)
+        .executeTakeFirst(),
+    { intervalMs: 5, what: `the first request holding the key ${key}` },
+  );
 }
 
 const INVALID_KEY = 'must be 1-255 printable ASCII characters';
@@ -167,8 +224,13 @@ describe('Idempotency-Key on POST /links', () => {
   it('scopes keys by app and by environment', async () => {
     const other = await kit.newTenant();
     const live = await createWithKey(draft(), 'shared');
-    const test = await createWithKey(draft(), 'shared', tenant.test.secret);
-    const otherApp = await createWithKey(draft(), 'shared', other.live.secret);
+    // Other bodies: under one scope they would be refused as a reused key.
+    const test = await createWithKey(draft({ title: 'test env' }), 'shared', tenant.test.secret);
+    const otherApp = await createWithKey(
+      draft({ title: 'other app' }),
+      'shared',
+      other.live.secret,
+    );
     for (const res of [live, test, otherApp]) {
       expect(res.status).toBe(201);
       expect(res.headers.get('idempotent-replayed')).toBeNull();
@@ -421,6 +483,189 @@ describe('Idempotency-Key on POST /links', () => {
       .execute();
     expect(left).toEqual([{ key: 'fresh' }]);
   });
+
+  it('waiters poll while the first runs; it ends in 503 and one waiter takes the key over', async () => {
+    let failFirst = (): void => undefined;
+    const firstMayFail = new Promise<void>((resolve) => {
+      failFirst = resolve;
+    });
+    // The first request's creation ends in a 503 (nothing created) when the test says so.
+    nextSubmit = async () => {
+      await firstMayFail;
+      return { kind: 'unavailable', reason: 'queue_unreachable' };
+    };
+    const claims = jest.spyOn(IdempotencyKeysRepository.prototype, 'claim');
+    const reads = jest.spyOn(IdempotencyKeysRepository.prototype, 'read');
+    let waiters: Promise<ApiResponse>[] = [];
+    try {
+      const first = createWithKey(draft(), 'take-over');
+      await keyHeld('take-over');
+      waiters = Array.from({ length: 5 }, () => createWithKey(draft(), 'take-over'));
+      // Every waiter has claimed once (its first statement) and polls a few times, then the
+      // first is dropped.
+      await eventually(() => claims.mock.calls.length === 6 || undefined, {
+        intervalMs: 5,
+        what: 'every waiter reading the key',
+      });
+      const readsSoFar = reads.mock.calls.length;
+      await eventually(() => reads.mock.calls.length >= readsSoFar + 15 || undefined, {
+        intervalMs: 5,
+        what: 'the waiters polling the key',
+      });
+      // Polls are plain reads: no claim (an upsert that locks the row) while the first runs.
+      expect(claims).toHaveBeenCalledTimes(6);
+      failFirst();
+      expect((await first).status).toBe(503);
+    } finally {
+      failFirst();
+      claims.mockRestore();
+      reads.mockRestore();
+    }
+
+    const answers = await Promise.all(waiters);
+    expect(answers.map((res) => res.status)).toEqual(Array<number>(5).fill(201));
+    expect(new Set(answers.map((res) => res.text)).size).toBe(1);
+    // One waiter ran the creation itself; the others replay its answer.
+    const replayed = answers.filter((res) => res.headers.get('idempotent-replayed') === 'true');
+    expect(replayed).toHaveLength(4);
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
+    expect(await doneCreationRequests()).toBe(1);
+  });
+
+  it('keeps the key when the creation throws after its job was submitted: the retry replays the link', async () => {
+    // A bug after the job went out (as a result that fails to parse): the link exists.
+    nextSubmit = async (submit) => {
+      const outcome = await submit();
+      expect(outcome.kind).toBe('completed');
+      throw new Error('a result the gateway could not read');
+    };
+    const failed = await createWithKey(draft({ alias: 'after-submit' }), 'thrown');
+    expect(failed.status).toBe(500);
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
+
+    // The record stays with that attempt; once its deadline passed, a retry settles it.
+    await sql`
+      UPDATE idempotency_keys SET owner_deadline = now() - interval '1 second'
+      WHERE app_id = ${tenant.appId} AND key = 'thrown'`.execute(kit.db);
+    const retry = await createWithKey(draft({ alias: 'after-submit' }), 'thrown');
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(linkOf(retry).alias).toBe('after-submit');
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
+  });
+
+  it('frees the key when the creation throws before its job was submitted', async () => {
+    const { creationLimiter } = kit.stack.gateway.deps;
+    const spy = jest
+      .spyOn(creationLimiter, 'reserve')
+      .mockRejectedValueOnce(new Error('Redis away'));
+    try {
+      const failed = await createWithKey(draft(), 'before-submit');
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      spy.mockRestore();
+    }
+    const retried = await createWithKey(draft(), 'before-submit');
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('two requests settling the same gone owner at once: both replay its link, created once', async () => {
+    const first = await createWithKey(draft({ alias: 'settled-twice' }), 'twice');
+    expect(first.status).toBe(201);
+    await ownerDied('twice');
+    const [one, two] = await Promise.all([
+      createWithKey(draft({ alias: 'settled-twice' }), 'twice'),
+      createWithKey(draft({ alias: 'settled-twice' }), 'twice'),
+    ]);
+    for (const res of [one, two]) {
+      expect(res.status).toBe(201);
+      expect(res.headers.get('idempotent-replayed')).toBe('true');
+      expect(linkOf(res)).toEqual(linkOf(first));
+    }
+    expect(one.text).toBe(two.text);
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
+  });
+
+  it('two requests settling the same gone owner that created nothing: one creates, once', async () => {
+    await sql`
+      INSERT INTO idempotency_keys
+        (app_id, environment, key, request_hash, creation_request_id, owner_deadline)
+      VALUES (${tenant.appId}, 'live', 'lost-twice', ${requestHash('POST /links', draft())},
+              'crt_lost-twice', now() - interval '1 second')`.execute(kit.db);
+    const answers = await Promise.all([
+      createWithKey(draft(), 'lost-twice'),
+      createWithKey(draft(), 'lost-twice'),
+    ]);
+    expect(answers.map((res) => res.status)).toEqual([201, 201]);
+    expect(answers[0].text).toBe(answers[1].text);
+    expect(answers.filter((res) => res.headers.get('idempotent-replayed') === 'true')).toHaveLength(
+      1,
+    );
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
+    expect(await doneCreationRequests()).toBe(1);
+  });
+
+  it('a claim that waited on the takeover of an expired key never reports the expired row', async () => {
+    expect((await createWithKey(draft(), 'expiring')).status).toBe(201);
+    await sql`
+      UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second'
+      WHERE app_id = ${tenant.appId} AND key = 'expiring'`.execute(kit.db);
+    const id: IdempotencyKeyId = { appId: tenant.appId, environment: 'live', key: 'expiring' };
+    const newHash = requestHash('POST /links', draft({ title: 'new' }));
+    const attempt = (creationRequestId: string) => ({
+      requestHash: newHash,
+      creationRequestId,
+      leaseMs: 60_000,
+    });
+    // Two sessions, as two gateways: the first takes the expired key over and has not committed
+    // when the second's claim starts (its snapshot still sees the expired row) and waits.
+    const taker = testDatabase(1);
+    const waiter = testDatabase(1);
+    let commit = (): void => undefined;
+    const mayCommit = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let tookOver = (): void => undefined;
+    const claimed = new Promise<void>((resolve) => {
+      tookOver = resolve;
+    });
+    try {
+      const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(
+        waiter.db,
+      );
+      const waiterPid = rows[0]?.pid;
+      const takeover = taker.db.transaction().execute(async (trx) => {
+        const claim = await new IdempotencyKeysRepository(trx).claim(id, attempt('crt_taker'));
+        expect(claim?.kind).toBe('claimed');
+        tookOver();
+        await mayCommit;
+      });
+      await claimed;
+      const waiting = new IdempotencyKeysRepository(waiter.db).claim(id, attempt('crt_waiter'));
+      await eventually(
+        async () => {
+          const blocked = await sql`
+            SELECT 1 FROM pg_stat_activity
+            WHERE pid = ${waiterPid} AND wait_event_type = 'Lock'`.execute(kit.db);
+          return blocked.rows.length > 0 || undefined;
+        },
+        { intervalMs: 5, what: "the second claim waiting on the takeover's row lock" },
+      );
+      commit();
+      await takeover;
+      // Not the expired row (its hash, its answer): the caller reads again.
+      expect(await waiting).toBeUndefined();
+      expect(await new IdempotencyKeysRepository(waiter.db).read(id)).toMatchObject({
+        requestHash: newHash,
+        creationRequestId: 'crt_taker',
+        answer: null,
+      });
+    } finally {
+      commit();
+      await Promise.all([taker.close(), waiter.close()]);
+    }
+  });
 });
 
 describe('Idempotency-Key on POST /links/batch', () => {
@@ -457,5 +702,28 @@ describe('Idempotency-Key on POST /links/batch', () => {
     expect(retry.body).toEqual(first.body);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await linksOf(kit.db, tenant.appId)).toHaveLength(2);
+  });
+
+  it("a rebuilt report judges the entries the worker never reached by the first request's clock", async () => {
+    // One unit left: the worker creates the first entry, refuses the second (rate_limited) and
+    // stops; the third, valid when the first request checked it, is not attempted.
+    const { creationLimiter } = kit.stack.gateway.deps;
+    const all = await creationLimiter.state(tenant.appId);
+    await creationLimiter.reserve(tenant.appId, all.remaining - 1);
+    const expiresAt = new Date(Date.now() + 2_000);
+    const links = [draft(), draft(), draft({ expiresAt: expiresAt.toISOString() })];
+    const first = await post('/api/v1/links/batch', { links }, 'batch-clock');
+    expect(first.status).toBe(207);
+    expect(batchBody(first).notAttempted).toBe(1);
+
+    await ownerDied('batch-clock');
+    // Rebuilt after the third entry's expiresAt has passed.
+    await eventually(() => Date.now() > expiresAt.getTime() + 100 || undefined, {
+      what: "the third entry's expiresAt passing",
+    });
+    const retry = await post('/api/v1/links/batch', { links }, 'batch-clock');
+    expect(retry.status).toBe(207);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body).toEqual(first.body);
   });
 });

@@ -31,6 +31,8 @@ describe('Idempotency-Key round trips to Postgres', () => {
     const plain = await counted(draft);
     expect(plain.res.status).toBe(201);
     const base = plain.statements;
+    // Without the header: the authentication's key lookup only, as before Idempotency-Key.
+    expect(base).toBe(1);
 
     const first = await counted(draft, 'counted');
     expect(first.res.status).toBe(201);
@@ -43,5 +45,10 @@ describe('Idempotency-Key round trips to Postgres', () => {
     const refused = await counted({ ...draft, title: 'other' }, 'counted');
     expect(refused.res.status).toBe(422);
     expect(refused.statements).toBe(base + 1);
+
+    // A key that is not 1-255 printable ASCII is refused before any key statement.
+    const invalid = await counted(draft, 'x'.repeat(256));
+    expect(invalid.res.status).toBe(422);
+    expect(invalid.statements).toBe(base);
   });
 });

@@ -15,7 +15,7 @@ const idempotencyHeader = z.object({
     .optional()
     .meta({
       description:
-        'Makes a retry safe: 1-255 printable ASCII characters, scoped to the app and environment, kept 24 h. The same key with the same body replays the first answer (status, body, RateLimit-* and Retry-After, plus `Idempotent-Replayed: true`) without using a creation unit; with a different body it is a 422 naming `Idempotency-Key`. While the first request with the key is still running, the next waits for it; past the creation timeout it is a 409. 503, 429 and 500 answers are not kept, so a retry can succeed. Without the header nothing changes.',
+        'Makes a retry safe: 1-255 printable ASCII characters (leading and trailing spaces are not part of the key: HTTP drops them), scoped to the app and environment, kept 24 h. The same key with the same body replays the first answer (status, body, RateLimit-* and Retry-After, plus `Idempotent-Replayed: true`) without using a creation unit; with a different body it is a 422 naming `Idempotency-Key` (with RateLimit-*, as every creation 422). While the first request with the key is still running, the next waits for it; past the creation timeout it is a 409. 503, 429 and 500 answers are not kept, so a retry can succeed. Without the header nothing changes.',
       example: '5f1c2a9e-order-1234',
     }),
 });

@@ -9,8 +9,8 @@ import type { CreationLimitState } from '../limits/creation-limiter';
 import { createLinkBatchDoc, createLinkDoc } from './create.openapi';
 import { setJobIdOf } from '../http/request-logging';
 import type { UnavailableReason } from '@linkservice/creation';
-import type { CreationRun } from './idempotency.service';
-import { answerWithIdempotencyKey, idempotencyKeyOf, sendAnswer } from './idempotency.routes';
+import type { CreationRun, OwnedAttempt } from './idempotency.service';
+import { answerWithIdempotencyKey, sendAnswer } from './idempotency.http';
 import type {
   CreateBatchOutcome,
   CreateLinkOutcome,
@@ -109,10 +109,14 @@ function unavailableAnswer(
   };
 }
 
-/** The creation's job id goes on the request's log line (request-logging.ts reads it). */
-function jobIdOnLogLine(res: Response): OnCreationJob {
+/**
+ * The creation's job id goes on the request's log line (request-logging.ts reads it); a key's
+ * owner is told too, since from then on links may exist (OwnedAttempt.onJob).
+ */
+function onCreationJob(res: Response, attempt?: OwnedAttempt): OnCreationJob {
   return (jobId) => {
     setJobIdOf(res, jobId);
+    attempt?.onJob();
   };
 }
 
@@ -126,10 +130,10 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
       openapi: createLinkDoc,
       handler: async (req, res) => {
         const body = bodyOf(req);
-        const key = idempotencyKeyOf(req);
-        const run = async (creationRequestId?: string) =>
+        const key = req.headers['idempotency-key'];
+        const run = async (attempt?: OwnedAttempt) =>
           createLinkAnswer(
-            await creation.createLink(scopeOf(res, creationRequestId), body, jobIdOnLogLine(res)),
+            await creation.createLink(scopeOf(res, attempt), body, onCreationJob(res, attempt)),
           );
         if (key === undefined) {
           sendAnswer(res, (await run()).answer);
@@ -143,6 +147,7 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
           run,
           rebuild: async (results) =>
             createLinkAnswer(await creation.rebuildLink(scopeOf(res), results)).answer,
+          limitHeaders: () => currentLimitHeaders(deps, res),
         });
       },
     },
@@ -152,10 +157,10 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
       openapi: createLinkBatchDoc,
       handler: async (req, res) => {
         const body = bodyOf(req);
-        const key = idempotencyKeyOf(req);
-        const run = async (creationRequestId?: string) =>
+        const key = req.headers['idempotency-key'];
+        const run = async (attempt?: OwnedAttempt) =>
           createBatchAnswer(
-            await creation.createBatch(scopeOf(res, creationRequestId), body, jobIdOnLogLine(res)),
+            await creation.createBatch(scopeOf(res, attempt), body, onCreationJob(res, attempt)),
           );
         if (key === undefined) {
           sendAnswer(res, (await run()).answer);
@@ -167,23 +172,39 @@ export function createRoutes(deps: GatewayDeps): ApiRoute[] {
           endpoint: 'POST /links/batch',
           body,
           run,
-          rebuild: async (results) =>
-            createBatchAnswer(await creation.rebuildBatch(scopeOf(res), body, results)).answer,
+          rebuild: async (results, checkedAt) =>
+            createBatchAnswer(
+              await creation.rebuildBatch({ ...scopeOf(res), checkedAt }, body, results),
+            ).answer,
+          limitHeaders: () => currentLimitHeaders(deps, res),
         });
       },
     },
   ];
 }
 
-/** The caller's app and environment, and the request id the worker's trace and log repeat. */
-function scopeOf(res: Response, creationRequestId?: string): CreationScope {
+/**
+ * The caller's app and environment, and the request id the worker's trace and log repeat; for a
+ * key's owner also the creation request id and clock the key recorded.
+ */
+function scopeOf(res: Response, attempt?: OwnedAttempt): CreationScope {
   const { appId, environment } = authOf(res);
   return {
     appId,
     environment,
     httpRequestId: requestIdOf(res),
-    ...(creationRequestId === undefined ? {} : { creationRequestId }),
+    ...(attempt === undefined
+      ? {}
+      : { creationRequestId: attempt.creationRequestId, checkedAt: attempt.checkedAt }),
   };
+}
+
+/** RateLimit-* of the app's window now, read without using anything up. */
+async function currentLimitHeaders(
+  deps: Pick<GatewayDeps, 'creationLimiter'>,
+  res: Response,
+): Promise<Record<string, string>> {
+  return limitHeaders(await deps.creationLimiter.state(authOf(res).appId));
 }
 
 /** An Idempotency-Key belongs to the app and environment of the authenticating API key. */

@@ -16,7 +16,7 @@ import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './creat
 
 export interface LinkCreationDeps {
   creations: CreationClient;
-  creationLimiter: CreationLimiter;
+  creationLimiter: Pick<CreationLimiter, 'state' | 'reserve' | 'release' | 'unusedWindow'>;
   /**
    * How long a creation may take before it answers 503, counted from the limiter's reservation:
    * the reservation's Redis call spends this budget too, so a creation answers within it plus
@@ -39,6 +39,12 @@ export interface CreationScope {
    * exactly-once row of this id decides whether the key's links exist. Otherwise a new one.
    */
   creationRequestId?: string;
+  /**
+   * The clock a batch's entries are checked with ("expiresAt in the future"). An Idempotency-Key
+   * gives its claim time, so an answer rebuilt from the worker's results later judges the
+   * entries the worker never saw exactly as this attempt did. Otherwise the current time.
+   */
+  checkedAt?: Date;
 }
 
 /** Every outcome carries the limiter's state for the RateLimit-* headers. */
@@ -54,8 +60,11 @@ export type CreateBatchOutcome =
   | { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState }
   | { kind: 'unavailable'; reason: UnavailableReason; limit: CreationLimitState };
 
-/** The job id and creation_requests key: unique per HTTP request, never derived from input. */
-function newRequestId(): string {
+/**
+ * The job id and creation_requests key: unique per attempt, never derived from input. An
+ * Idempotency-Key records the one of its owning attempt (idempotency.service.ts).
+ */
+export function newCreationRequestId(): string {
   return `crt_${randomUUID()}`;
 }
 
@@ -97,7 +106,7 @@ export class LinkCreationService {
     // Nothing could be created: no job, and no unit to give back (reserve kept none).
     if (reservation.granted === 0) return { kind: 'rate_limited', limit: reservation };
 
-    const requestId = scope.creationRequestId ?? newRequestId();
+    const requestId = scope.creationRequestId ?? newCreationRequestId();
     onJob?.(requestId);
     setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': 1 });
     const outcome = await creations.submit(
@@ -136,7 +145,7 @@ export class LinkCreationService {
    * left them (used: the safe direction); the headers show the limiter's state now.
    */
   async rebuildLink(scope: CreationScope, result: CreateLinksResult): Promise<CreateLinkOutcome> {
-    const limit = await this.deps.creationLimiter.state(scope.appId);
+    const limit = await this.limitStateForRebuild(scope.appId);
     const entry = singleEntryOf(result);
     return entry.ok
       ? { kind: 'created', link: entry.link, limit }
@@ -145,8 +154,10 @@ export class LinkCreationService {
 
   /**
    * rebuildLink's batch form: the body (the same, the key's hash says so) gives the entries the
-   * gateway refused; an entry the worker has a result for keeps that result, even when the
-   * gateway's check would now refuse it (an expiresAt that has passed since).
+   * gateway refused, checked with the owner's clock (scope.checkedAt, the key's claim time), so
+   * an entry that was valid then and that the worker did not reach (stopped early) stays not
+   * attempted even when its expiresAt has passed since. An entry the worker has a result for
+   * keeps that result.
    */
   async rebuildBatch(
     scope: CreationScope,
@@ -156,14 +167,33 @@ export class LinkCreationService {
     const request = checkBatchRequest(body);
     if (!request.ok) throw new Error('a batch the worker created from no longer validates');
     const byWorker = new Set(result.results.map((entry) => entry.index));
-    const gatewayFailures = checkBatchEntries(request.entries, new Date()).failures.filter(
-      (failure) => !byWorker.has(failure.index),
-    );
+    const gatewayFailures = checkBatchEntries(
+      request.entries,
+      scope.checkedAt ?? new Date(),
+    ).failures.filter((failure) => !byWorker.has(failure.index));
     return {
       kind: 'reported',
       report: mergeBatchResults(request.entries.length, gatewayFailures, result),
-      limit: await this.deps.creationLimiter.state(scope.appId),
+      limit: await this.limitStateForRebuild(scope.appId),
     };
+  }
+
+  /**
+   * A rebuilt answer is in Postgres already, and a replay calls no limiter: Redis being away
+   * must not turn it into a 503. The headers then show an unused window (the limit, all of it
+   * left, the whole hour to its reset): at worst the caller meets a 429 that tells it when to
+   * retry, where a made-up "0 left" could stall it for an hour.
+   */
+  private async limitStateForRebuild(appId: string): Promise<CreationLimitState> {
+    try {
+      return await this.deps.creationLimiter.state(appId);
+    } catch (error) {
+      this.deps.logger.warn(
+        { err: error, appId },
+        'could not read the creation limit for a rebuild',
+      );
+      return this.deps.creationLimiter.unusedWindow();
+    }
   }
 
   async createBatch(
@@ -182,7 +212,10 @@ export class LinkCreationService {
     }
 
     // One clock for the whole batch, so "expiresAt in the future" means the same for every entry.
-    const { valid, failures: gatewayFailures } = checkBatchEntries(request.entries, new Date());
+    const { valid, failures: gatewayFailures } = checkBatchEntries(
+      request.entries,
+      scope.checkedAt ?? new Date(),
+    );
     const entryCount = request.entries.length;
 
     if (valid.length === 0) {
@@ -197,7 +230,7 @@ export class LinkCreationService {
     // entries that fail there (alias taken) come before the first one refused as rate_limited.
     const deadline = this.creationDeadline();
     const reservation = await creationLimiter.reserve(scope.appId, valid.length);
-    const requestId = scope.creationRequestId ?? newRequestId();
+    const requestId = scope.creationRequestId ?? newCreationRequestId();
     onJob?.(requestId);
     setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': entryCount });
     const outcome = await creations.submit(

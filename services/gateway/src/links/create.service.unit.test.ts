@@ -1,4 +1,8 @@
-import { remainingMs } from './create.service';
+import type { Link } from '@linkservice/contracts';
+import { createLogger } from '@linkservice/logger';
+import type { CreationLimitState } from '../limits/creation-limiter';
+import type { CreationScope } from './create.service';
+import { LinkCreationService, remainingMs } from './create.service';
 
 describe('remainingMs', () => {
   it('is what is left of the creation deadline, never below 0', () => {
@@ -6,5 +10,39 @@ describe('remainingMs', () => {
     expect(remainingMs(10_000, 10_000)).toBe(0);
     // The reservation took longer than the whole budget: the job is settled at once.
     expect(remainingMs(10_000, 10_400)).toBe(0);
+  });
+});
+
+describe('LinkCreationService rebuilds', () => {
+  const unused: CreationLimitState = { limit: 300, remaining: 300, resetSeconds: 3_600 };
+  const link = { id: 'lnk_1' } as unknown as Link;
+
+  /** A limiter whose Redis is away: every read fails. */
+  function serviceWithoutRedis(): LinkCreationService {
+    const away = () => Promise.reject(new Error('Connection is closed.'));
+    return new LinkCreationService({
+      creations: { submit: away, close: () => Promise.resolve() },
+      creationLimiter: { state: away, reserve: away, release: away, unusedWindow: () => unused },
+      creationTimeoutMs: 1_000,
+      logger: createLogger('create-test', 'silent'),
+    });
+  }
+
+  const scope: CreationScope = { appId: 'app_1', environment: 'live' };
+
+  it('rebuilds a link from the results when the limiter cannot be read (an unused window)', async () => {
+    const outcome = await serviceWithoutRedis().rebuildLink(scope, {
+      results: [{ index: 0, ok: true, link }],
+    });
+    expect(outcome).toEqual({ kind: 'created', link, limit: unused });
+  });
+
+  it('rebuilds a batch report when the limiter cannot be read', async () => {
+    const outcome = await serviceWithoutRedis().rebuildBatch(
+      scope,
+      { links: [{ webFallbackUrl: 'https://example.com' }] },
+      { results: [{ index: 0, ok: true, link }] },
+    );
+    expect(outcome).toMatchObject({ kind: 'reported', limit: unused, report: { created: 1 } });
   });
 });

@@ -1,15 +1,17 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   CreateLinksResult,
   CreationRequestsRepository,
   IdempotencyKeyId,
   IdempotencyKeysRepository,
+  KeyRecord,
   StoredAnswer,
 } from '@linkservice/creation';
 import { createLinksResultSchema, SETTLE_DEADLINE_MS } from '@linkservice/creation';
 import { withQueryDeadline } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
+import { newCreationRequestId } from './create.service';
 
 /** The two requests an Idempotency-Key may be sent with; part of what "the same request" is. */
 export type IdempotentEndpoint = 'POST /links' | 'POST /links/batch';
@@ -29,12 +31,28 @@ export interface CreationRun {
   outcomeUnknown?: boolean;
 }
 
+/** The attempt that owns a key, as the creation runs it. */
+export interface OwnedAttempt {
+  /** The creation request id the key records: the job and its exactly-once row use it. */
+  creationRequestId: string;
+  /** When the key was claimed (database clock): the clock the request is checked with. */
+  checkedAt: Date;
+  /**
+   * Called before the job is submitted. From then on links may exist whatever happens, so the
+   * key must not be freed: a throw after it keeps the record until its deadline.
+   */
+  onJob: () => void;
+}
+
 /** What the service asks of the routes: run the creation, or rebuild an answer from results. */
 export interface IdempotentCreation {
-  /** Runs the creation as the key's owner, under the creation request id the key records. */
-  run(creationRequestId: string): Promise<CreationRun>;
-  /** The answer of a creation its gateway never answered (it died), from the worker's results. */
-  rebuild(results: CreateLinksResult): Promise<StoredAnswer>;
+  /** Runs the creation as the key's owner. */
+  run: (attempt: OwnedAttempt) => Promise<CreationRun>;
+  /**
+   * The answer of a creation its gateway never answered (it died), from the worker's results;
+   * `checkedAt` is the clock the owner checked the request with.
+   */
+  rebuild: (results: CreateLinksResult, checkedAt: Date) => Promise<StoredAnswer>;
 }
 
 export type IdempotentOutcome =
@@ -45,7 +63,7 @@ export type IdempotentOutcome =
   | { kind: 'in_progress' };
 
 export interface IdempotencyDeps {
-  keys: Pick<IdempotencyKeysRepository, 'claim' | 'storeAnswer' | 'release'>;
+  keys: Pick<IdempotencyKeysRepository, 'claim' | 'read' | 'storeAnswer' | 'release'>;
   requests: Pick<CreationRequestsRepository, 'abandonOrRead'>;
   /** CREATION_TIMEOUT_MS: how long a request waits for the first one with its key. */
   creationTimeoutMs: number;
@@ -59,11 +77,6 @@ export interface IdempotencyDeps {
 /** 503 and 429 created nothing and say "retry"; 500 is ours. Everything else is kept. */
 function isStored(status: number): boolean {
   return status < 500 && status !== 429;
-}
-
-/** The creation request id of an attempt: as create.service makes them, never from input. */
-function newCreationRequestId(): string {
-  return `crt_${randomUUID()}`;
 }
 
 /**
@@ -126,21 +139,43 @@ export class IdempotencyService {
     const hash = requestHash(request.endpoint, request.body);
     // Counted from this request's arrival: a waiter answers within the creation timeout too.
     const waitUntil = Date.now() + this.deps.creationTimeoutMs;
+    // Only the first statement, and one after the key was found free, is the claim (an upsert
+    // that locks the row); a waiter polls with a plain read, so it never queues on the row.
+    let claimNext = true;
     for (;;) {
-      const creationRequestId = newCreationRequestId();
-      const claim = await this.query(() =>
-        this.deps.keys.claim(id, { requestHash: hash, creationRequestId, leaseMs: this.leaseMs }),
-      );
-      if (claim?.kind === 'claimed') return this.runAsOwner(id, creationRequestId, creation);
-      if (claim !== undefined) {
-        if (claim.requestHash !== hash) return { kind: 'key_reused' };
-        if (claim.answer) return { kind: 'answered', answer: claim.answer, replayed: true };
-        if (claim.ownerGone) {
-          const settled = await this.settleGoneOwner(id, claim.creationRequestId, creation);
-          if (settled) return settled;
-          // The key is free again (or another request stored its answer): read it at once.
+      let record: KeyRecord | undefined;
+      if (claimNext) {
+        const creationRequestId = newCreationRequestId();
+        const claim = await this.query(() =>
+          this.deps.keys.claim(id, { requestHash: hash, creationRequestId, leaseMs: this.leaseMs }),
+        );
+        if (claim?.kind === 'claimed') {
+          return this.runAsOwner(id, creationRequestId, claim.claimedAt, creation);
+        }
+        claimNext = false;
+        // The row that blocked the claim was committed after its snapshot (or is a takeover of
+        // the expired row the snapshot saw): read it at once, the read sees the committed row.
+        if (claim === undefined) continue;
+        record = claim;
+      } else {
+        record = await this.query(() => this.deps.keys.read(id));
+        if (record === undefined) {
+          // Free again: the owner created nothing (its record dropped) or the key expired. Past
+          // its wait a request does not start a creation of its own (that would answer a full
+          // creation timeout later): it answers 409 and the caller's retry claims.
+          claimNext = true;
+          if (Date.now() >= waitUntil) return { kind: 'in_progress' };
           continue;
         }
+      }
+      if (record.requestHash !== hash) return { kind: 'key_reused' };
+      if (record.answer) return { kind: 'answered', answer: record.answer, replayed: true };
+      if (record.ownerGone) {
+        const settled = await this.settleGoneOwner(id, record, creation);
+        if (settled) return settled;
+        // The key is free again (or another request stored its answer): claim it at once.
+        claimNext = true;
+        continue;
       }
       if (Date.now() + this.pollIntervalMs >= waitUntil) return { kind: 'in_progress' };
       await sleep(this.pollIntervalMs);
@@ -150,15 +185,33 @@ export class IdempotencyService {
   private async runAsOwner(
     id: IdempotencyKeyId,
     creationRequestId: string,
+    claimedAt: Date,
     creation: IdempotentCreation,
   ): Promise<IdempotentOutcome> {
+    // An object, not a flag: the callback sets it while run() is awaited.
+    const job = { submitted: false };
     let run: CreationRun;
     try {
-      run = await creation.run(creationRequestId);
+      run = await creation.run({
+        creationRequestId,
+        checkedAt: claimedAt,
+        onJob: () => {
+          job.submitted = true;
+        },
+      });
     } catch (error) {
-      // Thrown before anything was created (the limiter's Redis away) or a bug: free the key
-      // so a retry runs again, and let the error middleware answer (503 or 500).
-      await this.releaseQuietly(id, creationRequestId);
+      if (job.submitted) {
+        // Thrown after the job went out (a bug reading its results): links may exist. The key
+        // stays with this attempt until its deadline; a retry then settles its creation request.
+        this.deps.logger.warn(
+          { creationRequestId },
+          'idempotency key kept after a failed creation whose job was submitted',
+        );
+      } else {
+        // Thrown before anything could be created (the limiter's Redis away, or a bug): free
+        // the key so a retry runs again. The error middleware answers (503 or 500).
+        await this.releaseQuietly(id, creationRequestId);
+      }
       throw error;
     }
     const { answer } = run;
@@ -178,7 +231,7 @@ export class IdempotencyService {
    */
   private async settleGoneOwner(
     id: IdempotencyKeyId,
-    creationRequestId: string,
+    { creationRequestId, claimedAt }: KeyRecord,
     creation: IdempotentCreation,
   ): Promise<IdempotentOutcome | undefined> {
     // Its own scope, as in the creation client: the insert may wait on the worker's row lock.
@@ -187,7 +240,16 @@ export class IdempotencyService {
     );
     switch (settled.kind) {
       case 'done': {
-        const answer = await creation.rebuild(createLinksResultSchema.parse(settled.results));
+        const answer = await creation.rebuild(
+          createLinksResultSchema.parse(settled.results),
+          claimedAt,
+        );
+        if (!isStored(answer.status)) {
+          // The worker created nothing (its only entry refused as rate_limited): as after the
+          // owner's own 429, the key is freed so a retry can succeed; this answer is not kept.
+          await this.query(() => this.deps.keys.release(id, creationRequestId));
+          return { kind: 'answered', answer, replayed: true };
+        }
         const stored = await this.query(() =>
           this.deps.keys.storeAnswer(id, creationRequestId, answer),
         );

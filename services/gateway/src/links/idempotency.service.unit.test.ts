@@ -1,6 +1,11 @@
-import type { KeyClaim, SettleResult, StoredAnswer } from '@linkservice/creation';
+import type { KeyClaim, KeyRecord, SettleResult, StoredAnswer } from '@linkservice/creation';
 import { createLogger } from '@linkservice/logger';
-import type { IdempotencyDeps, IdempotentCreation, IdempotentRequest } from './idempotency.service';
+import type {
+  IdempotencyDeps,
+  IdempotentCreation,
+  IdempotentRequest,
+  OwnedAttempt,
+} from './idempotency.service';
 import { canonicalJson, IdempotencyService, requestHash } from './idempotency.service';
 
 describe('canonicalJson', () => {
@@ -36,12 +41,32 @@ const request: IdempotentRequest = {
 const created: StoredAnswer = { status: 201, headers: {}, body: '{"link":{}}' };
 const unavailable: StoredAnswer = { status: 503, headers: { 'Retry-After': '5' }, body: '{}' };
 
-/** A key store in memory: records what the service asked of it. */
-function fakeDeps(claims: (KeyClaim | undefined)[], overrides: Partial<IdempotencyDeps> = {}) {
-  const calls = { stored: [] as StoredAnswer[], released: [] as string[], settled: [] as string[] };
+const claimedAt = new Date('2026-11-25T06:00:00Z');
+const claimed: KeyClaim = { kind: 'claimed', claimedAt };
+
+/**
+ * A key store in memory: answers the claims and reads in turn from `states` (a claimed state
+ * answers only a claim), and records what the service asked of it, statement by statement.
+ */
+function fakeDeps(states: (KeyClaim | undefined)[], overrides: Partial<IdempotencyDeps> = {}) {
+  const calls = {
+    stored: [] as StoredAnswer[],
+    released: [] as string[],
+    settled: [] as string[],
+    statements: [] as ('claim' | 'read')[],
+  };
   const deps: IdempotencyDeps = {
     keys: {
-      claim: () => Promise.resolve(claims.shift()),
+      claim: () => {
+        calls.statements.push('claim');
+        return Promise.resolve(states.shift());
+      },
+      read: (): Promise<KeyRecord | undefined> => {
+        calls.statements.push('read');
+        const state = states.shift();
+        if (state?.kind === 'claimed') throw new Error('a read cannot claim');
+        return Promise.resolve(state);
+      },
       storeAnswer: (_id, _creationRequestId, answer) => {
         calls.stored.push(answer);
         return Promise.resolve(true);
@@ -73,7 +98,7 @@ function creationAnswering(
   const runs: string[] = [];
   return {
     runs,
-    run: (creationRequestId) => {
+    run: ({ creationRequestId }) => {
       runs.push(creationRequestId);
       return Promise.resolve({ answer, outcomeUnknown });
     },
@@ -81,18 +106,21 @@ function creationAnswering(
   };
 }
 
-const running = (overrides: Partial<Extract<KeyClaim, { kind: 'taken' }>> = {}): KeyClaim => ({
+type Taken = Extract<KeyClaim, { kind: 'taken' }>;
+
+const running = (overrides: Partial<Taken> = {}): Taken => ({
   kind: 'taken',
   requestHash: requestHash(request.endpoint, request.body),
   creationRequestId: 'crt_owner',
   ownerGone: false,
   answer: null,
+  claimedAt,
   ...overrides,
 });
 
 describe('IdempotencyService', () => {
   it('stores the answer of the attempt that claimed the key', async () => {
-    const { deps, calls } = fakeDeps([{ kind: 'claimed' }]);
+    const { deps, calls } = fakeDeps([claimed]);
     const creation = creationAnswering(created);
     const outcome = await new IdempotencyService(deps).answer(request, creation);
     expect(outcome).toEqual({ kind: 'answered', answer: created, replayed: false });
@@ -101,13 +129,13 @@ describe('IdempotencyService', () => {
   });
 
   it('frees the key after a 503, unless Postgres could not settle the creation', async () => {
-    const known = fakeDeps([{ kind: 'claimed' }]);
+    const known = fakeDeps([claimed]);
     await new IdempotencyService(known.deps).answer(request, creationAnswering(unavailable));
     expect(known.calls.released).toHaveLength(1);
     expect(known.calls.stored).toEqual([]);
 
     // Links may exist: the record stays until its deadline, then a retry settles it.
-    const unknown = fakeDeps([{ kind: 'claimed' }]);
+    const unknown = fakeDeps([claimed]);
     await new IdempotencyService(unknown.deps).answer(
       request,
       creationAnswering(unavailable, true),
@@ -117,7 +145,7 @@ describe('IdempotencyService', () => {
   });
 
   it('answers as created when storing the answer fails', async () => {
-    const { deps } = fakeDeps([{ kind: 'claimed' }]);
+    const { deps } = fakeDeps([claimed]);
     deps.keys.storeAnswer = () => Promise.reject(new Error('Connection terminated'));
     const outcome = await new IdempotencyService(deps).answer(request, creationAnswering(created));
     expect(outcome).toEqual({ kind: 'answered', answer: created, replayed: false });
@@ -131,31 +159,72 @@ describe('IdempotencyService', () => {
     ).rejects.toThrow('Connection terminated');
   });
 
-  it('waits for the running first request and replays its answer', async () => {
-    const { deps } = fakeDeps([running(), running(), running({ answer: created })]);
+  it('waits for the running first request, polling with plain reads, and replays its answer', async () => {
+    const { deps, calls } = fakeDeps([running(), running(), running({ answer: created })]);
     const creation = creationAnswering(created);
     const outcome = await new IdempotencyService(deps).answer(request, creation);
     expect(outcome).toEqual({ kind: 'answered', answer: created, replayed: true });
     expect(creation.runs).toEqual([]);
+    // Only the first statement is the claim (an upsert that locks the row).
+    expect(calls.statements).toEqual(['claim', 'read', 'read']);
   });
 
   it('takes the key over when the first ended in a 503 (its record gone)', async () => {
-    const { deps } = fakeDeps([running(), { kind: 'claimed' }]);
+    const { deps, calls } = fakeDeps([running(), running(), undefined, claimed]);
     const creation = creationAnswering(created);
     const outcome = await new IdempotencyService(deps).answer(request, creation);
     expect(outcome).toEqual({ kind: 'answered', answer: created, replayed: false });
     expect(creation.runs).toHaveLength(1);
+    expect(calls.statements).toEqual(['claim', 'read', 'read', 'claim']);
   });
 
   it('reads again when the claim met a row its snapshot could not see', async () => {
-    const { deps } = fakeDeps([undefined, running({ answer: created })]);
+    const { deps, calls } = fakeDeps([undefined, running({ answer: created })]);
     const outcome = await new IdempotencyService(deps).answer(request, creationAnswering(created));
     expect(outcome).toEqual({ kind: 'answered', answer: created, replayed: true });
+    expect(calls.statements).toEqual(['claim', 'read']);
+  });
+
+  it('runs the owner under the claimed creation request id and the claim time', async () => {
+    const { deps } = fakeDeps([claimed]);
+    let attempt: OwnedAttempt | undefined;
+    await new IdempotencyService(deps).answer(request, {
+      run: (owned) => {
+        attempt = owned;
+        return Promise.resolve({ answer: created });
+      },
+      rebuild: () => Promise.reject(new Error('not expected')),
+    });
+    expect(attempt?.creationRequestId).toMatch(/^crt_/);
+    expect(attempt?.checkedAt).toBe(claimedAt);
+  });
+
+  it('frees the key when the creation throws before its job was submitted', async () => {
+    const { deps, calls } = fakeDeps([claimed]);
+    const creation = creationAnswering(created);
+    creation.run = () => Promise.reject(new Error('Redis away'));
+    await expect(new IdempotencyService(deps).answer(request, creation)).rejects.toThrow(
+      'Redis away',
+    );
+    expect(calls.released).toHaveLength(1);
+  });
+
+  it('keeps the key when the creation throws after its job was submitted (links may exist)', async () => {
+    const { deps, calls } = fakeDeps([claimed]);
+    const creation = creationAnswering(created);
+    creation.run = ({ onJob }) => {
+      onJob();
+      return Promise.reject(new Error('creation job answered without a result for entry 0'));
+    };
+    await expect(new IdempotencyService(deps).answer(request, creation)).rejects.toThrow('entry 0');
+    // The record stays until its deadline; a retry then settles the creation request.
+    expect(calls.released).toEqual([]);
+    expect(calls.stored).toEqual([]);
   });
 
   it('gives up with in_progress after the creation timeout', async () => {
-    const { deps } = fakeDeps([]);
-    deps.keys.claim = () => Promise.resolve(running());
+    const { deps } = fakeDeps([running()]);
+    deps.keys.read = () => Promise.resolve(running());
     const started = Date.now();
     const outcome = await new IdempotencyService(deps).answer(request, creationAnswering(created));
     expect(outcome).toEqual({ kind: 'in_progress' });
@@ -169,7 +238,8 @@ describe('IdempotencyService', () => {
   });
 
   it("settles a gone owner's creation request: abandoned frees the key for this request", async () => {
-    const { deps, calls } = fakeDeps([running({ ownerGone: true }), { kind: 'claimed' }]);
+    const { deps, calls } = fakeDeps([running({ ownerGone: true }), claimed]);
+    // (claim finds the gone owner; after the settle, the key is claimed anew)
     const creation = creationAnswering(created);
     const outcome = await new IdempotencyService(deps).answer(request, creation);
     expect(calls.settled).toEqual(['crt_owner']);
@@ -182,10 +252,28 @@ describe('IdempotencyService', () => {
     deps.requests.abandonOrRead = () => Promise.resolve({ kind: 'done', results: { results: [] } });
     const rebuilt: StoredAnswer = { status: 201, headers: {}, body: '{"rebuilt":true}' };
     const creation = creationAnswering(created);
-    creation.rebuild = () => Promise.resolve(rebuilt);
+    const checkedWith: Date[] = [];
+    creation.rebuild = (_results, checkedAt) => {
+      checkedWith.push(checkedAt);
+      return Promise.resolve(rebuilt);
+    };
     const outcome = await new IdempotencyService(deps).answer(request, creation);
     expect(outcome).toEqual({ kind: 'answered', answer: rebuilt, replayed: true });
     expect(calls.stored).toEqual([rebuilt]);
     expect(creation.runs).toEqual([]);
+    // The owner's clock, not this request's.
+    expect(checkedWith).toEqual([claimedAt]);
+  });
+
+  it('does not store a rebuilt answer that created nothing (429): the key is freed', async () => {
+    const { deps, calls } = fakeDeps([running({ ownerGone: true })]);
+    deps.requests.abandonOrRead = () => Promise.resolve({ kind: 'done', results: { results: [] } });
+    const limited: StoredAnswer = { status: 429, headers: { 'Retry-After': '60' }, body: '{}' };
+    const creation = creationAnswering(created);
+    creation.rebuild = () => Promise.resolve(limited);
+    const outcome = await new IdempotencyService(deps).answer(request, creation);
+    expect(outcome).toEqual({ kind: 'answered', answer: limited, replayed: true });
+    expect(calls.stored).toEqual([]);
+    expect(calls.released).toEqual(['crt_owner']);
   });
 });
