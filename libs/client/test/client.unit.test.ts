@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import type { FetchLike, Link, LinkServiceErrorOf, LinkServiceClient } from '../src';
 import { LinkServiceError, createClient, isLinkServiceError } from '../src';
+import { linkNamed } from './fixtures';
 
 const KEY = 'ls_sk_live_0123456789abcdefghijABCDEFGHIJxy';
 const BASE = 'https://api.acme.example/api/v1';
@@ -46,29 +47,6 @@ function clientWith(
     retry: { baseDelayMs: 1, maxDelayMs: 50 },
     ...options,
   });
-}
-
-function linkNamed(alias: string): Link {
-  return {
-    id: `lnk_${alias}`,
-    alias,
-    url: `https://acme.links.localhost/${alias}`,
-    environment: 'live',
-    webFallbackUrl: 'https://acme.example/web',
-    iosFallbackUrl: null,
-    deepLinkData: null,
-    title: null,
-    campaign: null,
-    channel: null,
-    feature: null,
-    tags: [],
-    expiresAt: null,
-    archivedAt: null,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:00:00.000Z',
-    clickCount: 0,
-    status: 'active',
-  };
 }
 
 /** The rejection of `promise`, which must reject. */

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LinkServiceClientOptions } from '../src';
 import { createClient, isLinkServiceError } from '../src';
+import { linkNamed } from './fixtures';
 
 /**
  * The client's retries over real HTTP, with Node's own fetch: a local node:http server plays a
@@ -28,26 +29,7 @@ type Step =
   | { drop: true }
   | { stallMs: number };
 
-const LINK = {
-  id: 'lnk_1',
-  alias: 'spring',
-  url: 'https://acme.links.localhost/spring',
-  environment: 'live',
-  webFallbackUrl: 'https://acme.example/web',
-  iosFallbackUrl: null,
-  deepLinkData: null,
-  title: null,
-  campaign: null,
-  channel: null,
-  feature: null,
-  tags: [],
-  expiresAt: null,
-  archivedAt: null,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-  clickCount: 0,
-  status: 'active',
-};
+const LINK = linkNamed('spring');
 
 const CREATED: Step = { status: 201, body: { link: LINK } };
 const UNAVAILABLE: Step = {

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { authOf } from '../auth/auth.middleware';
 import type { GatewayDeps } from '../deps';
 import { ApiError, errors } from '../http/errors';
@@ -8,8 +8,8 @@ import type { ApiRoute } from '../http/routes';
 import type { CreationLimitState } from '../limits/creation-limiter';
 import { createLinkBatchDoc, createLinkDoc } from './create.openapi';
 import { setJobIdOf } from '../http/request-logging';
-import type { UnavailableReason } from '@linkservice/creation';
-import type { CreationRun, OwnedAttempt } from './idempotency.service';
+import type { CreateLinksResult, UnavailableReason } from '@linkservice/creation';
+import type { CreationRun, IdempotentEndpoint, OwnedAttempt } from './idempotency.service';
 import { answerWithIdempotencyKey, sendAnswer } from './idempotency.http';
 import type {
   CreateBatchOutcome,
@@ -122,65 +122,80 @@ function onCreationJob(res: Response, attempt?: OwnedAttempt): OnCreationJob {
 
 /** POST /links and POST /links/batch. Listed in app.ts before the routes with `:linkId`. */
 export function createRoutes(deps: GatewayDeps): ApiRoute[] {
-  const { creation, idempotency } = deps;
+  const { creation } = deps;
   return [
     {
       method: 'POST',
       path: '/links',
       openapi: createLinkDoc,
-      handler: async (req, res) => {
-        const body = bodyOf(req);
-        const key = req.headers['idempotency-key'];
-        const run = async (attempt?: OwnedAttempt) =>
+      handler: creationHandler(deps, 'POST /links', {
+        run: async (body, res, attempt) =>
           createLinkAnswer(
             await creation.createLink(scopeOf(res, attempt), body, onCreationJob(res, attempt)),
-          );
-        if (key === undefined) {
-          sendAnswer(res, (await run()).answer);
-          return;
-        }
-        await answerWithIdempotencyKey(res, idempotency, {
-          ...keyScopeOf(res),
-          key,
-          endpoint: 'POST /links',
-          body,
-          run,
-          rebuild: async (results) =>
-            createLinkAnswer(await creation.rebuildLink(scopeOf(res), results)).answer,
-          limitHeaders: () => currentLimitHeaders(deps, res),
-        });
-      },
+          ),
+        rebuild: async (_body, res, results) =>
+          createLinkAnswer(await creation.rebuildLink(scopeOf(res), results)),
+      }),
     },
     {
       method: 'POST',
       path: '/links/batch',
       openapi: createLinkBatchDoc,
-      handler: async (req, res) => {
-        const body = bodyOf(req);
-        const key = req.headers['idempotency-key'];
-        const run = async (attempt?: OwnedAttempt) =>
+      handler: creationHandler(deps, 'POST /links/batch', {
+        run: async (body, res, attempt) =>
           createBatchAnswer(
             await creation.createBatch(scopeOf(res, attempt), body, onCreationJob(res, attempt)),
-          );
-        if (key === undefined) {
-          sendAnswer(res, (await run()).answer);
-          return;
-        }
-        await answerWithIdempotencyKey(res, idempotency, {
-          ...keyScopeOf(res),
-          key,
-          endpoint: 'POST /links/batch',
-          body,
-          run,
-          rebuild: async (results, checkedAt) =>
-            createBatchAnswer(
-              await creation.rebuildBatch({ ...scopeOf(res), checkedAt }, body, results),
-            ).answer,
-          limitHeaders: () => currentLimitHeaders(deps, res),
-        });
-      },
+          ),
+        rebuild: async (body, res, results, checkedAt) =>
+          createBatchAnswer(
+            await creation.rebuildBatch({ ...scopeOf(res), checkedAt }, body, results),
+          ),
+      }),
     },
   ];
+}
+
+/** How one creation endpoint runs, and rebuilds the answer of a run its gateway never gave. */
+interface CreationEndpoint {
+  run: (
+    body: Record<string, unknown>,
+    res: Response,
+    attempt?: OwnedAttempt,
+  ) => Promise<CreationRun>;
+  rebuild: (
+    body: Record<string, unknown>,
+    res: Response,
+    results: CreateLinksResult,
+    checkedAt: Date,
+  ) => Promise<CreationRun>;
+}
+
+/**
+ * Without an Idempotency-Key the creation runs and answers as the spec says; with one, the key's
+ * rules decide whether it runs, waits, replays or is refused (idempotency.service.ts).
+ */
+function creationHandler(
+  deps: GatewayDeps,
+  endpoint: IdempotentEndpoint,
+  { run, rebuild }: CreationEndpoint,
+): RequestHandler {
+  return async (req, res) => {
+    const body = bodyOf(req);
+    const key = req.headers['idempotency-key'];
+    if (key === undefined) {
+      sendAnswer(res, (await run(body, res)).answer);
+      return;
+    }
+    await answerWithIdempotencyKey(res, deps.idempotency, {
+      ...keyScopeOf(res),
+      key,
+      endpoint,
+      body,
+      run: (attempt) => run(body, res, attempt),
+      rebuild: async (results, checkedAt) => (await rebuild(body, res, results, checkedAt)).answer,
+      limitHeaders: () => currentLimitHeaders(deps, res),
+    });
+  };
 }
 
 /**
