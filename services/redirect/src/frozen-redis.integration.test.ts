@@ -31,6 +31,9 @@ afterEach(async () => {
 async function startBehindProxy(extraEnv: Record<string, string> = {}): Promise<Harness> {
   const h = await startRedirect({
     REDIS_URL: proxy.rewrite(env.redisUrl),
+    // Keys of its own: a flusher frozen mid-take would otherwise take the pending clicks of
+    // other test files' links (same run, same Redis) and lose them when the test stops it.
+    REDIS_PREFIX: `${env.redisPrefix}-frozen`,
     CLICK_FLUSH_INTERVAL_MS: '600000',
     ...extraEnv,
   });
