@@ -693,6 +693,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
         };
     };
     getCurrentApp: {
@@ -745,7 +763,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid secret API key is required.
                          */
                         message: string;
                     };
@@ -862,7 +880,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid secret API key is required.
                          */
                         message: string;
                     };
@@ -1007,7 +1025,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid secret API key is required.
                          */
                         message: string;
                     };
@@ -1135,7 +1153,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid secret API key is required.
                          */
                         message: string;
                     };
@@ -1183,9 +1201,12 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit"?: string;
-                    "RateLimit-Remaining"?: string;
-                    "RateLimit-Reset"?: string;
+                    /** @description Link creations allowed per window (per app; live and test share it). */
+                    "RateLimit-Limit": string;
+                    /** @description Creations left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -1258,6 +1279,9 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     /** @description Whole seconds to wait before retrying (at least 1). */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1358,7 +1382,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid secret API key is required.
                          */
                         message: string;
                     };
@@ -1406,9 +1430,12 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit"?: string;
-                    "RateLimit-Remaining"?: string;
-                    "RateLimit-Reset"?: string;
+                    /** @description Link creations allowed per window (per app; live and test share it). */
+                    "RateLimit-Limit": string;
+                    /** @description Creations left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -1455,6 +1482,9 @@ export interface operations {
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     /** @description Whole seconds to wait before retrying (at least 1). */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1526,7 +1556,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid secret API key is required.
                          */
                         message: string;
                     };
@@ -1661,7 +1691,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid secret API key is required.
                          */
                         message: string;
                     };
@@ -1818,7 +1848,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid secret API key is required.
                          */
                         message: string;
                     };
@@ -1986,7 +2016,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or a secret key; one identical answer for all. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1999,7 +2029,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid publishable key is required.
                          */
                         message: string;
                     };
@@ -2100,7 +2130,7 @@ export interface operations {
                         error: "rate_limited";
                         /**
                          * @description For people.
-                         * @example Too many requests; retry in 12 seconds.
+                         * @example Too many requests with this key from this address; retry in 12 s.
                          */
                         message: string;
                     };
@@ -2187,7 +2217,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or a secret key; one identical answer for all. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2200,7 +2230,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid publishable key is required.
                          */
                         message: string;
                     };
@@ -2265,7 +2295,7 @@ export interface operations {
                         error: "rate_limited";
                         /**
                          * @description For people.
-                         * @example Too many requests; retry in 12 seconds.
+                         * @example Too many requests with this key from this address; retry in 12 s.
                          */
                         message: string;
                     };
@@ -2354,7 +2384,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or a secret key; one identical answer for all. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2367,7 +2397,7 @@ export interface operations {
                         error: "unauthorised";
                         /**
                          * @description For people.
-                         * @example A valid secret API key is required: send Authorization: Bearer <key>.
+                         * @example A valid publishable key is required.
                          */
                         message: string;
                     };
@@ -2423,7 +2453,7 @@ export interface operations {
                         error: "rate_limited";
                         /**
                          * @description For people.
-                         * @example Too many requests; retry in 12 seconds.
+                         * @example Too many requests with this key from this address; retry in 12 s.
                          */
                         message: string;
                     };

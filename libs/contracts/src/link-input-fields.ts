@@ -304,13 +304,16 @@ export const expiresAtRule: FieldRule<string | null> = (value, now) => {
   return { ok: true, value: formatExpiry(instant) };
 };
 
-/** JSON Schema's date-time: RFC 3339, whose zone is mandatory (the rule takes more ISO forms). */
+/**
+ * The rule's own pattern, not JSON Schema's `date-time`: RFC 3339 would refuse the basic, week
+ * and ordinal forms the rule takes, and take a space for the T, which the rule refuses.
+ */
 const expiresAtInput = z
   .string()
   .meta({
     description:
       'ISO 8601 timestamp with a zone (Z or ±hh:mm; calendar, week or ordinal date, basic or extended format), in the future; stored at second precision and returned as `YYYY-MM-DDThh:mm:ssZ`. null clears it.',
-    format: 'date-time',
+    pattern: DATE_TIME_WITH_ZONE.source,
     example: '2030-01-31T12:00:00Z',
   })
   .nullable();

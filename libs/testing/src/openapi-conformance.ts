@@ -55,6 +55,21 @@ export function committedOpenApiDocument(): object {
 
 const DOCUMENT_ID = 'openapi.json';
 
+/** The one slug of each failure status (the gateway's ERROR_STATUS, read the other way). */
+const SLUG_OF_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_body',
+  401: 'unauthorised',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  410: 'expired',
+  413: 'payload_too_large',
+  422: 'invalid_request',
+  429: 'rate_limited',
+  500: 'internal',
+  503: 'unavailable',
+};
+
 /** A JSON pointer segment (`/links` → `~1links`). */
 function pointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -101,7 +116,8 @@ export class OpenApiConformance {
 
   /** Throws, saying what is wrong, when the document does not describe the answer. */
   check(answer: ReceivedAnswer): void {
-    const path = new URL(answer.path, 'http://x').pathname;
+    // Appended, not resolved: `//api/v1/…` is a path here, not a host.
+    const path = new URL(`http://x${answer.path}`).pathname;
     const method = answer.method.toUpperCase();
     if (method === 'OPTIONS') return; // CORS preflights: not part of the contract.
     if (this.basePath !== '' && path !== this.basePath && !path.startsWith(`${this.basePath}/`)) {
@@ -127,10 +143,13 @@ export class OpenApiConformance {
     const operation = matched
       ? (this.document as DocumentShape).paths?.[matched.template]?.[operationMethod]
       : undefined;
-    if (!matched || !operation) return this.undocumentedProblems(answer, method);
+    if (!matched || !operation) return this.undocumentedProblems(answer, method, relative, matched);
 
     const status = String(answer.status);
     const response = operation.responses?.[status];
+    if (response?.$ref) {
+      throw new Error(`the checker does not resolve response $refs (${response.$ref}); inline it`);
+    }
     if (!response) {
       return [
         `status ${status} is not documented for ${operationMethod.toUpperCase()} ${matched.template} (${operation.operationId ?? 'no operationId'}); documented: ${Object.keys(operation.responses ?? {}).join(', ')}`,
@@ -143,15 +162,48 @@ export class OpenApiConformance {
     ];
   }
 
-  /** A method or path the document does not have: it must be a failure with the error body. */
-  private undocumentedProblems(answer: ReceivedAnswer, method: string): string[] {
+  /**
+   * A method or path the document does not have: only what the service answers to any request
+   * may come back (the key refused, the SDK's abuse limit, our own failure), then 405 with the
+   * path's methods in Allow for a known path, 404 for an unknown one; always the error body
+   * whose slug is the status's own.
+   */
+  private undocumentedProblems(
+    answer: ReceivedAnswer,
+    method: string,
+    relative: string,
+    matched: PathMatcher | undefined,
+  ): string[] {
     if (answer.status < 400) {
       return [`${method} on this path is not in the document, yet it answered ${answer.status}`];
     }
-    const problems = this.validate('#/components/schemas/Error', answer.body, 'body');
+    const allowed = new Set([401, 500, 503, matched ? 405 : 404]);
+    if (relative.startsWith('/sdk/')) allowed.add(429);
+    if (!allowed.has(answer.status)) {
+      return [
+        `${method} ${matched ? 'is not an operation of this path' : 'on a path the document does not have'}, yet it answered ${answer.status} (expected one of ${[...allowed].sort().join(', ')})`,
+      ];
+    }
+    const problems =
+      method === 'HEAD' ? [] : this.validate('#/components/schemas/Error', answer.body, 'body');
+    const slug = (answer.body as { error?: unknown } | undefined)?.error;
+    if (method !== 'HEAD' && slug !== SLUG_OF_STATUS[answer.status]) {
+      problems.push(
+        `a ${answer.status} carries error "${SLUG_OF_STATUS[answer.status]}", not ${JSON.stringify(slug)}`,
+      );
+    }
     if (!answer.headers.has('x-request-id')) problems.push('header X-Request-Id is missing');
-    if (answer.status === 405 && !answer.headers.has('allow')) {
-      problems.push('a 405 must carry Allow');
+    if (answer.status === 405 && matched) {
+      const documented = Object.keys(
+        (this.document as DocumentShape).paths?.[matched.template] ?? {},
+      ).map((name) => name.toUpperCase());
+      if (documented.includes('GET')) documented.push('HEAD');
+      const expected = documented.sort().join(', ');
+      if (answer.headers.get('allow') !== expected) {
+        problems.push(
+          `a 405 must carry Allow: ${expected}, not ${String(answer.headers.get('allow'))}`,
+        );
+      }
     }
     if (answer.status === 401 && !answer.headers.has('www-authenticate')) {
       problems.push('a 401 must carry WWW-Authenticate');

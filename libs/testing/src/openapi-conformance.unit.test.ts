@@ -121,6 +121,58 @@ describe('OpenApiConformance', () => {
     }).toThrow('GET on this path is not in the document, yet it answered 200');
   });
 
+  it('lets only the answers any request may get through on a method or path it lacks', () => {
+    const ids = { 'x-request-id': 'r' };
+    expect(() => {
+      conformance.check(
+        answer(404, { error: 'not_found', message: 'm' }, ids, 'PATCH', '/api/v1/links/batch'),
+      );
+    }).toThrow('PATCH is not an operation of this path, yet it answered 404');
+    expect(() => {
+      conformance.check(
+        answer(
+          405,
+          { error: 'method_not_allowed', message: 'm' },
+          { ...ids, allow: 'DELETE' },
+          'PUT',
+          '/api/v1/links/batch',
+        ),
+      );
+    }).toThrow('a 405 must carry Allow: POST, not DELETE');
+    expect(() => {
+      conformance.check(
+        answer(
+          405,
+          { error: 'method_not_allowed', message: 'm' },
+          { ...ids, allow: 'GET, HEAD' },
+          'PUT',
+          '/api/v1/links/lnk_1',
+        ),
+      );
+    }).not.toThrow();
+    expect(() => {
+      conformance.check(
+        answer(
+          422,
+          { error: 'invalid_request', message: 'm', fields: {} },
+          ids,
+          'GET',
+          '/api/v1/nope',
+        ),
+      );
+    }).toThrow('on a path the document does not have, yet it answered 422');
+    expect(() => {
+      conformance.check(
+        answer(404, { error: 'conflict', message: 'm' }, ids, 'GET', '/api/v1/nope'),
+      );
+    }).toThrow('a 404 carries error "not_found", not "conflict"');
+    expect(() => {
+      conformance.check(
+        answer(503, { error: 'unavailable', message: 'm' }, ids, 'GET', '/api/v1/nope'),
+      );
+    }).not.toThrow();
+  });
+
   it('leaves answers outside the API alone', () => {
     expect(() => {
       conformance.check(answer(200, 'ok', {}, 'GET', '/readyz'));

@@ -10,7 +10,7 @@ import { requestId } from './http/request-id';
 import { requestMetrics } from './http/request-metrics';
 import { useRequestLogging } from './http/request-logging';
 import type { ApiRoute } from './http/routes';
-import { notFound, routerFor } from './http/routes';
+import { allowedMethods, methodNotAllowed, notFound, routerFor } from './http/routes';
 import { buildOpenApiDocument, documentText, OPENAPI_PATH } from './openapi/document';
 import { serveOpenApiDocument } from './openapi/openapi.routes';
 import { createRoutes } from './links/create.routes';
@@ -82,12 +82,17 @@ export function createApp(deps: GatewayDeps, options: AppOptions = {}): Express 
   useRequestLogging(app, deps.logger);
   // Public, so outside both keyed routers (each authenticates every request it sees). Built from
   // the lists mounted below (a test's extra routes are not part of the contract).
+  // Public, so outside both keyed routers (each authenticates every request it sees). Built from
+  // the lists mounted below (a test's extra routes are not part of the contract). Another method
+  // is a 405 with Allow, as on every API path.
+  const openApiPath = `${API_BASE_PATH}${OPENAPI_PATH}`;
   app.get(
-    `${API_BASE_PATH}${OPENAPI_PATH}`,
+    openApiPath,
     serveOpenApiDocument(() =>
       documentText(buildOpenApiDocument({ api: apiRoutes(deps), sdk: sdkRoutes(deps) })),
     ),
   );
+  app.all(openApiPath, methodNotAllowed(allowedMethods(['GET'])));
   app.use(
     SDK_BASE_PATH,
     noStore(),

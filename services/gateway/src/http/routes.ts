@@ -41,7 +41,8 @@ export function allowedMethods(methods: Iterable<HttpMethod>): string[] {
   return [...allowed].sort();
 }
 
-function methodNotAllowed(allow: string[]): RequestHandler {
+/** Answers 405 with Allow: every method a path does not have (and a public path's others). */
+export function methodNotAllowed(allow: string[]): RequestHandler {
   const header = allow.join(', ');
   return (req, _res, next) => {
     next(

@@ -46,7 +46,8 @@ const unavailable = errorAnswer(
   'unavailable',
   'Postgres, Redis or the workers did not answer in time; nothing was created (or the link is visible under its alias). Not kept under an Idempotency-Key.',
   'Link creation is temporarily unavailable and nothing was created; retry shortly.',
-  { headers: { 'Retry-After': HEADERS.retryAfter } },
+  // RateLimit-* when the limiter answered before the creation gave up.
+  { headers: { ...rateLimitHeaders(false), 'Retry-After': HEADERS.retryAfter } },
 );
 
 function invalid(
@@ -56,7 +57,7 @@ function invalid(
 ): ZodOpenApiResponseObject {
   return errorAnswer('invalid_request', description, example, {
     fields,
-    headers: creationHeaders(false),
+    headers: creationHeaders(true),
   });
 }
 

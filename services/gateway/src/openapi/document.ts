@@ -8,7 +8,7 @@ import type {
 import { createDocument } from 'zod-openapi';
 import type { oas31 } from 'zod-openapi';
 import type { ApiRoute } from '../http/routes';
-import { COMMON_ERRORS, errorAnswer, HEADERS } from './responses';
+import { COMMON_ERRORS, errorAnswer, HEADERS, SDK_UNAUTHORISED } from './responses';
 import { errorBodySchema } from './schemas';
 
 export type OpenApiDocument = oas31.OpenAPIObject;
@@ -27,7 +27,7 @@ const REQUEST_ID_HEADER = 'X-Request-Id';
 const SDK_RATE_LIMITED = errorAnswer(
   'rate_limited',
   'the abuse limit of the key and client address (per minute, shared by the three endpoints) is used up.',
-  'Too many requests; retry in 12 seconds.',
+  'Too many requests with this key from this address; retry in 12 s.',
   { headers: { 'Retry-After': HEADERS.retryAfter } },
 );
 
@@ -85,6 +85,7 @@ const getDocumentOperation: ZodOpenApiOperationObject = {
       description: 'The document.',
       content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } },
     },
+    '500': COMMON_ERRORS['500'],
   },
 };
 
@@ -96,7 +97,10 @@ const getDocumentOperation: ZodOpenApiOperationObject = {
 export function buildOpenApiDocument(routes: DocumentedRoutes): OpenApiDocument {
   const paths: ZodOpenApiPathsObject = { [OPENAPI_PATH]: { get: getDocumentOperation } };
   addRoutes(paths, routes.api, '', 'secretKey', {});
-  addRoutes(paths, routes.sdk, '/sdk', 'publishableKey', { '429': SDK_RATE_LIMITED });
+  addRoutes(paths, routes.sdk, '/sdk', 'publishableKey', {
+    '401': SDK_UNAUTHORISED,
+    '429': SDK_RATE_LIMITED,
+  });
 
   const spec: ZodOpenApiObject = {
     openapi: '3.1.0',

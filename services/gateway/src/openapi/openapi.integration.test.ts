@@ -26,4 +26,11 @@ describe('GET /api/v1/openapi.json', () => {
     const res = await gateway.api('/api/v1/openapi.json', { key: 'ls_sk_live_wrong' });
     expect(res.status).toBe(200);
   });
+
+  it('answers another method with 405 and Allow, without a key, like every API path', async () => {
+    const res = await gateway.api('/api/v1/openapi.json', { method: 'POST', body: {} });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+    expect(res.body?.error).toBe('method_not_allowed');
+  });
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ZodOpenApiResponseObject } from 'zod-openapi';
 import type { ErrorSlug } from '../http/errors';
 import { ERROR_STATUS } from '../http/errors';
+import { PUBLISHABLE_KEYS, SECRET_KEYS } from '../auth/auth.middleware';
 import { errorBodyOf } from './schemas';
 
 /**
@@ -79,6 +80,14 @@ export function byStatus(
  * What any request of either interface can meet before its handler: the body rules (every route
  * reads a body if one is sent), the key check, a dependency that does not answer, a bug.
  */
+/** The app interface's 401: the same answer, naming the publishable key it wants. */
+export const SDK_UNAUTHORISED = errorAnswer(
+  'unauthorised',
+  'the key is missing, malformed, unknown, revoked or a secret key; one identical answer for all.',
+  PUBLISHABLE_KEYS.message,
+  { headers: { 'WWW-Authenticate': HEADERS.wwwAuthenticate } },
+);
+
 export const COMMON_ERRORS = {
   '400': errorAnswer(
     'invalid_body',
@@ -88,7 +97,7 @@ export const COMMON_ERRORS = {
   '401': errorAnswer(
     'unauthorised',
     'the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all.',
-    'A valid secret API key is required: send Authorization: Bearer <key>.',
+    SECRET_KEYS.message,
     { headers: { 'WWW-Authenticate': HEADERS.wwwAuthenticate } },
   ),
   '413': errorAnswer(
