@@ -1,9 +1,10 @@
 import { createPublicKey, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { generateReceiptSigningKey } from '@linkservice/keys';
-import type { ApiBody, ApiResponse } from '@linkservice/testing';
+import type { ApiResponse } from '@linkservice/testing';
 import { eventually, freePort, linkOf, sendRequest } from '@linkservice/testing';
 import { repositoryRoot } from '../support/service-process';
+import { sendApiRequest } from '../support/stack';
 import { ComposeStack, docker, oneOff } from './compose-stack';
 
 /**
@@ -29,7 +30,7 @@ let subdomainKey: string;
 const signingKey = generateReceiptSigningKey();
 
 function api(method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  return sendRequest<ApiBody>(`${gatewayUrl}/api/v1${path}`, { method, key: secret, body });
+  return sendApiRequest(`${gatewayUrl}/api/v1${path}`, { method, key: secret, body });
 }
 
 /** `docker compose run --rm gateway linkctl …`, as deploy/README.md shows operators. */

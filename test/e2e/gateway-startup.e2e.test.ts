@@ -1,10 +1,10 @@
 import { generateReceiptSigningKey } from '@linkservice/keys';
 import type { DbHandle } from '@linkservice/db';
-import { freePort, sendRequest, testDatabase, testEnvironment } from '@linkservice/testing';
+import { freePort, testDatabase, testEnvironment } from '@linkservice/testing';
 import type { HttpResponse } from '@linkservice/testing';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Stack } from '../support/stack';
-import { ServiceProcess, startRunStack } from '../support/stack';
+import { sendApiRequest, ServiceProcess, startRunStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 
 /**
@@ -36,7 +36,7 @@ async function firstAnswer(url: string, key: string, alias: string): Promise<Htt
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {
-      return await sendRequest(`${url}/api/v1/links`, {
+      return await sendApiRequest(`${url}/api/v1/links`, {
         key,
         body: { alias, webFallbackUrl: 'https://startup.example' },
       });

@@ -73,9 +73,9 @@ const linkSchema = z
   .transform(inLinkOrder);
 
 export const entryResultSchema = z.discriminatedUnion('ok', [
-  z.object({ index: z.number().int(), ok: z.literal(true), link: linkSchema }),
+  z.object({ index: z.number().int().min(0), ok: z.literal(true), link: linkSchema }),
   z.object({
-    index: z.number().int(),
+    index: z.number().int().min(0),
     ok: z.literal(false),
     error: z.enum(['validation_failed', 'rate_limited', 'plan_limit_reached']),
     message: z.string(),
@@ -104,7 +104,7 @@ export function entryInvalid(index: number, fieldErrors: FieldErrors): EntryResu
 
 export const stoppedEarlySchema = z.object({
   reason: z.enum(['rate_limited', 'plan_limit_reached']),
-  atIndex: z.number().int(),
+  atIndex: z.number().int().min(0),
   message: z.string(),
 });
 export type StoppedEarly = z.infer<typeof stoppedEarlySchema>;
