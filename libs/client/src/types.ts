@@ -109,22 +109,13 @@ export interface LinkCreateInput {
 }
 
 /**
- * `PATCH /links/{linkId}` body: only the fields to change; null clears a nullable field; `{}`
- * changes nothing. `alias` cannot change: the current one is accepted, any other is a 422.
+ * `PATCH /links/{linkId}` body: only the fields to change, each by the rule it has on create;
+ * null clears a nullable field (webFallbackUrl cannot be null); `tags` replaces the whole list;
+ * a new `expiresAt` must lie in the future; `{}` changes nothing. `alias` cannot change: the
+ * current one is accepted, any other is a 422.
  */
-export interface LinkPatchInput {
+export interface LinkPatchInput extends Partial<Omit<LinkCreateInput, 'alias'>> {
   alias?: string;
-  webFallbackUrl?: string;
-  iosFallbackUrl?: string | null;
-  deepLinkData?: JsonObject | null;
-  title?: string | null;
-  campaign?: string | null;
-  channel?: string | null;
-  feature?: string | null;
-  /** Replaces the whole list. */
-  tags?: string[];
-  /** null clears it; a new value must lie in the future. */
-  expiresAt?: string | null;
 }
 
 /**
