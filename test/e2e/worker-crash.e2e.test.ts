@@ -18,7 +18,11 @@ import { createTenant } from '../support/tenants';
 
 const ROUNDS = 4;
 const APPS = 6;
-const ENTRIES_PER_BATCH = 12;
+/**
+ * Two batches fill a group job (MAX_GROUP_ENTRIES), so a round's six batches travel as three
+ * jobs: with the worker taking two at a time, one of them waits in Redis through each kill.
+ */
+const ENTRIES_PER_BATCH = 40;
 const SUBMIT_TIMEOUT_MS = 5_000;
 /** Test-only pause inside each creation transaction, so kills land mid-batch. */
 const WORKER_DELAY_MS = 300;

@@ -9,7 +9,24 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
  * The protocol around it (deadline, settle, exactly-once) is described in ../README.md.
  */
 export const CREATE_LINKS_QUEUE = 'link-creations';
+/**
+ * A job holding one creation request: what gateways before group commit add. Workers still take
+ * it (a request of a gateway not yet upgraded must not be lost), and answer it as before.
+ */
 export const CREATE_LINKS_JOB = 'create-links';
+/**
+ * A job holding the creation requests that reached one gateway close together (group commit):
+ * one job and one worker transaction for all of them, each request still answered, counted and
+ * made exactly-once on its own (see ../README.md, "Group commit").
+ */
+export const CREATE_LINKS_GROUP_JOB = 'create-links-group';
+
+/**
+ * A group of several requests holds at most this many entries (a lone batch of MAX_BATCH_ENTRIES
+ * fills one), so the worker's transaction, and the app locks it holds, last no longer than one
+ * full batch's. A request with more entries travels alone.
+ */
+export const MAX_GROUP_ENTRIES = 100;
 
 /**
  * How long after the deadline the worker may still COMMIT a job it claimed before the deadline.
@@ -60,8 +77,32 @@ export const createLinksPayloadSchema = z.object({
   creationBudget: z.number().int().min(0),
   /** Epoch ms after which the gateway has stopped waiting: the worker must not create anything. */
   deadline: z.number().int(),
+  /**
+   * The HTTP request's trace context (W3C `traceparent`, nothing else) while tracing is on: the
+   * worker's span for this request continues the request's trace even when the job carries
+   * other requests too.
+   */
+  traceparent: z.string().max(64).optional(),
 });
 export type CreateLinksPayload = z.infer<typeof createLinksPayloadSchema>;
+
+/** The payload of a create-links-group job: requests in arrival order, each its own. */
+export const createLinksGroupSchema = z.object({
+  requests: z
+    .array(createLinksPayloadSchema)
+    .min(1)
+    .refine(
+      (requests) => new Set(requests.map(({ requestId }) => requestId)).size === requests.length,
+      'request ids must be unique within a group',
+    )
+    .refine(
+      (requests) =>
+        requests.length === 1 ||
+        requests.reduce((sum, { entries }) => sum + entries.length, 0) <= MAX_GROUP_ENTRIES,
+      `a group of several requests holds at most ${MAX_GROUP_ENTRIES} entries`,
+    ),
+});
+export type CreateLinksGroup = z.infer<typeof createLinksGroupSchema>;
 
 /**
  * A created link as the worker wrote it. Results read back from creation_requests (a settle that
@@ -133,6 +174,12 @@ export const createLinksJobResultSchema = z.discriminatedUnion('status', [
 ]);
 export type CreateLinksJobResult = z.infer<typeof createLinksJobResultSchema>;
 
+/** A create-links-group job's return value: one answer per request of the group, in its order. */
+export const createLinksGroupResultSchema = z.object({
+  answers: z.array(z.object({ requestId: z.string(), answer: createLinksJobResultSchema })),
+});
+export type CreateLinksGroupResult = z.infer<typeof createLinksGroupResultSchema>;
+
 export type UnavailableReason =
   /** No answer from the worker within the timeout. */
   | 'timeout'
@@ -154,7 +201,7 @@ export type CreationOutcome =
 export interface CreationClient {
   /** Enqueues, waits at most `timeoutMs`, never leaves a half-known outcome. */
   submit(
-    payload: Omit<CreateLinksPayload, 'deadline'>,
+    payload: Omit<CreateLinksPayload, 'deadline' | 'traceparent'>,
     timeoutMs: number,
   ): Promise<CreationOutcome>;
   close(): Promise<void>;

@@ -1,13 +1,13 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { withQueryDeadline } from '@linkservice/db';
 import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import { throttledErrorLog } from '@linkservice/logger';
-import { queueTelemetry } from '@linkservice/telemetry';
-import type { QueueEventsListener } from 'bullmq';
+import { activeTraceparent, queueTelemetry } from '@linkservice/telemetry';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type {
+  CreateLinksGroup,
   CreateLinksJobResult,
   CreateLinksPayload,
   CreationClient,
@@ -15,12 +15,12 @@ import type {
   UnavailableReason,
 } from './create-links.job';
 import {
-  CREATE_LINKS_JOB,
+  CREATE_LINKS_GROUP_JOB,
   CREATE_LINKS_QUEUE,
-  createLinksJobResultSchema,
-  SETTLE_DEADLINE_MS,
-  createLinksPayloadSchema,
+  createLinksGroupResultSchema,
   createLinksResultSchema,
+  MAX_GROUP_ENTRIES,
+  SETTLE_DEADLINE_MS,
 } from './create-links.job';
 import type { CreationRequestsRepository } from './creation-requests.repository';
 import { redisOptionsFromUrl } from './redis-options';
@@ -36,7 +36,21 @@ export interface CreationClientOptions {
   attempts?: number;
   /** First retry delay, doubled per attempt; default 100 ms. The deadline bounds retries too. */
   backoffMs?: number;
+  /**
+   * Groups that may await their answer at once before new requests gather into the next group
+   * (group commit); default DEFAULT_GROUPS_IN_FLIGHT.
+   */
+  groupsInFlight?: number;
+  /**
+   * The longest a request waits for others to join its group when groupsInFlight groups are
+   * already on their way; default DEFAULT_GROUP_WAIT_MS. A request that finds a free slot waits
+   * only for the rest of the event-loop turn.
+   */
+  groupWaitMs?: number;
 }
+
+export const DEFAULT_GROUPS_IN_FLIGHT = 1;
+export const DEFAULT_GROUP_WAIT_MS = 2;
 
 /**
  * How far back the events stream is read when the client starts. QueueEvents' default start,
@@ -58,17 +72,26 @@ class DeadlineReached extends Error {
 
 class JobFailed extends Error {}
 
-/** QueueEvents also emits each event as `<event>:<jobId>`; its typings only name the plain ones. */
-interface PerJobEvents extends QueueEventsListener {
-  [completed: `completed:${string}`]: (args: { returnvalue: unknown }) => void;
-  [failed: `failed:${string}`]: (args: { failedReason: string }) => void;
+/** A request waiting in the gateway: gathered into the next group, then answered from its job. */
+interface Waiter {
+  payload: CreateLinksPayload;
+  answer: (result: CreateLinksJobResult) => void;
+  fail: (error: Error) => void;
+  /** Set once its group is added: the group's job id, and whether the request was alone in it. */
+  sentAs?: { jobId: string; alone: boolean };
+}
+
+/** A group job on its way: its requests still waiting, by id. */
+interface SentGroup {
+  waiters: Map<string, Waiter>;
 }
 
 /**
- * The gateway's CreationClient: one long-lived Queue and QueueEvents per process. Waits for the
- * job's answer until the deadline; on anything else (timeout, failed job, Redis trouble) it
- * settles through Postgres, so every answer is either the committed result or "nothing was and
- * nothing will be created". See README.md for the protocol.
+ * The gateway's CreationClient: one long-lived Queue and QueueEvents per process. Requests that
+ * arrive close together travel as one group job (group commit, see README.md and gather()). Each
+ * request waits for its own answer in its group's until its own deadline; on anything else
+ * (timeout, failed job, Redis trouble) it settles through Postgres, so every answer is either the
+ * committed result or "nothing was and nothing will be created".
  */
 export class BullCreationClient implements CreationClient {
   private readonly queueConnection: Redis;
@@ -78,12 +101,25 @@ export class BullCreationClient implements CreationClient {
   private readonly logger: Logger;
   private readonly attempts: number;
   private readonly backoffMs: number;
+  private readonly groupsInFlight: number;
+  private readonly groupWaitMs: number;
+  /** Requests gathered for the next group, in arrival order, and their entry count. */
+  private gathering: Waiter[] = [];
+  private gatheredEntries = 0;
+  /** Runs a function in the async context of the gathered group's first request. */
+  private firstContext: (<R>(fn: () => R) => R) | undefined;
+  private sendImmediate: NodeJS.Immediate | undefined;
+  private sendTimer: NodeJS.Timeout | undefined;
+  /** Group jobs added and not answered yet, by job id. */
+  private readonly sent = new Map<string, SentGroup>();
   private closing: Promise<void> | undefined;
 
   constructor(options: CreationClientOptions) {
     this.logger = options.logger;
     this.attempts = options.attempts ?? 3;
     this.backoffMs = options.backoffMs ?? 100;
+    this.groupsInFlight = options.groupsInFlight ?? DEFAULT_GROUPS_IN_FLIGHT;
+    this.groupWaitMs = options.groupWaitMs ?? DEFAULT_GROUP_WAIT_MS;
     this.requests = options.requests;
     const redis = redisOptionsFromUrl(options.redisUrl);
 
@@ -126,17 +162,35 @@ export class BullCreationClient implements CreationClient {
       'error',
       throttledErrorLog(this.logger, { message: 'creation queue events: redis error' }),
     );
+    // Two listeners for the process' whole life, whatever the traffic: each event finds its
+    // group by job id (a listener per job was two to add and remove per creation).
+    this.events.on('completed', ({ jobId, returnvalue }) => {
+      this.groupAnswered(jobId, returnvalue);
+    });
+    this.events.on('failed', ({ jobId, failedReason }) => {
+      this.groupFailed(jobId, new JobFailed(failedReason));
+    });
   }
 
   async submit(
-    input: Omit<CreateLinksPayload, 'deadline'>,
+    input: Omit<CreateLinksPayload, 'deadline' | 'traceparent'>,
     timeoutMs: number,
   ): Promise<CreationOutcome> {
     const deadline = Date.now() + timeoutMs;
-    const payload = createLinksPayloadSchema.parse({ ...input, deadline });
+    const traceparent = activeTraceparent();
+    const payload: CreateLinksPayload = {
+      ...input,
+      deadline,
+      ...(traceparent === undefined ? {} : { traceparent }),
+    };
     let reason: UnavailableReason;
+    let waiter: Waiter | undefined;
+    const answered = new Promise<CreateLinksJobResult>((answer, fail) => {
+      waiter = { payload, answer, fail };
+    });
+    answered.catch(() => undefined);
     try {
-      const answer = await this.enqueueAndWait(payload, deadline);
+      const answer = await this.answerWithin(waiter as Waiter, answered, deadline);
       if (answer.status === 'done') return { kind: 'completed', result: answer.result };
       // The worker saw the deadline pass first (its clock or the database's); settle to be sure.
       reason = 'timeout';
@@ -149,7 +203,7 @@ export class BullCreationClient implements CreationClient {
         );
       }
     }
-    return this.settle(payload, reason);
+    return this.settle(payload, reason, waiter?.sentAs);
   }
 
   /**
@@ -175,69 +229,159 @@ export class BullCreationClient implements CreationClient {
     return this.closing;
   }
 
-  private async enqueueAndWait(
-    payload: CreateLinksPayload,
+  /**
+   * The request's answer from its group's job, or DeadlineReached at its own deadline (then it
+   * leaves the group's waiters: the settle decides it).
+   */
+  private async answerWithin(
+    waiter: Waiter,
+    answered: Promise<CreateLinksJobResult>,
     deadline: number,
   ): Promise<CreateLinksJobResult> {
-    const stop = new AbortController();
-    const timeUp = sleep(Math.max(0, deadline - Date.now()), undefined, {
-      signal: stop.signal,
-    }).then(() => {
-      throw new DeadlineReached();
+    // A plain timer: an aborted timers/promises sleep builds an AbortError (a stack trace) for
+    // every request answered in time.
+    let timer: NodeJS.Timeout | undefined;
+    const timeUp = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => {
+          reject(new DeadlineReached());
+        },
+        Math.max(0, deadline - Date.now()),
+      );
     });
     // Rejections of the losing side of a race must not surface as unhandled.
     timeUp.catch(() => undefined);
     try {
-      const waiting = this.waitForFinish(payload.requestId, stop.signal);
-      waiting.catch(() => undefined);
-      await Promise.race([
-        this.queue.add(CREATE_LINKS_JOB, payload, {
-          jobId: payload.requestId,
-          attempts: this.attempts,
-          backoff: { type: 'exponential', delay: this.backoffMs },
-        }),
-        timeUp,
-      ]);
-      const value = await Promise.race([waiting, timeUp]);
-      return createLinksJobResultSchema.parse(value);
+      this.gather(waiter);
+      return await Promise.race([answered, timeUp]);
     } finally {
-      stop.abort();
+      clearTimeout(timer);
+      this.forget(waiter);
     }
   }
 
   /**
-   * Resolves with the job's return value, rejects when it failed for good. Listens before the job
-   * is added, and the id is new, so its end cannot come before the listener; the events reader
-   * resumes from its last stream id after a reconnect, so it cannot skip it either. (Looking the
-   * job up as well, as Job.waitUntilFinished does for ids that may be old, cost two more Redis
-   * commands per creation.) Should the event still be missed (the stream trimmed past it), the
-   * deadline ends the wait and the settle finds the committed result.
+   * Adds a request to the group being gathered. While fewer than groupsInFlight groups await
+   * their answer, the group leaves at the end of this event-loop turn: a lone request waits for
+   * nothing, and every request whose bytes arrived with it joins it. Otherwise it leaves when a
+   * group is answered, or groupWaitMs after its first request came, whichever is first: under
+   * load, requests gather while the worker runs the groups before them. It leaves at once when
+   * one more request would take it past MAX_GROUP_ENTRIES.
    */
-  private waitForFinish(jobId: string, signal: AbortSignal): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const completedEvent = `completed:${jobId}` as const;
-      const failedEvent = `failed:${jobId}` as const;
-      const cleanup = (): void => {
-        this.events.off<PerJobEvents>(completedEvent, onCompleted);
-        this.events.off<PerJobEvents>(failedEvent, onFailed);
-        signal.removeEventListener('abort', onAbort);
-      };
-      const onCompleted = (args: { returnvalue: unknown }): void => {
-        cleanup();
-        resolve(args.returnvalue);
-      };
-      const onFailed = (args: { failedReason: string }): void => {
-        cleanup();
-        reject(new JobFailed(args.failedReason));
-      };
-      const onAbort = (): void => {
-        cleanup();
-        reject(new DeadlineReached());
-      };
-      this.events.on<PerJobEvents>(completedEvent, onCompleted);
-      this.events.on<PerJobEvents>(failedEvent, onFailed);
-      signal.addEventListener('abort', onAbort);
+  private gather(waiter: Waiter): void {
+    const entries = waiter.payload.entries.length;
+    if (this.gatheredEntries + entries > MAX_GROUP_ENTRIES) this.sendGroup();
+    if (this.gathering.length === 0) {
+      // The group's job is added in its first request's async context: while tracing is on, its
+      // producer span is a child of that request (for a lone request, its whole trace).
+      this.firstContext = AsyncLocalStorage.snapshot();
+    }
+    this.gathering.push(waiter);
+    this.gatheredEntries += entries;
+    if (this.gatheredEntries >= MAX_GROUP_ENTRIES) this.sendGroup();
+    else if (this.sent.size < this.groupsInFlight) this.sendSoon();
+    else {
+      this.sendTimer ??= setTimeout(() => {
+        this.sendGroup();
+      }, this.groupWaitMs);
+    }
+  }
+
+  /** Sends the gathered group at the end of this event-loop turn. */
+  private sendSoon(): void {
+    if (this.sendImmediate) return;
+    this.sendImmediate = setImmediate(() => {
+      this.sendGroup();
     });
+  }
+
+  /** A group left the in-flight set: the requests gathered meanwhile may go. */
+  private groupEnded(jobId: string): void {
+    this.sent.delete(jobId);
+    if (this.gathering.length > 0) this.sendSoon();
+  }
+
+  /**
+   * Adds the gathered requests as one job. Its id is its first request's id: unique (a request
+   * is in one group only), and for a group of one the same id as before group commit.
+   */
+  private sendGroup(): void {
+    clearTimeout(this.sendTimer);
+    clearImmediate(this.sendImmediate);
+    this.sendTimer = undefined;
+    this.sendImmediate = undefined;
+    const waiters = this.gathering;
+    const inFirstContext = this.firstContext;
+    this.gathering = [];
+    this.gatheredEntries = 0;
+    this.firstContext = undefined;
+    const first = waiters.at(0);
+    if (!first || !inFirstContext) return;
+    const jobId = first.payload.requestId;
+    const group: SentGroup = {
+      waiters: new Map(waiters.map((waiter) => [waiter.payload.requestId, waiter])),
+    };
+    this.sent.set(jobId, group);
+    for (const waiter of waiters) waiter.sentAs = { jobId, alone: waiters.length === 1 };
+    const payload: CreateLinksGroup = { requests: waiters.map((waiter) => waiter.payload) };
+    inFirstContext(() =>
+      this.queue.add(CREATE_LINKS_GROUP_JOB, payload, {
+        jobId,
+        attempts: this.attempts,
+        backoff: { type: 'exponential', delay: this.backoffMs },
+      }),
+    ).catch((error: unknown) => {
+      this.groupFailed(jobId, error instanceof Error ? error : new Error(String(error)));
+    });
+  }
+
+  /** Hands each waiting request its own answer from the group's return value. */
+  private groupAnswered(jobId: string, returnvalue: unknown): void {
+    const group = this.sent.get(jobId);
+    if (!group) return;
+    this.groupEnded(jobId);
+    const parsed = createLinksGroupResultSchema.safeParse(returnvalue);
+    if (!parsed.success) {
+      this.failWaiters(group, new JobFailed('the group job answered in an unknown shape'));
+      return;
+    }
+    for (const { requestId, answer } of parsed.data.answers) {
+      group.waiters.get(requestId)?.answer(answer);
+      group.waiters.delete(requestId);
+    }
+    // Every request of a group has an answer; one without would be the worker's bug. Its settle
+    // still decides it from Postgres.
+    if (group.waiters.size > 0) {
+      this.failWaiters(group, new JobFailed('the group job answered without this request'));
+    }
+  }
+
+  private groupFailed(jobId: string, error: Error): void {
+    const group = this.sent.get(jobId);
+    if (!group) return;
+    this.groupEnded(jobId);
+    this.failWaiters(group, error);
+  }
+
+  private failWaiters(group: SentGroup, error: Error): void {
+    for (const waiter of group.waiters.values()) waiter.fail(error);
+    group.waiters.clear();
+  }
+
+  /** A request that stopped waiting (answered, failed or out of time) leaves its group. */
+  private forget(waiter: Waiter): void {
+    const index = this.gathering.indexOf(waiter);
+    if (index !== -1) {
+      // Out of time before its group left (a full event loop): it is not sent at all.
+      this.gathering.splice(index, 1);
+      this.gatheredEntries -= waiter.payload.entries.length;
+      return;
+    }
+    const jobId = waiter.sentAs?.jobId;
+    const group = jobId === undefined ? undefined : this.sent.get(jobId);
+    if (jobId !== undefined && group?.waiters.delete(waiter.payload.requestId)) {
+      if (group.waiters.size === 0) this.groupEnded(jobId);
+    }
   }
 
   /**
@@ -248,6 +392,7 @@ export class BullCreationClient implements CreationClient {
   private async settle(
     payload: CreateLinksPayload,
     reason: UnavailableReason,
+    sentAs: Waiter['sentAs'],
   ): Promise<CreationOutcome> {
     let settled;
     try {
@@ -265,7 +410,8 @@ export class BullCreationClient implements CreationClient {
     }
     switch (settled.kind) {
       case 'abandoned':
-        this.removeWaitingJob(payload.requestId);
+        // A job of other requests too must stay: they may still be waiting for it.
+        if (sentAs?.alone) this.removeWaitingJob(sentAs.jobId);
         return { kind: 'unavailable', reason };
       case 'already_abandoned':
         return { kind: 'unavailable', reason };

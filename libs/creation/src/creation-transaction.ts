@@ -23,6 +23,13 @@ export interface ClaimedApp {
 export type Claim =
   { kind: 'claimed'; app: ClaimedApp } | { kind: 'answered'; answer: CreateLinksJobResult };
 
+/** One request a group's claim tries to own: its id, its app, and its deadline (epoch ms). */
+export interface ClaimRequest {
+  requestId: string;
+  appId: string;
+  deadline: number;
+}
+
 /** The job's outcome, stored once its links are inserted, in the same transaction. */
 export interface OutcomeRecord {
   requestId: string;
@@ -76,65 +83,109 @@ export class CreationTransaction {
   constructor(readonly db: Kysely<Database>) {}
 
   /**
-   * Claims the request as 'done' unless it already has a row or the database clock is past the
-   * deadline, and once claimed locks the app row for the rest of the transaction, in one
-   * statement. A concurrent holder of the same id (a redelivery racing a stalled attempt, or the
-   * gateway's settle) makes the claim wait for its outcome instead of duplicating it.
+   * Claims each request as 'done' unless it already has a row or the database clock is past its
+   * deadline, and locks the apps of the claimed ones for the rest of the transaction, in one
+   * statement; returns each request's claim, by id. A concurrent holder of the same id (a
+   * redelivery racing a stalled attempt, or the gateway's settle) makes the claim wait for its
+   * outcome instead of duplicating it. Requests are inserted in the group's order, so two
+   * deliveries of one group wait on each other's rows in the same order and never deadlock.
    *
    * The lock serialises the creations of one app, so the allowance check sees every committed
-   * link. FOR NO KEY UPDATE, not FOR UPDATE: it still excludes other creations, but not the
-   * foreign-key checks of inserts that reference the app (such as the gateway's settle insert),
-   * which must never wait on another job. The EXISTS makes the claim run first (an uncorrelated
-   * subquery is evaluated once, before the scan), so an unclaimed request locks nothing.
+   * link. The apps are locked in id order: two groups sharing apps take them in the same order,
+   * so they wait for each other instead of deadlocking. FOR NO KEY UPDATE, not FOR UPDATE: it
+   * still excludes other creations, but not the foreign-key checks of inserts that reference the
+   * app (such as the gateway's settle insert), which must never wait on another job.
    *
-   * The link counts are columns of the locked row on purpose. When this statement waits for the
+   * The link counts are columns of the locked rows on purpose. When this statement waits for a
    * lock (READ COMMITTED), Postgres re-reads only the locked row once it is free (EvalPlanQual);
    * a subquery on another table would still see the snapshot from before the wait, miss the
    * links the previous holder just committed, and let concurrent creations exceed the allowance.
    *
-   * Not claimed: one more statement reads what decided the request (an earlier delivery's
+   * Not claimed: one more statement reads what decided those requests (an earlier delivery's
    * 'done', the gateway's 'abandoned', or no row when the deadline had passed); only
-   * redeliveries and late jobs pay for it.
+   * redeliveries and late requests pay for it.
    */
-  async claim(requestId: string, appId: string, deadline: number): Promise<Claim> {
+  async claimAll(requests: readonly ClaimRequest[]): Promise<Map<string, Claim>> {
     const { rows } = await sql<{
+      id: string;
       subdomain_key: string;
       link_count: number;
       link_allowance: number | null;
+      claimed_ids: string[];
     }>`
-      WITH claimed AS (
+      WITH wanted AS (
+        SELECT * FROM unnest(
+          ${requests.map((request) => request.requestId)}::text[],
+          ${requests.map((request) => request.appId)}::text[],
+          ${requests.map((request) => request.deadline)}::float8[]
+        ) WITH ORDINALITY AS wanted(id, app_id, deadline, position)
+      ), claimed AS (
         INSERT INTO creation_requests (id, app_id, status)
-        SELECT ${requestId}, ${appId}, 'done'
-        WHERE clock_timestamp() < to_timestamp(${deadline}::float8 / 1000)
+        SELECT id, app_id, 'done' FROM wanted
+        WHERE clock_timestamp() < to_timestamp(deadline / 1000)
+        ORDER BY position
         ON CONFLICT (id) DO NOTHING
-        RETURNING id
+        RETURNING id, app_id
       )
-      SELECT subdomain_key, live_link_count + test_link_count AS link_count, link_allowance
+      SELECT id, subdomain_key, live_link_count + test_link_count AS link_count, link_allowance,
+             (SELECT array_agg(id) FROM claimed) AS claimed_ids
       FROM apps
-      WHERE id = ${appId} AND EXISTS (SELECT FROM claimed)
+      WHERE id IN (SELECT app_id FROM claimed)
+      ORDER BY id
       FOR NO KEY UPDATE OF apps`.execute(this.db);
-    const row = rows.at(0);
-    if (row) {
-      return {
-        kind: 'claimed',
-        app: {
+    const apps = new Map(
+      rows.map((row) => [
+        row.id,
+        {
           subdomainKey: row.subdomain_key,
           linkCount: row.link_count,
           linkAllowance: row.link_allowance,
         },
-      };
+      ]),
+    );
+    const claimedIds = new Set(rows.at(0)?.claimed_ids ?? []);
+    const claims = new Map<string, Claim>();
+    const unclaimed: string[] = [];
+    for (const { requestId, appId } of requests) {
+      const app = claimedIds.has(requestId) ? apps.get(appId) : undefined;
+      if (app) claims.set(requestId, { kind: 'claimed', app });
+      else unclaimed.push(requestId);
     }
-    return { kind: 'answered', answer: await this.decidedAnswer(requestId) };
+    if (unclaimed.length > 0) {
+      for (const [requestId, answer] of await this.decidedAnswers(unclaimed)) {
+        claims.set(requestId, { kind: 'answered', answer });
+      }
+    }
+    return claims;
+  }
+
+  /** claimAll for one request. */
+  async claim(requestId: string, appId: string, deadline: number): Promise<Claim> {
+    const claim = (await this.claimAll([{ requestId, appId, deadline }])).get(requestId);
+    if (!claim) throw new Error(`no claim for ${requestId}`);
+    return claim;
   }
 
   /**
-   * Stores the job's outcome (after its links are inserted, in this transaction) while the
-   * database clock is before `commitBy`; false once it is past, and then the job must not commit:
-   * no creation becomes visible after that moment.
+   * Stores every claimed request's outcome (after their links are inserted, in this transaction)
+   * in one statement while the database clock is before `commitBy`; false once it is past (or a
+   * row is missing), and then the job must not commit: no creation becomes visible after that
+   * moment.
    */
+  async recordOutcomes(outcomes: ReadonlyMap<string, unknown>, commitBy: number): Promise<boolean> {
+    const stored = await sql<{ id: string }>`
+      UPDATE creation_requests SET results = outcome.results
+      FROM jsonb_each(${JSON.stringify(Object.fromEntries(outcomes))}::jsonb)
+        AS outcome(id, results)
+      WHERE creation_requests.id = outcome.id
+        AND clock_timestamp() < to_timestamp(${commitBy}::float8 / 1000)
+      RETURNING creation_requests.id`.execute(this.db);
+    return stored.rows.length === outcomes.size;
+  }
+
+  /** recordOutcomes for one request. */
   async recordOutcome(outcome: OutcomeRecord): Promise<boolean> {
-    const stored = await storeOutcome(this.db, outcome).execute();
-    return stored.length === 1;
+    return this.recordOutcomes(new Map([[outcome.requestId, outcome.results]]), outcome.commitBy);
   }
 
   async commit(): Promise<void> {
@@ -155,29 +206,26 @@ export class CreationTransaction {
       .catch(() => undefined);
   }
 
-  /** The answer to a request this transaction could not claim. */
-  private async decidedAnswer(requestId: string): Promise<CreateLinksJobResult> {
-    const row = await this.db
+  /** The answers to requests this transaction could not claim, by id. */
+  private async decidedAnswers(
+    requestIds: readonly string[],
+  ): Promise<Map<string, CreateLinksJobResult>> {
+    const rows = await this.db
       .selectFrom('creation_requests')
-      .select(['status', 'results'])
-      .where('id', '=', requestId)
-      .executeTakeFirst();
-    if (!row) return { status: 'abandoned', reason: 'deadline_passed' };
-    if (row.status === 'abandoned') return { status: 'abandoned', reason: 'abandoned_by_gateway' };
-    // Committed by an earlier delivery of this job: answer exactly what it answered.
-    return { status: 'done', result: createLinksResultSchema.parse(row.results) };
+      .select(['id', 'status', 'results'])
+      .where('id', '=', sql<string>`ANY(${sql.val(requestIds)}::text[])`)
+      .execute();
+    const decided = new Map(rows.map((row) => [row.id, row]));
+    return new Map(
+      requestIds.map((requestId): [string, CreateLinksJobResult] => {
+        const row = decided.get(requestId);
+        if (!row) return [requestId, { status: 'abandoned', reason: 'deadline_passed' }];
+        if (row.status === 'abandoned') {
+          return [requestId, { status: 'abandoned', reason: 'abandoned_by_gateway' }];
+        }
+        // Committed by an earlier delivery of this job: answer exactly what it answered.
+        return [requestId, { status: 'done', result: createLinksResultSchema.parse(row.results) }];
+      }),
+    );
   }
-}
-
-/**
- * The UPDATE that stores a job's results while the database clock is before `commitBy`. Returns
- * the row's id: no row means nothing was stored and the job must not commit.
- */
-function storeOutcome(db: Kysely<Database>, outcome: OutcomeRecord) {
-  return db
-    .updateTable('creation_requests')
-    .set({ results: JSON.stringify(outcome.results) })
-    .where('id', '=', outcome.requestId)
-    .where(sql<boolean>`clock_timestamp() < to_timestamp(${outcome.commitBy}::float8 / 1000)`)
-    .returning('id');
 }

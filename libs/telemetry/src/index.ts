@@ -153,6 +153,65 @@ export function setSpanAttributes(attributes: Attributes): void {
 }
 
 /**
+ * The active context's W3C `traceparent` while tracing is on and a span is active (a request's),
+ * else undefined: what a job carries so the worker's span of one request continues its trace.
+ */
+export function activeTraceparent(): string | undefined {
+  if (!tracing) return undefined;
+  const carrier: Record<string, string> = {};
+  tracing.api.propagation.inject(tracing.api.context.active(), carrier);
+  return carrier.traceparent;
+}
+
+/** A span started by startRemoteSpan; every method does nothing while tracing is off. */
+export interface RemoteSpan {
+  setAttributes(attributes: Attributes): void;
+  /** Runs `fn` with this span active: its log lines carry the span's trace_id and span_id. */
+  inContext<T>(fn: () => T): T;
+  end(): void;
+}
+
+const NO_SPAN: RemoteSpan = {
+  setAttributes: () => undefined,
+  inContext: (fn) => fn(),
+  end: () => undefined,
+};
+
+/**
+ * Starts a span whose parent is `traceparent` (another process' span, such as the HTTP request a
+ * job carries) and that links to the span active here (the job's consumer span), so a request's
+ * trace shows its part of a job that served several requests. Without tracing, or without a
+ * traceparent, a span that does nothing.
+ */
+export function startRemoteSpan(
+  name: string,
+  traceparent: string | undefined,
+  attributes: Attributes,
+): RemoteSpan {
+  if (!tracing || traceparent === undefined) return NO_SPAN;
+  const { api } = tracing;
+  const here = api.trace.getSpan(api.context.active())?.spanContext();
+  const parent = api.propagation.extract(api.ROOT_CONTEXT, { traceparent });
+  const span = api.trace
+    .getTracer('linkservice')
+    .startSpan(
+      name,
+      { kind: api.SpanKind.INTERNAL, attributes, links: here ? [{ context: here }] : [] },
+      parent,
+    );
+  const context = api.trace.setSpan(parent, span);
+  return {
+    setAttributes: (more) => {
+      span.setAttributes(more);
+    },
+    inContext: (fn) => api.context.with(context, fn),
+    end: () => {
+      span.end();
+    },
+  };
+}
+
+/**
  * Starts the OpenTelemetry Node SDK. It must run before express, pg, ioredis or bullmq are
  * loaded, so each service imports its `instrument.ts` first. Off unless the standard OTEL_*
  * variables ask for an exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT...), and

@@ -1,3 +1,4 @@
+import { DEFAULT_GROUP_WAIT_MS, DEFAULT_GROUPS_IN_FLIGHT } from '@linkservice/creation';
 import { z } from 'zod';
 import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
 import {
@@ -69,6 +70,16 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    * from the limiter's reservation on (so a slow Redis spends this budget, not more).
    */
   CREATION_TIMEOUT_MS: positiveInt(10_000),
+  /**
+   * Group commit (libs/creation README): creation jobs of this gateway that may await the worker
+   * at once; requests arriving while that many are on their way gather into the next group.
+   */
+  CREATION_GROUPS_IN_FLIGHT: positiveInt(DEFAULT_GROUPS_IN_FLIGHT),
+  /**
+   * The longest a creation gathers with others before its group is sent anyway (ms). A creation
+   * that finds fewer than CREATION_GROUPS_IN_FLIGHT groups on their way does not wait.
+   */
+  CREATION_GROUP_WAIT_MS: positiveInt(DEFAULT_GROUP_WAIT_MS),
   /**
    * Per-request Postgres budget: every query a request runs (getting a connection included)
    * ends by this long after the request arrived, or the request answers 503 `unavailable`. A

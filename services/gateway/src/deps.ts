@@ -156,6 +156,8 @@ export function buildDeps(
     prefix: config.REDIS_PREFIX,
     requests: new CreationRequestsRepository(postgres.db),
     logger,
+    groupsInFlight: config.CREATION_GROUPS_IN_FLIGHT,
+    groupWaitMs: config.CREATION_GROUP_WAIT_MS,
   });
   const opened: GatewayClients = { db: postgres.db, redis, creations };
 

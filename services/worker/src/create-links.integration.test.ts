@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { isReservedAlias, LINK_FIELD_EXAMPLES, toLink } from '@linkservice/contracts';
 import { newId } from '@linkservice/db';
-import type { CreateLinksJobResult, EntryResult } from '@linkservice/creation';
+import type {
+  CreateLinksGroupResult,
+  CreateLinksJobResult,
+  EntryResult,
+} from '@linkservice/creation';
 import {
   COMMIT_GRACE_MS,
   CREATE_LINKS_JOB,
@@ -430,8 +434,8 @@ describe('settling when the answer does not come in time', () => {
     const worker = own.startWorker({ testDelayMs: 300 + COMMIT_GRACE_MS + 1_500 });
     const attemptsEnded: string[] = [];
     worker.on('failed', () => attemptsEnded.push('failed'));
-    worker.on('completed', (_job, answer: CreateLinksJobResult) => {
-      attemptsEnded.push(answer.status);
+    worker.on('completed', (_job, reply: CreateLinksGroupResult) => {
+      attemptsEnded.push(...reply.answers.map(({ answer }) => answer.status));
     });
     const app = await createTenant(kit.db);
     const payload = creation(app, [linkDraft()]);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StoredLink } from '@linkservice/contracts';
 import { insertColumnsOf, toLink } from '@linkservice/contracts';
+import type { Environment } from '@linkservice/db';
 import { newId } from '@linkservice/db';
 import type { LinkCache, LinkRef } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
@@ -18,6 +19,7 @@ import type { CreationPlan, PlannedLink } from './creation-plan';
 import { planCreations } from './creation-plan';
 import { generateAliases } from './generated-alias';
 import type { LinksRepository } from './links.repository';
+import { aliasKey } from './links.repository';
 
 /** Generated aliases that collide with existing links are redrawn at most this many times. */
 const MAX_ALIAS_ROUNDS = 5;
@@ -38,25 +40,36 @@ export interface LinkCreationOptions {
   drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[];
 }
 
-type TransactionOutcome = {
+/** What one group transaction decided: every request's answer, and whether to commit. */
+interface GroupOutcome {
   commit: boolean;
-  answer: CreateLinksJobResult;
+  answers: Map<string, CreateLinksJobResult>;
   /** The links this transaction inserts, for the link host's cache once it has committed. */
-  created?: LinkRef[];
-};
+  created: LinkRef[];
+}
 
-const abandoned = (
-  reason: 'deadline_passed' | 'abandoned_by_gateway',
-  commit = false,
-): TransactionOutcome => ({ commit, answer: { status: 'abandoned', reason } });
+/** A claimed request, its app as the claim read it, and its plan. */
+interface PlannedRequest {
+  payload: CreateLinksPayload;
+  app: ClaimedApp;
+  plan: CreationPlan;
+}
+
+/** A link about to be inserted: its request, entry and alias. */
+interface PendingLink extends AliasedLink {
+  request: PlannedRequest;
+}
+
+const DEADLINE_PASSED: CreateLinksJobResult = { status: 'abandoned', reason: 'deadline_passed' };
 
 /**
- * Runs one creation job exactly once: claim the request, lock the app, decide every entry in
- * order, insert all new links, record the outcome, COMMIT, all in a single transaction. A crash
- * before COMMIT leaves nothing; a redelivery after COMMIT returns the stored results. Expected
- * refusals are values in the results; anything unexpected throws (and rolls back) so BullMQ can
- * retry while the deadline allows. The protocol's steps are @linkservice/creation's (see its
- * README); this service decides and writes the links.
+ * Runs creation requests exactly once each, a group of them in one transaction (group commit):
+ * claim every request and lock their apps, decide every entry of every request in order, insert
+ * all new links in one statement, record each request's outcome, COMMIT. A crash before COMMIT
+ * leaves nothing; a redelivery after COMMIT returns the stored results. Expected refusals are
+ * values in the results; anything unexpected throws (and rolls back) so BullMQ can retry while
+ * the deadline allows. The protocol's steps are @linkservice/creation's (see its README); this
+ * service decides and writes the links.
  */
 export class LinkCreationService {
   constructor(
@@ -65,12 +78,62 @@ export class LinkCreationService {
     private readonly options: LinkCreationOptions,
   ) {}
 
+  /** One request on its own: a group of one. */
   async createLinks(payload: CreateLinksPayload): Promise<CreateLinksJobResult> {
-    // The gateway has stopped waiting: creating now could only leave an outcome nobody reports.
-    if (Date.now() >= payload.deadline) return abandoned('deadline_passed').answer;
-    const commitBy = payload.deadline + COMMIT_GRACE_MS;
+    const answer = (await this.createGroup([payload])).get(payload.requestId);
+    if (!answer) throw new Error(`no answer for ${payload.requestId}`);
+    return answer;
+  }
+
+  /**
+   * Every request's answer, by request id. When the group's transaction throws, each request is
+   * tried again in a transaction of its own, so one request that cannot be created (whatever the
+   * reason) costs the others nothing; if any still throws, this throws, and the job's retry
+   * answers the committed ones from their rows.
+   */
+  async createGroup(
+    requests: readonly CreateLinksPayload[],
+  ): Promise<Map<string, CreateLinksJobResult>> {
+    if (requests.length === 1) return this.createInOneTransaction(requests);
+    try {
+      return await this.createInOneTransaction(requests);
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, requests: requests.length },
+        'creation group failed; trying its requests one by one',
+      );
+    }
+    const answers = new Map<string, CreateLinksJobResult>();
+    let failure: Error | undefined;
+    for (const request of requests) {
+      try {
+        const answer = (await this.createInOneTransaction([request])).get(request.requestId);
+        if (answer) answers.set(request.requestId, answer);
+      } catch (error) {
+        failure ??= error instanceof Error ? error : new Error(String(error));
+      }
+    }
+    if (failure) throw failure;
+    return answers;
+  }
+
+  private async createInOneTransaction(
+    requests: readonly CreateLinksPayload[],
+  ): Promise<Map<string, CreateLinksJobResult>> {
+    // Requests the gateway has stopped waiting for: creating now could only leave an outcome
+    // nobody reports. Their rows stay absent, so the gateway's settle abandons them.
+    const now = Date.now();
+    const answers = new Map<string, CreateLinksJobResult>();
+    const live = requests.filter((request) => {
+      if (now < request.deadline) return true;
+      answers.set(request.requestId, DEADLINE_PASSED);
+      return false;
+    });
+    if (live.length === 0) return answers;
+    // The group commits once, so by its earliest deadline: every request's grace still holds.
+    const commitBy = Math.min(...live.map((request) => request.deadline)) + COMMIT_GRACE_MS;
     const outcome = await this.transactions.run(commitBy - Date.now(), async (tx) => {
-      const decided = await this.decideAndInsert(tx, payload, commitBy);
+      const decided = await this.decideAndInsert(tx, live, commitBy);
       if (decided.commit) await tx.commit();
       return decided;
     });
@@ -78,8 +141,9 @@ export class LinkCreationService {
     // job's completion on (see worker.ts), and Redis runs one connection's commands in order, so
     // it is done before the completion event the gateway waits for exists. Awaiting its reply
     // would add a round trip before every answer.
-    if (outcome.commit && outcome.created) void this.dropCachedMisses(outcome.created);
-    return outcome.answer;
+    if (outcome.commit) void this.dropCachedMisses(outcome.created);
+    for (const [requestId, answer] of outcome.answers) answers.set(requestId, answer);
+    return answers;
   }
 
   /**
@@ -98,62 +162,123 @@ export class LinkCreationService {
     }
   }
 
+  /**
+   * Claims, plans and inserts. Requests are planned in the group's order, each against what the
+   * ones before it will have created: an app's link count grows by its earlier requests' links,
+   * and an alias an earlier request takes is taken for the later ones, exactly as if each request
+   * had been its own transaction, one after the other.
+   */
   private async decideAndInsert(
     tx: CreationTransaction,
-    payload: CreateLinksPayload,
+    requests: readonly CreateLinksPayload[],
     commitBy: number,
-  ): Promise<TransactionOutcome> {
-    const { requestId, appId, environment, entries, creationBudget, deadline } = payload;
+  ): Promise<GroupOutcome> {
+    const claims = await tx.claimAll(requests);
+    const answers = new Map<string, CreateLinksJobResult>();
+    const claimed: { payload: CreateLinksPayload; app: ClaimedApp }[] = [];
+    for (const payload of requests) {
+      const claim = claims.get(payload.requestId);
+      if (!claim) throw new Error(`no claim for ${payload.requestId}`);
+      // Decided before (an earlier delivery's results, or abandoned): answer that, create nothing.
+      if (claim.kind === 'answered') answers.set(payload.requestId, claim.answer);
+      else claimed.push({ payload, app: claim.app });
+    }
+    if (claimed.length === 0) return { commit: false, answers, created: [] };
 
-    const claim = await tx.claim(requestId, appId, deadline);
-    // Decided before (an earlier delivery's results, or abandoned): answer that, create nothing.
-    if (claim.kind === 'answered') return { commit: false, answer: claim.answer };
-    const { app } = claim;
-
-    const callerAliases = new Set(entries.flatMap(({ draft }) => draft.alias ?? []));
-    const taken = await this.links.takenAliases(tx, appId, environment, [...callerAliases]);
-    const plan = planCreations(entries, taken, app, creationBudget);
+    const callerAliases = claimed.flatMap(({ payload }) =>
+      payload.entries.flatMap(({ draft }) =>
+        draft.alias === null
+          ? []
+          : [{ appId: payload.appId, environment: payload.environment, alias: draft.alias }],
+      ),
+    );
+    const taken = await this.links.takenAliases(tx, callerAliases);
+    const linkCounts = new Map<string, number>();
+    const planned = claimed.map(({ payload, app }): PlannedRequest => {
+      const linkCount = linkCounts.get(payload.appId) ?? app.linkCount;
+      const scope = { appId: payload.appId, environment: payload.environment };
+      const plan = planCreations(
+        payload.entries,
+        new AliasesOf(taken, scope),
+        { linkCount, linkAllowance: app.linkAllowance },
+        payload.creationBudget,
+      );
+      linkCounts.set(payload.appId, linkCount + plan.toCreate.length);
+      for (const { draft } of plan.toCreate) {
+        if (draft.alias !== null) taken.add(aliasKey({ ...scope, alias: draft.alias }));
+      }
+      return { payload, app, plan };
+    });
 
     if (this.options.testDelayMs) await sleep(this.options.testDelayMs);
 
-    const created = await this.createPlanned(tx, payload, plan, app, callerAliases, commitBy);
-    if (!created) return abandoned('deadline_passed');
-    const { result, refs } = created;
+    const inserted = await this.insertPlanned(tx, planned, commitBy);
+    if (!inserted) return this.abandonedAll(requests, answers);
+
+    const outcomes = new Map<string, CreateLinksResult>();
+    const created: LinkRef[] = [];
+    for (const request of planned) {
+      const rows = inserted.get(request) ?? new Map<number, StoredLink>();
+      outcomes.set(request.payload.requestId, this.resultOf(request.plan, rows, request.app));
+      for (const { environment, alias } of rows.values()) {
+        created.push({ subdomainKey: request.app.subdomainKey, environment, alias });
+      }
+    }
+    if (Date.now() >= commitBy || !(await tx.recordOutcomes(outcomes, commitBy))) {
+      return this.abandonedAll(requests, answers);
+    }
+    for (const [requestId, result] of outcomes) {
+      answers.set(requestId, { status: 'done', result });
+    }
     this.options.logger.debug(
-      {
-        requestId,
-        appId,
-        entries: entries.length,
-        created: refs.length,
-        stoppedEarly: plan.stoppedEarly?.reason,
-      },
-      'creation job done',
+      { requests: planned.length, created: created.length },
+      'creation group done',
     );
-    return { commit: true, answer: { status: 'done', result }, created: refs };
+    return { commit: true, answers, created };
+  }
+
+  /** Past the commit deadline: nothing commits, and the claimed requests were not created. */
+  private abandonedAll(
+    requests: readonly CreateLinksPayload[],
+    decided: ReadonlyMap<string, CreateLinksJobResult>,
+  ): GroupOutcome {
+    const answers = new Map(
+      requests.map(({ requestId }) => [requestId, decided.get(requestId) ?? DEADLINE_PASSED]),
+    );
+    return { commit: false, answers, created: [] };
   }
 
   /**
-   * Inserts every planned link, then stores the job's results, whose links are toLink of the
-   * rows the INSERT returned: the answer is what the database stored, read as every later GET
-   * reads it. Caller aliases were checked under the app lock, so only generated aliases can
-   * collide (with links made earlier): the insert skips those rows, and their entries are redrawn
-   * and inserted again, a bounded number of times. Undefined when the deadline passed: the outcome
-   * was not stored, and the transaction must roll back.
+   * Inserts every planned link of the group in one statement, whose returned rows become the
+   * results: the answer is what the database stored, read as every later GET reads it. Caller
+   * aliases were checked under the apps' locks, so only generated aliases can collide (with links
+   * made earlier): the insert skips those rows, and their entries are redrawn and inserted again,
+   * a bounded number of times. Undefined when the deadline passed: the transaction must roll back.
    */
-  private async createPlanned(
+  private async insertPlanned(
     tx: CreationTransaction,
-    payload: CreateLinksPayload,
-    plan: CreationPlan,
-    app: ClaimedApp,
-    callerAliases: ReadonlySet<string>,
+    planned: readonly PlannedRequest[],
     commitBy: number,
-  ): Promise<{ result: CreateLinksResult; refs: LinkRef[] } | undefined> {
-    const inserted = new Map<number, StoredLink>();
-    // Ids drawn once, in entry order, so a redrawn alias does not reorder the batch's ids.
-    const ids = new Map(plan.toCreate.map(({ index }) => [index, newId('lnk')]));
-    const usedAliases = new Set(callerAliases);
+  ): Promise<Map<PlannedRequest, Map<number, StoredLink>> | undefined> {
+    const inserted = new Map<PlannedRequest, Map<number, StoredLink>>(
+      planned.map((request) => [request, new Map()]),
+    );
+    // Ids drawn once, in entry order, so a redrawn alias does not reorder a batch's ids.
+    const ids = new Map<PlannedLink, string>();
+    const usedAliases = new Set<string>();
     const drawAliases = this.options.drawAliases ?? generateAliases;
-    let pending = withAliases(plan.toCreate, usedAliases, drawAliases);
+    for (const { plan } of planned) {
+      for (const link of plan.toCreate) {
+        ids.set(link, newId('lnk'));
+        if (link.draft.alias !== null) usedAliases.add(link.draft.alias);
+      }
+    }
+    let pending = planned.flatMap((request) =>
+      withAliases(request.plan.toCreate, usedAliases, drawAliases).map((link): PendingLink => ({
+        ...link,
+        request,
+      })),
+    );
 
     for (let round = 1; pending.length > 0; round++) {
       if (round > MAX_ALIAS_ROUNDS) {
@@ -165,47 +290,37 @@ export class LinkCreationService {
         tx,
         pending.map((link) => ({
           ...insertColumnsOf(link.draft),
-          id: ids.get(link.index) ?? newId('lnk'),
-          app_id: payload.appId,
-          environment: payload.environment,
+          id: ids.get(link.planned) ?? newId('lnk'),
+          app_id: link.request.payload.appId,
+          environment: link.request.payload.environment,
           alias: link.alias,
         })),
       );
-      const byAlias = new Map(rows.map((row) => [row.alias, row]));
-      const collided: AliasedLink[] = [];
+      const stored = new Map(
+        rows.map((row) => [
+          aliasKey({ appId: row.app_id, environment: row.environment, alias: row.alias }),
+          row,
+        ]),
+      );
+      const collided: PendingLink[] = [];
       for (const link of pending) {
-        const row = byAlias.get(link.alias);
-        if (row) inserted.set(link.index, row);
+        const { appId, environment } = link.request.payload;
+        const row = stored.get(aliasKey({ appId, environment, alias: link.alias }));
+        if (row) inserted.get(link.request)?.set(link.index, row);
         else if (link.generated) collided.push(link);
         else throw new Error(`caller alias of entry ${link.index} collided after the check`);
       }
-      pending =
-        collided.length === 0
-          ? []
-          : withAliases(
-              collided.map(({ index, draft }) => ({ index, draft })),
-              usedAliases,
-              drawAliases,
-            );
+      pending = collided.flatMap((link) =>
+        withAliases([link.planned], usedAliases, drawAliases).map((redrawn): PendingLink => ({
+          ...redrawn,
+          request: link.request,
+        })),
+      );
     }
-
-    const result = this.resultOf(plan, inserted, app);
-    if (Date.now() >= commitBy) return undefined;
-    const recorded = await tx.recordOutcome({
-      requestId: payload.requestId,
-      results: result,
-      commitBy,
-    });
-    if (!recorded) return undefined;
-    const refs = [...inserted.values()].map(({ environment, alias }) => ({
-      subdomainKey: app.subdomainKey,
-      environment,
-      alias,
-    }));
-    return { result, refs };
+    return inserted;
   }
 
-  /** The job's answer: the plan's refusals and the links created, in entry order. */
+  /** A request's answer: its plan's refusals and the links created, in entry order. */
   private resultOf(
     plan: CreationPlan,
     created: ReadonlyMap<number, StoredLink>,
@@ -224,24 +339,41 @@ export class LinkCreationService {
   }
 }
 
+/** The taken aliases of one app and environment, as the plan asks for them. */
+class AliasesOf implements Pick<ReadonlySet<string>, 'has'> {
+  constructor(
+    private readonly taken: ReadonlySet<string>,
+    private readonly scope: { appId: string; environment: Environment },
+  ) {}
+
+  has(alias: string): boolean {
+    return this.taken.has(aliasKey({ ...this.scope, alias }));
+  }
+}
+
 interface AliasedLink extends PlannedLink {
   alias: string;
   generated: boolean;
+  /** The plan's entry it came from, which keeps its id through redraws. */
+  planned: PlannedLink;
 }
 
-/** Gives each entry without a caller alias a fresh generated one not used in this job yet. */
+/** Gives each entry without a caller alias a fresh generated one not used in this group yet. */
 function withAliases(
-  planned: PlannedLink[],
+  planned: readonly PlannedLink[],
   usedAliases: Set<string>,
   drawAliases: (count: number, avoid: ReadonlySet<string>) => string[],
 ): AliasedLink[] {
   const needed = planned.filter(({ draft }) => draft.alias === null).length;
   const generated = drawAliases(needed, usedAliases);
   for (const alias of generated) usedAliases.add(alias);
-  return planned.map(({ index, draft }) => {
-    if (draft.alias !== null) return { index, draft, alias: draft.alias, generated: false };
+  return planned.map((link) => {
+    const { index, draft } = link;
+    if (draft.alias !== null) {
+      return { index, draft, alias: draft.alias, generated: false, planned: link };
+    }
     const alias = generated.shift();
     if (alias === undefined) throw new Error('fewer generated aliases than entries needing one');
-    return { index, draft, alias, generated: true };
+    return { index, draft, alias, generated: true, planned: link };
   });
 }

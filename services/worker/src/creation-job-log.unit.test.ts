@@ -1,8 +1,7 @@
 import { Writable } from 'node:stream';
-import type { CreateLinksJobResult } from '@linkservice/creation';
+import type { CreateLinksJobResult, CreateLinksPayload } from '@linkservice/creation';
 import { createLogger } from '@linkservice/logger';
-import type { Job } from 'bullmq';
-import { withCreationJobLog } from './creation-job-log';
+import { logCreationRequest } from './creation-job-log';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -15,25 +14,26 @@ function capture() {
   return { lines, logger: createLogger('worker', 'info', stream) };
 }
 
-const job = {
-  id: 'crt_1',
-  attemptsMade: 0,
-  data: {
-    requestId: 'crt_1',
-    httpRequestId: 'req-abc',
-    appId: 'app_1',
-    environment: 'live',
-    entries: [{ index: 0 }, { index: 1 }, { index: 2 }],
-    entriesNote: 'never logged',
-  },
-} as unknown as Job;
+const request = {
+  requestId: 'crt_1',
+  httpRequestId: 'req-abc',
+  appId: 'app_1',
+  environment: 'live',
+  entries: [
+    { index: 0, draft: { title: 'never logged' } },
+    { index: 1, draft: {} },
+    { index: 2, draft: {} },
+  ],
+  creationBudget: 3,
+  deadline: Date.now() + 1_000,
+} as unknown as CreateLinksPayload;
 
 const link = { id: 'lnk_1' } as never;
 
-describe('withCreationJobLog', () => {
-  it('writes one info line per job with the request, app, counts and duration', async () => {
+describe('logCreationRequest', () => {
+  it('writes one info line per request with the request, app, counts and duration', async () => {
     const { lines, logger } = capture();
-    const result: CreateLinksJobResult = {
+    const answer: CreateLinksJobResult = {
       status: 'done',
       result: {
         results: [
@@ -43,8 +43,7 @@ describe('withCreationJobLog', () => {
         stoppedEarly: { reason: 'rate_limited', atIndex: 1, message: 'm' },
       },
     };
-    const processor = withCreationJobLog(() => Promise.resolve(result), logger);
-    await expect(processor(job)).resolves.toBe(result);
+    logCreationRequest(logger, { request, answer, jobId: 'crt_1', attempt: 1, durationMs: 3.4 });
     await new Promise(setImmediate);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
@@ -60,27 +59,25 @@ describe('withCreationJobLog', () => {
       failed: 1,
       stoppedEarly: 'rate_limited',
       attempt: 1,
+      durationMs: 3,
     });
-    expect(typeof lines[0]?.durationMs).toBe('number');
+    expect(lines[0]).not.toHaveProperty('groupJobId');
     expect(JSON.stringify(lines[0])).not.toContain('never logged');
   });
 
-  it('logs an abandoned job with nothing created', async () => {
+  it("names the group's job when the request was not its first", async () => {
     const { lines, logger } = capture();
-    const processor = withCreationJobLog(
-      () => Promise.resolve({ status: 'abandoned', reason: 'deadline_passed' } as const),
-      logger,
-    );
-    await processor(job);
+    const answer: CreateLinksJobResult = { status: 'done', result: { results: [] } };
+    logCreationRequest(logger, { request, answer, jobId: 'crt_0', attempt: 2, durationMs: 1 });
     await new Promise(setImmediate);
-    expect(lines[0]).toMatchObject({ status: 'abandoned', reason: 'deadline_passed', created: 0 });
+    expect(lines[0]).toMatchObject({ jobId: 'crt_1', groupJobId: 'crt_0', attempt: 2 });
   });
 
-  it('writes no line for a thrown attempt (the processor and the failed listener log it)', async () => {
+  it('logs an abandoned request with nothing created', async () => {
     const { lines, logger } = capture();
-    const processor = withCreationJobLog(() => Promise.reject(new Error('rolled back')), logger);
-    await expect(processor(job)).rejects.toThrow('rolled back');
+    const answer = { status: 'abandoned', reason: 'deadline_passed' } as const;
+    logCreationRequest(logger, { request, answer, jobId: 'crt_1', attempt: 1, durationMs: 1 });
     await new Promise(setImmediate);
-    expect(lines).toHaveLength(0);
+    expect(lines[0]).toMatchObject({ status: 'abandoned', reason: 'deadline_passed', created: 0 });
   });
 });

@@ -40,7 +40,7 @@ export interface CreationPlan {
  */
 export function planCreations(
   entries: CreateLinksPayload['entries'],
-  takenAliases: ReadonlySet<string>,
+  takenAliases: Pick<ReadonlySet<string>, 'has'>,
   capacity: AppCapacity,
   creationBudget: number,
 ): CreationPlan {

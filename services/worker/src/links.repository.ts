@@ -4,28 +4,40 @@ import type { CreationTransaction } from '@linkservice/creation';
 import type { Environment, NewLink } from '@linkservice/db';
 import { sql } from 'kysely';
 
+/** An alias in one app and environment. */
+export interface AliasRef {
+  appId: string;
+  environment: Environment;
+  alias: string;
+}
+
+/** One string per alias, app and environment, for sets and maps. */
+export function aliasKey({ appId, environment, alias }: AliasRef): string {
+  return `${appId}\u0000${environment}\u0000${alias}`;
+}
+
 /**
  * The worker's statements about links. They run inside a creation transaction (its claim holds
  * the app's lock), on the transaction's connection; the protocol's own statements live in
  * @linkservice/creation.
  */
 export class LinksRepository {
-  /** Which of `aliases` exist in the app and environment, archived links included. */
-  async takenAliases(
-    tx: CreationTransaction,
-    appId: string,
-    environment: Environment,
-    aliases: readonly string[],
-  ): Promise<Set<string>> {
-    if (aliases.length === 0) return new Set();
-    const rows = await tx.db
-      .selectFrom('links')
-      .select('alias')
-      .where('app_id', '=', appId)
-      .where('environment', '=', environment)
-      .where('alias', '=', sql<string>`ANY(${sql.val(aliases)}::text[])`)
-      .execute();
-    return new Set(rows.map((row) => row.alias));
+  /**
+   * Which of the wanted aliases exist, archived links included, as aliasKey()s: one statement for
+   * a whole group, whatever its apps and environments (the unique index on app, environment and
+   * alias answers each).
+   */
+  async takenAliases(tx: CreationTransaction, wanted: readonly AliasRef[]): Promise<Set<string>> {
+    if (wanted.length === 0) return new Set();
+    const { rows } = await sql<AliasRef>`
+      SELECT links.app_id AS "appId", links.environment, links.alias
+      FROM unnest(
+        ${wanted.map((ref) => ref.appId)}::text[],
+        ${wanted.map((ref) => ref.environment)}::text[],
+        ${wanted.map((ref) => ref.alias)}::text[]
+      ) AS wanted(app_id, environment, alias)
+      JOIN links USING (app_id, environment, alias)`.execute(tx.db);
+    return new Set(rows.map(aliasKey));
   }
 
   /**

@@ -1,5 +1,4 @@
 import { throttledErrorLog } from '@linkservice/logger';
-import type { CreateLinksJobResult } from '@linkservice/creation';
 import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
 import type { MetricsServer, Registry } from '@linkservice/metrics';
 import {
@@ -13,6 +12,7 @@ import {
 } from '@linkservice/metrics';
 import type { Job } from 'bullmq';
 import { Queue, UnrecoverableError } from 'bullmq';
+import type { CreationJobReply } from './create-links.job';
 import type { WorkerDeps } from './deps';
 
 /**
@@ -40,12 +40,23 @@ export type JobCountsReader = (...states: QueueState[]) => Promise<Record<string
 /** When the oldest waiting job was added (epoch ms), or null when none waits. */
 export type OldestWaitingReader = () => Promise<number | null>;
 
-/** The outcome of a finished attempt, from the processor's result or the error it threw. */
+/**
+ * The outcome of a finished attempt, from the processor's result or the error it threw. A group
+ * job completed when it answered any of its requests with results, and was abandoned when it
+ * created nothing for any of them.
+ */
 export function outcomeOf(
   job: Pick<Job, 'attemptsMade' | 'opts'>,
-  result: { value: CreateLinksJobResult } | { error: unknown },
+  result: { value: CreationJobReply } | { error: unknown },
 ): JobOutcome {
-  if ('value' in result) return result.value.status === 'done' ? 'completed' : 'abandoned';
+  if ('value' in result) {
+    const reply = result.value;
+    const done =
+      'answers' in reply
+        ? reply.answers.some(({ answer }) => answer.status === 'done')
+        : reply.status === 'done';
+    return done ? 'completed' : 'abandoned';
+  }
   if (result.error instanceof UnrecoverableError) return 'failed';
   // attemptsMade counts the attempts that failed before this one.
   return job.attemptsMade + 1 < (job.opts.attempts ?? 1) ? 'retried' : 'failed';
@@ -138,9 +149,9 @@ export class WorkerMetrics {
  * job module stays about the job.
  */
 export function measuredProcessor<A extends unknown[]>(
-  processor: (job: Job, ...rest: A) => Promise<CreateLinksJobResult>,
+  processor: (job: Job, ...rest: A) => Promise<CreationJobReply>,
   metrics: WorkerMetrics,
-): (job: Job, ...rest: A) => Promise<CreateLinksJobResult> {
+): (job: Job, ...rest: A) => Promise<CreationJobReply> {
   return async (job, ...rest) => {
     const started = process.hrtime.bigint();
     try {

@@ -1,6 +1,5 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { CreateLinksJobResult } from '@linkservice/creation';
 import {
   CREATE_LINKS_QUEUE,
   scheduleCreationRequestsCleanup,
@@ -13,8 +12,8 @@ import { throttledErrorLog } from '@linkservice/logger';
 import { queueTelemetry } from '@linkservice/telemetry';
 import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
+import type { CreationJobReply } from './create-links.job';
 import { createLinksProcessor } from './create-links.job';
-import { withCreationJobLog } from './creation-job-log';
 import type { WorkerDeps } from './deps';
 import { measuredProcessor } from './metrics';
 import { scheduleInstallRetention } from './installs.retention';
@@ -28,12 +27,9 @@ export function startCreationWorker(
   deps: Pick<WorkerDeps, 'config' | 'logger' | 'queueRedis' | 'creation' | 'metrics'>,
 ): Worker {
   const { config, logger } = deps;
-  const worker = new Worker<unknown, CreateLinksJobResult>(
+  const worker = new Worker<unknown, CreationJobReply>(
     CREATE_LINKS_QUEUE,
-    measuredProcessor(
-      withCreationJobLog(createLinksProcessor(deps.creation, logger), logger),
-      deps.metrics,
-    ),
+    measuredProcessor(createLinksProcessor(deps.creation, logger), deps.metrics),
     {
       connection: deps.queueRedis,
       prefix: config.REDIS_PREFIX,

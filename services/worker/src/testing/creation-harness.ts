@@ -3,7 +3,11 @@ import type { LinkDraft } from '@linkservice/contracts';
 import type { Database, DbHandle, Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
-import type { CreateLinksPayload, CreationOutcome } from '@linkservice/creation';
+import type {
+  CreateLinksPayload,
+  CreationClientOptions,
+  CreationOutcome,
+} from '@linkservice/creation';
 import {
   BullCreationClient,
   CreationRequestsRepository,
@@ -32,6 +36,7 @@ export class CreationHarness {
     private readonly redisUrl: string,
     basePrefix: string,
     readonly linkDomain = 'links.test',
+    clientOptions: Pick<CreationClientOptions, 'groupsInFlight' | 'groupWaitMs'> = {},
   ) {
     this.prefix = `${basePrefix}-w${randomBytes(3).toString('hex')}`;
     this.logger = createLogger('worker-test', process.env.LOG_LEVEL ?? 'silent');
@@ -40,6 +45,7 @@ export class CreationHarness {
       prefix: this.prefix,
       requests: new CreationRequestsRepository(db),
       logger: this.logger,
+      ...clientOptions,
     });
     this.workers = new InProcessWorkers({
       db,
@@ -90,9 +96,12 @@ export class CreationHarness {
   }
 }
 
-export function newHarness(db: Kysely<Database>): CreationHarness {
+export function newHarness(
+  db: Kysely<Database>,
+  clientOptions?: ConstructorParameters<typeof CreationHarness>[4],
+): CreationHarness {
   const env = testEnvironment();
-  return new CreationHarness(db, env.redisUrl, env.redisPrefix);
+  return new CreationHarness(db, env.redisUrl, env.redisPrefix, undefined, clientOptions);
 }
 
 /** What a worker test file works with: its pool and a harness whose worker is running. */
