@@ -3,10 +3,11 @@ import { inLinkOrder, linkDraftSchema } from '@linkservice/contracts';
 import type { FieldErrors, Link } from '@linkservice/contracts';
 
 /**
- * The one job type of the creation queue: create links for one app and environment, in order.
- * A single POST /links is a job with one entry. Producer (gateway) and consumer (worker) both
- * parse with these schemas. The payload never carries a key or any other secret.
- * The protocol around it (deadline, settle, exactly-once) is described in ../README.md.
+ * The creation queue's contract. One creation request creates links for one app and environment,
+ * in order (a single POST /links is a request with one entry); a job carries a group of them
+ * (group commit). The worker parses with these schemas; the payload never carries a key or any
+ * other secret. The protocol around it (deadline, settle, exactly-once, groups) is described in
+ * ../README.md.
  */
 export const CREATE_LINKS_QUEUE = 'link-creations';
 /**
