@@ -168,7 +168,7 @@ export class BullCreationClient implements CreationClient {
       this.groupAnswered(jobId, returnvalue);
     });
     this.events.on('failed', ({ jobId, failedReason }) => {
-      this.groupFailed(jobId, new JobFailed(failedReason));
+      if (this.sent.has(jobId)) this.groupFailed(jobId, new JobFailed(failedReason));
     });
   }
 
@@ -370,17 +370,19 @@ export class BullCreationClient implements CreationClient {
 
   /** A request that stopped waiting (answered, failed or out of time) leaves its group. */
   private forget(waiter: Waiter): void {
-    const index = this.gathering.indexOf(waiter);
-    if (index !== -1) {
-      // Out of time before its group left (a full event loop): it is not sent at all.
-      this.gathering.splice(index, 1);
-      this.gatheredEntries -= waiter.payload.entries.length;
+    if (!waiter.sentAs) {
+      // Out of time before its group left (the event loop stalled): it is not sent at all.
+      const index = this.gathering.indexOf(waiter);
+      if (index !== -1) {
+        this.gathering.splice(index, 1);
+        this.gatheredEntries -= waiter.payload.entries.length;
+      }
       return;
     }
-    const jobId = waiter.sentAs?.jobId;
-    const group = jobId === undefined ? undefined : this.sent.get(jobId);
-    if (jobId !== undefined && group?.waiters.delete(waiter.payload.requestId)) {
-      if (group.waiters.size === 0) this.groupEnded(jobId);
+    const { jobId } = waiter.sentAs;
+    const group = this.sent.get(jobId);
+    if (group?.waiters.delete(waiter.payload.requestId) && group.waiters.size === 0) {
+      this.groupEnded(jobId);
     }
   }
 
