@@ -107,35 +107,6 @@ describe('JSON bodies', () => {
     expect(res.headers.get('x-request-id')).toMatch(UUID);
   });
 
-  // Plain JSON is read without body-parser (json-body.ts); a type with another parameter goes
-  // through body-parser. Both must answer every body alike.
-  it.each([
-    ['a leading BOM', '\ufeff{"a":1}'],
-    ['whitespace before the object', ' \n\t{"a":1}'],
-    ['only a BOM', '\ufeff'],
-    ['whitespace then a string', '  "a"'],
-    [
-      'invalid UTF-8 in a string',
-      Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]),
-    ],
-  ])('reads %s as body-parser does', async (_case, raw: string | Buffer) => {
-    const answers = [];
-    for (const type of [
-      'application/json',
-      'application/json; charset="utf-8"',
-      'application/json; x=y',
-    ]) {
-      const res = await gateway.api('/api/v1/echo', {
-        key,
-        rawBody: Buffer.isBuffer(raw) ? raw : Buffer.from(raw),
-        headers: { 'content-type': type },
-      });
-      answers.push({ status: res.status, body: res.body });
-    }
-    expect(answers[0]).toEqual(answers[2]);
-    expect(answers[1]).toEqual(answers[2]);
-  });
-
   it.each([
     ['no Content-Type', {}],
     ['text/plain', { 'content-type': 'text/plain' }],
