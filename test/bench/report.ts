@@ -30,6 +30,11 @@ export interface ScenarioOutcome {
    * of the worker, in milliseconds, from /proc/<pid>/stat. Not measured for SQL baselines.
    */
   cpuMsPerRequest?: { subject: number; worker?: number };
+  /**
+   * Creation lines: the gateway's and the worker's CPU together per created link, ms
+   * (cpuMsPerRequest's sum over links per request).
+   */
+  cpuMsPerLink?: number;
   comparison?: { against: string; metric: 'req/s' | 'p50' | 'links/s'; ratio: number };
   /** Each round's figures, when the scenario ran in alternating rounds with its baseline. */
   rounds?: LoadResult[];
@@ -96,6 +101,7 @@ export function mergeRounds(rounds: readonly ScenarioOutcome[]): ScenarioOutcome
   };
   const subjectCpu = weighted((round) => round.cpuMsPerRequest?.subject);
   const workerCpu = weighted((round) => round.cpuMsPerRequest?.worker);
+  const cpuPerLink = weighted((round) => round.cpuMsPerLink);
   const highest = (process: keyof PeakRss): number | null => {
     const peaks = rounds.map((r) => r.peakRss[process]).filter((v): v is number => v !== null);
     return peaks.length > 0 ? Math.max(...peaks) : null;
@@ -127,6 +133,7 @@ export function mergeRounds(rounds: readonly ScenarioOutcome[]): ScenarioOutcome
             ...(workerCpu === undefined ? {} : { worker: workerCpu }),
           },
         }),
+    ...(cpuPerLink === undefined ? {} : { cpuMsPerLink: cpuPerLink }),
     rounds: results,
   };
 }
@@ -192,7 +199,9 @@ export function judge(scenarios: readonly Scenario[], outcomes: ScenarioOutcome[
     }
 
     if (!goal) continue;
-    const target = describeGoal(goal);
+    const cpuLimit = scenario.maxCpuMsPerLink;
+    const target =
+      describeGoal(goal) + (cpuLimit === undefined ? '' : `; cpu/link <= ${cpuLimit} ms`);
     if (!own?.result) {
       outcome.verdict = { target, result: 'n/a', note: 'not measured' };
       continue;
@@ -218,10 +227,18 @@ export function judge(scenarios: readonly Scenario[], outcomes: ScenarioOutcome[
         break;
     }
     const share = errorShare(result);
+    const cpu = own.cpuMsPerLink;
+    const cpuFailed = cpuLimit !== undefined && !(cpu !== undefined && cpu <= cpuLimit);
     outcome.verdict =
       share > ERROR_TOLERANCE
         ? { target, result: 'FAIL', note: `${(share * 100).toFixed(1)}% errors` }
-        : { target, result: pass ? 'PASS' : 'FAIL' };
+        : cpuFailed
+          ? {
+              target,
+              result: 'FAIL',
+              note: `cpu/link ${cpu === undefined ? 'not measured' : `${number(cpu, 2)} ms`}${pass ? '' : ', and the first target'}`,
+            }
+          : { target, result: pass ? 'PASS' : 'FAIL' };
   }
 }
 
@@ -244,6 +261,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
     'p50 ms',
     'p99 ms',
     'cpu ms/req',
+    'cpu ms/link',
     'errors',
     'gw MB',
     'wk MB',
@@ -264,7 +282,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       return [
         o.title,
         'unavailable',
-        ...Array<string>(9).fill(''),
+        ...Array<string>(10).fill(''),
         o.verdict?.target ?? '',
         verdict,
       ];
@@ -277,6 +295,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       number(r.p50Ms, 2),
       number(r.p99Ms, 2),
       formatCpu(o.cpuMsPerRequest),
+      o.cpuMsPerLink === undefined ? '' : number(o.cpuMsPerLink, 2),
       r.errors === 0 ? '0' : `${number(r.errors)}${describeErrors(r)}`,
       stackProcess ? megabytes(o.peakRss.gateway) : '',
       stackProcess ? megabytes(o.peakRss.worker) : '',
@@ -287,7 +306,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const numeric = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  const numeric = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   const line = (cells: string[]): string =>
     cells
       .map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))

@@ -128,6 +128,32 @@ describe('judge', () => {
     });
   });
 
+  it('judges a creation line on CPU per created link too', () => {
+    const goal = { kind: 'throughput-ratio', against: 'insert', min: 0.7 } as const;
+    const scenarios = [
+      scenario({ id: 'insert' }),
+      scenario({ id: 'fast-cheap', goal, maxCpuMsPerLink: 1 }),
+      scenario({ id: 'fast-costly', goal, maxCpuMsPerLink: 1 }),
+      scenario({ id: 'slow-costly', goal, maxCpuMsPerLink: 1 }),
+      scenario({ id: 'unmeasured', goal, maxCpuMsPerLink: 1 }),
+    ];
+    const outcomes = [
+      outcome('insert', { result: result({ perSecond: 1000 }) }),
+      outcome('fast-cheap', { result: result({ perSecond: 800 }), cpuMsPerLink: 1 }),
+      outcome('fast-costly', { result: result({ perSecond: 800 }), cpuMsPerLink: 1.01 }),
+      outcome('slow-costly', { result: result({ perSecond: 600 }), cpuMsPerLink: 3.3 }),
+      outcome('unmeasured', { result: result({ perSecond: 800 }) }),
+    ];
+    judge(scenarios, outcomes);
+    const target = 'req/s >= 0.7x insert; cpu/link <= 1 ms';
+    expect(outcomes.slice(1).map((o) => o.verdict)).toEqual([
+      { target, result: 'PASS' },
+      { target, result: 'FAIL', note: 'cpu/link 1.01 ms' },
+      { target, result: 'FAIL', note: 'cpu/link 3.30 ms, and the first target' },
+      { target, result: 'FAIL', note: 'cpu/link not measured' },
+    ]);
+  });
+
   it('says n/a when the scenario or its baseline could not run', () => {
     const goal = { kind: 'throughput-ratio', against: 'base', min: 0.5 } as const;
     const scenarios = [
@@ -153,6 +179,7 @@ describe('formatTable', () => {
         title: 'GET /links/{id}',
         result: result({ perSecond: 1234.4, unexpectedStatuses: { '503': 2 }, errors: 2 }),
         cpuMsPerRequest: { subject: 0.912, worker: 0.4 },
+        cpuMsPerLink: 1.312,
         verdict: { target: 'req/s >= 0.7x base', result: 'PASS' },
       }),
       outcome('redirect', {
@@ -164,7 +191,7 @@ describe('formatTable', () => {
     const lines = text.split('\n');
     expect(lines[0]).toMatch(/^scenario\s+req\/s\s+links\/s\s+p50 ms/);
     expect(lines[2]).toMatch(
-      /^GET \/links\/\{id\}\s+1,234\s+5\.00\s+9\.00\s+0\.91\+0\.40 wk\s+2 \(503x2\)\s+150\s/,
+      /^GET \/links\/\{id\}\s+1,234\s+5\.00\s+9\.00\s+0\.91\+0\.40 wk\s+1\.31\s+2 \(503x2\)\s+150\s/,
     );
     expect(lines[2]).toMatch(/PASS$/);
     expect(lines[3]).toMatch(/^redirect\s+unavailable/);
@@ -238,6 +265,15 @@ describe('mergeRounds', () => {
     ]);
     expect(merged.linksPerSecond).toBe(1750);
     expect(merged.cpuMsPerRequest).toEqual({ subject: 1 });
+  });
+
+  it('weights CPU per created link by requests, when every round has it', () => {
+    const rounds = [
+      round({ succeeded: 100, elapsedSeconds: 1 }, { cpuMsPerLink: 3 }),
+      round({ succeeded: 300, elapsedSeconds: 1 }, { cpuMsPerLink: 1 }),
+    ];
+    expect(mergeRounds(rounds).cpuMsPerLink).toBe(1.5);
+    expect(mergeRounds([...rounds, round({})]).cpuMsPerLink).toBeUndefined();
   });
 
   it('is unavailable when any round was', () => {

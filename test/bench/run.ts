@@ -24,7 +24,7 @@ import { createTenant } from '../support/tenants';
 import type { LoadJob, LoadResult, LoadRunnerMessage } from './load-protocol';
 import { formatTable, judge, mergeRounds } from './report';
 import type { PeakRss, ScenarioOutcome } from './report';
-import { buildScenarios, formatCount } from './scenarios';
+import { buildScenarios, formatCount, SMALL_APP_LINKS } from './scenarios';
 import type { Scenario, Subject } from './scenarios';
 import { seedLargeApp, seedPublishableKey, vacuumAnalyze } from './seed';
 import { loadBenchSettings } from './settings';
@@ -285,7 +285,7 @@ async function measure(
   const stackSubject = scenario.subject === 'gateway' || scenario.subject === 'redirect';
   if (stackSubject) resetPeakRss(services);
   // The worker does the creating; its CPU is part of what a create costs.
-  const creates = scenario.linksPerRequest !== undefined;
+  const creates = scenario.subject === 'gateway' && scenario.linksPerRequest !== undefined;
   const measured = [answering, creates ? services.running.worker : undefined];
   const cpuBefore = measured.map((p) => p?.cpuSeconds() ?? null);
   try {
@@ -302,6 +302,9 @@ async function measure(
       ...(subjectCpu === undefined
         ? {}
         : { cpuMsPerRequest: { subject: subjectCpu, worker: workerCpu } }),
+      ...(subjectCpu === undefined || !creates
+        ? {}
+        : { cpuMsPerLink: (subjectCpu + (workerCpu ?? 0)) / (scenario.linksPerRequest ?? 1) }),
       peakRss: stackSubject ? peakRss(services) : NO_PEAKS,
       ...(scenario.linksPerRequest === undefined
         ? {}
@@ -358,8 +361,15 @@ async function main(): Promise<void> {
     const seedStarted = Date.now();
     const large = await seedLargeApp(handle.db, settings.links);
     const largePublishableKey = await seedPublishableKey(handle.db, large.tenant.appId);
+    const small = await seedLargeApp(handle.db, SMALL_APP_LINKS, {
+      name: 'Bench: small app',
+      tag: 'SMALL',
+    });
     const creator = await createTenant(handle.db, { name: 'Bench: creations' });
     const baselineInserts = await createTenant(handle.db, { name: 'Bench: baseline inserts' });
+    const insertServerApp = await createTenant(handle.db, {
+      name: 'Bench: baseline insert server',
+    });
     await vacuumAnalyze(handle.db);
     const seedSeconds = (Date.now() - seedStarted) / 1000;
     progress(`seeded in ${seedSeconds.toFixed(1)} s`);
@@ -381,6 +391,13 @@ async function main(): Promise<void> {
       settings,
       cleanup,
     );
+    const baselineInsert = await startBaseline(
+      'baseline-insert',
+      'insert-server.js',
+      { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN },
+      settings,
+      cleanup,
+    );
     const baselineRedirect = await startBaseline(
       'baseline-redirect',
       'redirect-server.js',
@@ -393,6 +410,7 @@ async function main(): Promise<void> {
       gateway: services.running.gateway,
       redirect: services.running.redirect,
       'baseline-read': baselineRead,
+      'baseline-insert': baselineInsert,
       'baseline-redirect': baselineRedirect,
     };
     const unavailable: Partial<Record<Subject, string>> = {
@@ -409,6 +427,8 @@ async function main(): Promise<void> {
       largePublishableKey,
       creator,
       baselineInserts,
+      insertServerApp,
+      small: small.tenant,
     }).filter(
       (s) => settings.only.length === 0 || settings.only.some((part) => s.id.includes(part)),
     );

@@ -14,9 +14,12 @@ const CHANNELS = ['email', 'sms', 'social', 'ads'] as const;
  * Seeded ids and aliases are functions of the row number, so the bench can address any seeded
  * link without reading them back. The id keeps the `lnk_` prefix and a ULID's 26 characters.
  */
-export function seededLinkId(n: number): string {
-  return `lnk_BENCH${String(n).padStart(21, '0')}`;
+export function seededLinkId(n: number, tag: SeedTag = 'BENCH'): string {
+  return `lnk_${tag}${String(n).padStart(21, '0')}`;
 }
+
+/** Five characters after `lnk_` that keep each seeded app's ids apart (ids are global). */
+export type SeedTag = 'BENCH' | 'SMALL';
 
 export function seededAlias(n: number): string {
   return `b${n}`;
@@ -32,15 +35,20 @@ export interface SeededApp {
  * generate_series` (never through the API), then VACUUM ANALYZE so the planner sees the table
  * as production would after autovacuum. Row n is created n seconds before now (so newest-first
  * is row 1 first), in campaign `campaign-<n mod 1000>`, channel one of four, with one of 100 tags.
- * The app's link counts follow by the trigger on links, as for any insert.
+ * The app's link counts follow by the trigger on links, as for any insert. Another app seeded
+ * the same way (the small one) takes its own `tag` and name.
  */
-export async function seedLargeApp(db: Kysely<Database>, links: number): Promise<SeededApp> {
-  const tenant = await createTenant(db, { name: 'Bench: large app' });
+export async function seedLargeApp(
+  db: Kysely<Database>,
+  links: number,
+  { name = 'Bench: large app', tag = 'BENCH' }: { name?: string; tag?: SeedTag } = {},
+): Promise<SeededApp> {
+  const tenant = await createTenant(db, { name });
   await sql`
     INSERT INTO links (id, app_id, environment, alias, web_fallback_url, ios_fallback_url,
                        deep_link_data, title, campaign, channel, feature, tags, click_count,
                        created_at, updated_at)
-    SELECT 'lnk_BENCH' || lpad(g::text, 21, '0'),
+    SELECT ${`lnk_${tag}`} || lpad(g::text, 21, '0'),
            ${tenant.appId}, 'live', 'b' || g,
            'https://example.com/products/' || g,
            CASE WHEN g % 3 = 0 THEN 'https://apps.apple.com/app/id' || g END,

@@ -1,126 +1,109 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { hashSecretKey, parseSecretKey } from '@linkservice/keys';
-import pg from 'pg';
+import type { LinkRow } from './bare';
+import { authenticate, createPool, NOT_FOUND, send, serve, toLink, UNAUTHORISED } from './bare';
 
 /**
- * Baseline for the read path: the least a server can do to answer GET /api/v1/links/{id} with
- * the same guarantees (SHA-256 of the bearer looked up in api_keys JOIN apps on every request,
- * then the link matched by id, app and environment), on bare node:http and pg with the gateway's
- * pool size. No framework, logging, request ids or validation beyond that.
+ * Baseline for the read paths: the least a server can do to answer them with the same
+ * guarantees, on bare node:http and pg with the gateway's pool size (bare.ts):
+ * - GET /api/v1/links/{id}: the key check, then the link matched by id, app and environment.
+ * - GET /api/v1/links (no query): the key check, then the default page (newest first, 25) and
+ *   the total, with the very statement links.repository.ts sends for an unfiltered list (one
+ *   statement: the matches, the stored total, the page, its rows), answered as the API does.
  */
 
 const port = Number(process.env.PORT);
-const pool = new pg.Pool({
-  connectionString: process.env.DATABASE_URL,
-  max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
-});
-pool.on('error', () => undefined);
+const pool = createPool();
 
-const KEY_LOOKUP = `SELECT k.app_id, k.environment, a.subdomain_key
-  FROM api_keys k JOIN apps a ON a.id = k.app_id
-  WHERE k.key_hash = $1 AND k.revoked_at IS NULL`;
 const LINK_READ = `SELECT * FROM links WHERE id = $1 AND app_id = $2 AND environment = $3`;
 const LINK_PATH = /^\/api\/v1\/links\/([A-Za-z0-9_]+)$/;
 
-interface KeyRow {
-  app_id: string;
-  environment: string;
-  subdomain_key: string;
-}
+const PER_PAGE = 25;
+/** links.repository.ts's FEW_MATCHES: up to this many matches are collected and sorted. */
+const FEW_MATCHES = 10_000;
+const PAGE_KEYS = 'links.id, links.created_at, links.click_count, links.alias';
 
-interface LinkRow {
-  id: string;
-  alias: string;
-  environment: string;
-  web_fallback_url: string;
-  ios_fallback_url: string | null;
-  deep_link_data: unknown;
-  title: string | null;
-  campaign: string | null;
-  channel: string | null;
-  feature: string | null;
-  tags: string[];
-  expires_at: Date | null;
-  archived_at: Date | null;
-  click_count: string;
-  created_at: Date;
-  updated_at: Date;
+/**
+ * What links.repository.ts's list() sends for `GET /links` without a query: keep it in step
+ * with that statement. $1 app, $2 environment; the stored total's column by environment.
+ */
+function listStatement(countColumn: string): string {
+  const total = '(SELECT total FROM counted)';
+  return `
+      WITH matched AS MATERIALIZED (
+        SELECT ${PAGE_KEYS} FROM links WHERE links.app_id = $1 AND links.environment = $2
+      ),
+      counted AS (SELECT coalesce((SELECT "${countColumn}" FROM apps WHERE id = $1), 0) AS total),
+      page AS (
+        (SELECT * FROM matched WHERE ${total} <= $3 AND ${total} > $4
+         ORDER BY matched.created_at DESC, matched.id DESC LIMIT $5 OFFSET $4)
+        UNION ALL
+        (SELECT ${PAGE_KEYS} FROM links
+         WHERE links.app_id = $1 AND links.environment = $2 AND ${total} > $3 AND ${total} > $4
+         ORDER BY links.created_at DESC, links.id DESC LIMIT $5 OFFSET $4)
+      )
+      SELECT links.*, counted.total, now() AS db_now
+      FROM counted
+      LEFT JOIN page ON true
+      LEFT JOIN links ON links.id = page.id
+        AND links.app_id = $1 AND links.environment = $2
+      ORDER BY page.created_at DESC, page.id DESC
+    `;
 }
+const LIST = { live: listStatement('live_link_count'), test: listStatement('test_link_count') };
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
+type PageRow = { [K in keyof LinkRow]: LinkRow[K] | null } & { total: string; db_now: Date };
 
-/** The same fields the API's Link carries, so both servers serialise a comparable body. */
-function toBody(row: LinkRow, subdomainKey: string): unknown {
-  const host = row.environment === 'test' ? `${subdomainKey}-test` : subdomainKey;
-  return {
-    link: {
-      id: row.id,
-      alias: row.alias,
-      url: `https://${host}.${process.env.LINK_DOMAIN ?? 'links.localhost'}/${row.alias}`,
-      environment: row.environment,
-      webFallbackUrl: row.web_fallback_url,
-      iosFallbackUrl: row.ios_fallback_url,
-      deepLinkData: row.deep_link_data,
-      title: row.title,
-      campaign: row.campaign,
-      channel: row.channel,
-      feature: row.feature,
-      tags: row.tags,
-      expiresAt: row.expires_at?.toISOString() ?? null,
-      archivedAt: row.archived_at?.toISOString() ?? null,
-      createdAt: row.created_at.toISOString(),
-      updatedAt: row.updated_at.toISOString(),
-      clickCount: Number(row.click_count),
-      status: row.archived_at ? 'archived' : 'active',
-    },
-  };
-}
-
-async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (req.url === '/readyz') {
-    await pool.query('SELECT 1');
-    send(res, 200, { status: 'ready' });
-    return;
-  }
-  const match = req.method === 'GET' ? LINK_PATH.exec(req.url ?? '') : null;
-  if (!match) {
-    send(res, 404, { error: 'not_found', message: 'Not found' });
-    return;
-  }
-  const secret = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
-  if (!parseSecretKey(secret)) {
-    send(res, 401, { error: 'unauthorised', message: 'Unauthorised' });
-    return;
-  }
-  const key = await pool.query<KeyRow>(KEY_LOOKUP, [hashSecretKey(secret)]);
-  const auth = key.rows.at(0);
+async function getLink(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
+  const auth = await authenticate(pool, req);
   if (!auth) {
-    send(res, 401, { error: 'unauthorised', message: 'Unauthorised' });
+    send(res, 401, UNAUTHORISED);
     return;
   }
-  const link = await pool.query<LinkRow>(LINK_READ, [match[1], auth.app_id, auth.environment]);
+  const link = await pool.query<LinkRow>(LINK_READ, [id, auth.app_id, auth.environment]);
   const row = link.rows.at(0);
   if (!row) {
-    send(res, 404, { error: 'not_found', message: 'Not found' });
+    send(res, 404, NOT_FOUND);
     return;
   }
-  send(res, 200, toBody(row, auth.subdomain_key));
+  send(res, 200, { link: toLink(row, auth.subdomain_key) });
 }
 
-const server = createServer((req, res) => {
-  handle(req, res).catch((error: unknown) => {
-    process.stderr.write(`baseline read server: ${String(error)}\n`);
-    if (!res.headersSent) send(res, 500, { error: 'internal', message: 'Internal error' });
+async function listLinks(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const auth = await authenticate(pool, req);
+  if (!auth) {
+    send(res, 401, UNAUTHORISED);
+    return;
+  }
+  const statement = auth.environment === 'test' ? LIST.test : LIST.live;
+  const result = await pool.query<PageRow>(statement, [
+    auth.app_id,
+    auth.environment,
+    FEW_MATCHES,
+    0,
+    PER_PAGE,
+  ]);
+  const first = result.rows.at(0);
+  const total = Number(first?.total ?? 0);
+  const now = first?.db_now ?? new Date();
+  const links = result.rows
+    .filter((row) => row.id !== null)
+    .map((row) => toLink(row as LinkRow, auth.subdomain_key, now));
+  send(res, 200, {
+    links,
+    pagination: { page: 1, perPage: PER_PAGE, total, pageCount: Math.ceil(total / PER_PAGE) },
   });
-});
+}
+
+function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method === 'GET' && req.url === '/api/v1/links') return listLinks(req, res);
+  const match = req.method === 'GET' ? LINK_PATH.exec(req.url ?? '') : null;
+  if (match?.[1] !== undefined) return getLink(req, res, match[1]);
+  send(res, 404, NOT_FOUND);
+  return Promise.resolve();
+}
+
+const server = createServer(serve('baseline read server', pool, handle));
 server.keepAliveTimeout = 65_000;
 server.listen(port, '127.0.0.1');
 process.on('SIGTERM', () => {

@@ -30,7 +30,7 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
       openapi: listLinksDoc,
       handler: async (req, res) => {
         const params = parseListParams(req.query);
-        res.json(await links.list(ownerOf(res), params));
+        sendJson(res, await links.list(ownerOf(res), params));
       },
     },
     {
@@ -52,7 +52,7 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
         const outcome = await links.update(ownerOf(res), pathParam(req, 'linkId'), bodyOf(req));
         switch (outcome.kind) {
           case 'updated':
-            res.json({ link: outcome.link });
+            sendJson(res, { link: outcome.link });
             return;
           case 'not_found':
             throw errors.notFound(NOT_FOUND);
@@ -71,7 +71,7 @@ export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
         const outcome = await links.archive(ownerOf(res), pathParam(req, 'linkId'));
         switch (outcome.kind) {
           case 'archived':
-            res.json({ link: outcome.link, note: outcome.note });
+            sendJson(res, { link: outcome.link, note: outcome.note });
             return;
           case 'not_found':
             throw errors.notFound(NOT_FOUND);

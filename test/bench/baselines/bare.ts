@@ -1,0 +1,128 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { hashSecretKey, parseSecretKey } from '@linkservice/keys';
+import pg from 'pg';
+
+/**
+ * What the bare baselines (read-server.ts, insert-server.ts) share: a pg Pool of the gateway's
+ * size, the key check the gateway makes on every request (SHA-256 of the bearer looked up in
+ * api_keys JOIN apps, never cached; a prepared statement, as the gateway's), the JSON answer and
+ * the Link fields every answer shows.
+ * No framework, logging, request ids or validation beyond that.
+ */
+
+export function createPool(): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: process.env.DATABASE_URL,
+    max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+  });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+const KEY_LOOKUP = `SELECT k.app_id, k.environment, a.subdomain_key
+  FROM api_keys k JOIN apps a ON a.id = k.app_id
+  WHERE k.key_hash = $1 AND k.revoked_at IS NULL`;
+
+export interface KeyRow {
+  app_id: string;
+  environment: string;
+  subdomain_key: string;
+}
+
+/** The unrevoked key the request's bearer names, looked up in Postgres; undefined means 401. */
+export async function authenticate(
+  pool: pg.Pool,
+  req: IncomingMessage,
+): Promise<KeyRow | undefined> {
+  const secret = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  if (!parseSecretKey(secret)) return undefined;
+  // A named statement, as the gateway's own lookup: each connection parses and plans it once.
+  const key = await pool.query<KeyRow>({
+    name: 'bare_key_lookup',
+    text: KEY_LOOKUP,
+    values: [hashSecretKey(secret)],
+  });
+  return key.rows.at(0);
+}
+
+export interface LinkRow {
+  id: string;
+  alias: string;
+  environment: string;
+  web_fallback_url: string;
+  ios_fallback_url: string | null;
+  deep_link_data: unknown;
+  title: string | null;
+  campaign: string | null;
+  channel: string | null;
+  feature: string | null;
+  tags: string[];
+  expires_at: Date | null;
+  archived_at: Date | null;
+  click_count: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Every column a Link is shown from. */
+export const LINK_COLUMNS =
+  'id, alias, environment, web_fallback_url, ios_fallback_url, deep_link_data, title, ' +
+  'campaign, channel, feature, tags, expires_at, archived_at, click_count, created_at, updated_at';
+
+export function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+export const UNAUTHORISED = { error: 'unauthorised', message: 'Unauthorised' };
+export const NOT_FOUND = { error: 'not_found', message: 'Not found' };
+
+/** The same fields the API's Link carries, so both servers serialise a comparable body. */
+export function toLink(row: LinkRow, subdomainKey: string, now = new Date()): unknown {
+  const host = row.environment === 'test' ? `${subdomainKey}-test` : subdomainKey;
+  const expired = row.expires_at !== null && row.expires_at.getTime() <= now.getTime();
+  return {
+    id: row.id,
+    alias: row.alias,
+    url: `https://${host}.${process.env.LINK_DOMAIN ?? 'links.localhost'}/${row.alias}`,
+    environment: row.environment,
+    webFallbackUrl: row.web_fallback_url,
+    iosFallbackUrl: row.ios_fallback_url,
+    deepLinkData: row.deep_link_data,
+    title: row.title,
+    campaign: row.campaign,
+    channel: row.channel,
+    feature: row.feature,
+    tags: row.tags,
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    archivedAt: row.archived_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    clickCount: Number(row.click_count),
+    status: row.archived_at ? 'archived' : expired ? 'expired' : 'active',
+  };
+}
+
+/** Answers `/readyz` once Postgres answers; every other request goes to `handle`. */
+export function serve(
+  name: string,
+  pool: pg.Pool,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const answer =
+      req.url === '/readyz'
+        ? pool.query('SELECT 1').then(() => {
+            send(res, 200, { status: 'ready' });
+          })
+        : handle(req, res);
+    answer.catch((error: unknown) => {
+      process.stderr.write(`${name}: ${String(error)}\n`);
+      if (!res.headersSent) send(res, 500, { error: 'internal', message: 'Internal error' });
+    });
+  };
+}
