@@ -20,7 +20,11 @@ pool.on('error', () => undefined);
 const KEY_LOOKUP = `SELECT k.app_id, k.environment, a.subdomain_key
   FROM api_keys k JOIN apps a ON a.id = k.app_id
   WHERE k.key_hash = $1 AND k.revoked_at IS NULL`;
-const LINK_READ = `SELECT * FROM links WHERE id = $1 AND app_id = $2 AND environment = $3`;
+// The count is joined from link_clicks as the gateway reads it (links.click_count is the
+// previous release's, see the link-clicks migration).
+const LINK_READ = `SELECT links.*, coalesce(link_clicks.click_count, 0) AS click_count
+  FROM links LEFT JOIN link_clicks ON link_clicks.link_id = links.id
+  WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`;
 const LINK_PATH = /^\/api\/v1\/links\/([A-Za-z0-9_]+)$/;
 
 interface KeyRow {

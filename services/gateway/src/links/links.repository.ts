@@ -2,7 +2,7 @@ import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
 import { columnChangesOf, LINK_COLUMNS } from '@linkservice/contracts';
-import type { Database, Environment, LinkRow } from '@linkservice/db';
+import type { CountedLinkRow, Database, Environment } from '@linkservice/db';
 import { executePrepared, preparedStatement } from '@linkservice/db';
 import type { AuthContext } from '../auth/auth-context';
 import type { KeyRow } from '../auth/keys.repository';
@@ -29,18 +29,18 @@ export interface LinkListQuery {
 
 /** A row together with the database clock it was read at, so status matches the SQL filters. */
 export interface LinkRead {
-  row: LinkRow;
+  row: CountedLinkRow;
   now: Date;
 }
 
 export interface LinkPage {
-  rows: LinkRow[];
+  rows: CountedLinkRow[];
   total: number;
   now: Date;
 }
 
 /** A link's columns as a LEFT JOIN gives them: all null when no link matched. */
-type NullableLinkRow = { [K in keyof LinkRow]: LinkRow[K] | null };
+type NullableLinkRow = { [K in keyof CountedLinkRow]: CountedLinkRow[K] | null };
 
 /** A row of the list statement: the LEFT JOINed link columns are all null on an empty page. */
 type PageRow = NullableLinkRow & { total: number; db_now: Date };
@@ -50,14 +50,33 @@ export type LinkState = 'missing' | 'archived' | 'active';
 
 type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
-/** Every column of a link, read by name. */
-const SELECT_LINK_COLUMNS = LINK_COLUMNS.map((column) => `links.${column}`).join(', ');
+/**
+ * Every column of a link, read by name (never links.*: the previous release's click_count
+ * column is still there, see the link-clicks migration), and its click count from link_clicks,
+ * which holds a row only for a link clicked at least once.
+ */
+const SELECT_LINK_COLUMNS = [
+  ...LINK_COLUMNS.map((column) => `links.${column}`),
+  'coalesce(link_clicks.click_count, 0) AS click_count',
+].join(', ');
+
+/** Joins the count SELECT_LINK_COLUMNS reads; needs `links` in the FROM list before it. */
+const JOIN_CLICKS = 'LEFT JOIN link_clicks ON link_clicks.link_id = links.id';
+
+/** RETURNING of an UPDATE of links: the row as it now stands, with its click count. */
+const RETURNING_LINK = [
+  ...LINK_COLUMNS,
+  sql<number>`coalesce((SELECT click_count FROM link_clicks WHERE link_id = links.id), 0)`.as(
+    'click_count',
+  ),
+] as const;
 
 /** A read by id: prepared, parsed once per connection. */
-const FIND_BY_ID = preparedStatement<LinkRow & { db_now: Date }>(
+const FIND_BY_ID = preparedStatement<CountedLinkRow & { db_now: Date }>(
   'gateway_link_by_id',
   `SELECT ${SELECT_LINK_COLUMNS}, now() AS db_now
-   FROM links WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`,
+   FROM links ${JOIN_CLICKS}
+   WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`,
 );
 
 /**
@@ -70,7 +89,7 @@ const FIND_BY_ID_FOR_KEY = preparedStatement<KeyRow & NullableLinkRow & { db_now
   activeKeyStatement({
     columns: `${SELECT_LINK_COLUMNS}, now() AS db_now`,
     join: `LEFT JOIN links ON links.id = $2 AND links.app_id = api_keys.app_id
-     AND links.environment = api_keys.environment`,
+     AND links.environment = api_keys.environment ${JOIN_CLICKS}`,
   }),
 );
 
@@ -136,7 +155,7 @@ export class LinksRepository {
     return {
       auth: toAuthContext({ keyId, keyEnvironment, keyType, appId, appName, subdomainKey }),
       // Every link has an id: a null one is the LEFT JOIN finding none.
-      link: link.id === null ? undefined : { row: link as LinkRow, now },
+      link: link.id === null ? undefined : { row: link as CountedLinkRow, now },
     };
   }
 
@@ -162,7 +181,7 @@ export class LinksRepository {
     id: string,
     changes: LinkChanges,
     alias?: string,
-  ): Promise<LinkRow | undefined> {
+  ): Promise<CountedLinkRow | undefined> {
     const set: Record<string, unknown> = {};
     const differences: Expression<SqlBool>[] = [];
     for (const { column, value, sqlType } of columnChangesOf(changes)) {
@@ -183,11 +202,11 @@ export class LinksRepository {
       .where('links.id', '=', id)
       .where('links.archived_at', 'is', null);
     if (alias !== undefined) query = query.where('links.alias', '=', alias);
-    return query.returningAll().executeTakeFirst();
+    return query.returning(RETURNING_LINK).executeTakeFirst();
   }
 
   /** Sets archived_at once: a link already archived is left as it is (no row comes back). */
-  async archiveActive(scope: LinkScope, id: string): Promise<LinkRow | undefined> {
+  async archiveActive(scope: LinkScope, id: string): Promise<CountedLinkRow | undefined> {
     return this.db
       .updateTable('links')
       .set({ archived_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
@@ -195,7 +214,7 @@ export class LinksRepository {
       .where('links.environment', '=', scope.environment)
       .where('links.id', '=', id)
       .where('links.archived_at', 'is', null)
-      .returningAll()
+      .returning(RETURNING_LINK)
       .executeTakeFirst();
   }
 
@@ -217,7 +236,8 @@ export class LinksRepository {
    * their partial indexes (counting the active ones read nearly every row).
    * A page past the end reads no rows beyond what counting needs. Branches return keys only;
    * the full rows of the page are joined afterwards, so deepLinkData of rows outside the page
-   * is never read.
+   * is never read. Click counts live in link_clicks (see clicksPage for sort=clicks); the few
+   * branch joins them only to sort by them, and the page's rows join them at the end.
    */
   async list(scope: LinkScope, query: LinkListQuery): Promise<LinkPage> {
     const matches = matchCondition(scope, query);
@@ -225,24 +245,31 @@ export class LinksRepository {
     const few = this.fewMatches;
     const counting = totalStatement(scope, query, matches, few);
     const total = sql`(SELECT total FROM counted)`;
+    const page =
+      sort === 'clicks'
+        ? clicksPage(scope, matches, { limit, offset, few })
+        : sql`SELECT ${PAGE_KEYS} FROM links
+            WHERE ${matches} AND ${total} > ${few} AND ${total} > ${offset}
+            ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset}`;
     const result = await sql<PageRow>`
       WITH matched AS MATERIALIZED (
         SELECT ${PAGE_KEYS} FROM links WHERE ${matches}
       ),
       counted AS (${counting}),
       page AS (
-        (SELECT * FROM matched WHERE ${total} <= ${few} AND ${total} > ${offset}
-         ORDER BY ${orderBy(sort, 'matched')} LIMIT ${limit} OFFSET ${offset})
+        (SELECT matched.id, matched.created_at, matched.alias, ${FEW_CLICKS[sort]} AS click_count
+         FROM matched ${sort === 'clicks' ? sql`LEFT JOIN link_clicks ON link_clicks.link_id = matched.id` : sql``}
+         WHERE ${total} <= ${few} AND ${total} > ${offset}
+         ORDER BY ${orderBy(sort, undefined)} LIMIT ${limit} OFFSET ${offset})
         UNION ALL
-        (SELECT ${PAGE_KEYS} FROM links
-         WHERE ${matches} AND ${total} > ${few} AND ${total} > ${offset}
-         ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset})
+        (${page})
       )
-      SELECT links.*, counted.total, now() AS db_now
+      SELECT ${sql.raw(SELECT_LINK_COLUMNS)}, counted.total, now() AS db_now
       FROM counted
       LEFT JOIN page ON true
       LEFT JOIN links ON links.id = page.id
         AND links.app_id = ${scope.appId} AND links.environment = ${scope.environment}
+      ${sql.raw(JOIN_CLICKS)}
       ORDER BY ${orderBy(sort, 'page')}
     `.execute(this.db);
 
@@ -250,7 +277,7 @@ export class LinksRepository {
     if (!first) throw new Error('the count CTE always yields one row');
     const rows = result.rows.flatMap(({ total: _total, db_now: _now, ...row }) => {
       // An empty page comes back as one row of nulls beside the total; a link always has an id.
-      return row.id === null ? [] : [row as LinkRow];
+      return row.id === null ? [] : [row as CountedLinkRow];
     });
     return { rows, total: first.total, now: first.db_now };
   }
@@ -263,14 +290,25 @@ export class LinksRepository {
  */
 const FEW_MATCHES = 10_000;
 
-/** What the page branches return: the id, plus every column any sort orders by. */
-const PAGE_KEYS = sql.raw('links.id, links.created_at, links.click_count, links.alias');
+/**
+ * What `matched` and the sort-index branches read of links: the id, plus every column of links a
+ * sort orders by. The page adds click_count (from link_clicks, for sort=clicks only).
+ */
+const PAGE_KEYS = sql.raw('links.id, links.created_at, links.alias');
+
+/** The few branch's click_count: joined from link_clicks only when the page sorts by it. */
+const FEW_CLICKS: Record<LinkSort, ReturnType<typeof sql.raw>> = {
+  newest: sql.raw('0::bigint'),
+  oldest: sql.raw('0::bigint'),
+  alias: sql.raw('0::bigint'),
+  clicks: sql.raw('coalesce(link_clicks.click_count, 0)'),
+};
 
 /**
- * Each order matches an index of the initial migration (oldest walks links_newest_idx
- * backwards); ties break by id so pages never overlap. alias is unique per app and environment
- * and COLLATE "C" (code-point order), so it has no ties. Column names come from this fixed
- * table, never from the request.
+ * Each order matches an index (oldest walks links_newest_idx backwards; clicks walks
+ * link_clicks_order_idx, then links_app_id_order_idx, see clicksPage); ties break by id so
+ * pages never overlap. alias is unique per app and environment and COLLATE "C" (code-point
+ * order), so it has no ties. Column names come from this fixed table, never from the request.
  */
 const SORT_KEYS: Record<LinkSort, readonly string[]> = {
   newest: ['created_at DESC', 'id DESC'],
@@ -279,8 +317,52 @@ const SORT_KEYS: Record<LinkSort, readonly string[]> = {
   clicks: ['click_count DESC', 'id ASC'],
 };
 
-function orderBy(sort: LinkSort, table: 'matched' | 'links' | 'page') {
-  return sql.raw(SORT_KEYS[sort].map((key) => `${table}.${key}`).join(', '));
+/** The sort's ORDER BY over `table`'s columns, or over the output columns without a table. */
+function orderBy(sort: LinkSort, table: 'links' | 'page' | undefined) {
+  const prefix = table === undefined ? '' : `${table}.`;
+  return sql.raw(SORT_KEYS[sort].map((key) => `${prefix}${key}`).join(', '));
+}
+
+/**
+ * The many-matches branch of sort=clicks (click_count DESC, id ASC). Counts live in link_clicks,
+ * which has a row only for a link clicked at least once, so the order is two walks, each
+ * stopping after offset + limit rows:
+ * - clicked: link_clicks_order_idx (app, environment, click_count DESC, link_id), joining each
+ *   link for the filters; every one of them has at least one click.
+ * - unclicked: only when the clicked ones cannot fill offset + limit (an InitPlan gate, so the
+ *   usual first pages never start it): links_app_id_order_idx by id, skipping links that have
+ *   a count. All of them sort after every clicked link, as 0 after >= 1.
+ * The page is the first offset + limit of both, in the sort's order. Reaching the unclicked
+ * links passes over the app's clicked ones, as deep pages of any sort pass over the pages
+ * before them.
+ */
+function clicksPage(
+  scope: LinkScope,
+  matches: ReturnType<typeof matchCondition>,
+  { limit, offset, few }: { limit: number; offset: number; few: number },
+) {
+  const total = sql`(SELECT total FROM counted)`;
+  const wanted = offset + limit;
+  return sql`
+    WITH clicked AS MATERIALIZED (
+      SELECT links.id, links.created_at, links.alias, link_clicks.click_count
+      FROM link_clicks JOIN links ON links.id = link_clicks.link_id
+      WHERE link_clicks.app_id = ${scope.appId} AND link_clicks.environment = ${scope.environment}
+        AND ${matches} AND ${total} > ${few} AND ${total} > ${offset}
+      ORDER BY link_clicks.click_count DESC, link_clicks.link_id ASC
+      LIMIT ${wanted}
+    ),
+    unclicked AS (
+      SELECT links.id, links.created_at, links.alias, 0::bigint AS click_count
+      FROM links
+      WHERE ${matches} AND (SELECT count(*) FROM clicked) < ${wanted}
+        AND ${total} > ${few} AND ${total} > ${offset}
+        AND NOT EXISTS (SELECT FROM link_clicks WHERE link_clicks.link_id = links.id)
+      ORDER BY links.id ASC
+      LIMIT ${wanted}
+    )
+    SELECT * FROM (SELECT * FROM clicked UNION ALL SELECT * FROM unclicked) AS both_walks
+    ORDER BY ${orderBy('clicks', undefined)} LIMIT ${limit} OFFSET ${offset}`;
 }
 
 /** The `counted` CTE: one row holding the exact total of the list's matches. */
