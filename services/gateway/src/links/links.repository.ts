@@ -248,7 +248,7 @@ export class LinksRepository {
     const page =
       sort === 'clicks'
         ? clicksPage(scope, matches, { limit, offset, few })
-        : sql`SELECT ${PAGE_KEYS} FROM links
+        : sql`SELECT ${PAGE_KEYS}, 0::bigint AS click_count FROM links
             WHERE ${matches} AND ${total} > ${few} AND ${total} > ${offset}
             ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset}`;
     const result = await sql<PageRow>`
