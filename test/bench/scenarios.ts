@@ -26,6 +26,12 @@ export interface Scenario {
   /** Shown as a ratio without a verdict, when there is no goal. */
   compareWith?: string;
   goal?: Goal;
+  /**
+   * Work done once right before the load (e.g. the clicks of `search-after-clicks`); what it
+   * returns goes into the line's JSON as `details`. Such a line is never split into rounds
+   * alternating with its baseline: the work cannot be undone between rounds.
+   */
+  before?: () => Promise<Record<string, unknown>>;
   /** The load to run, given where the subject listens. */
   job(origin: string): LoadJob;
 }

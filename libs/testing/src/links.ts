@@ -47,11 +47,7 @@ export async function insertLinks(
         ? null
         : JSON.stringify(deep_link_data),
   }));
-  const rows = await db
-    .insertInto('links')
-    .values(values)
-    .returning(LINK_COLUMNS)
-    .execute();
+  const rows = await db.insertInto('links').values(values).returning(LINK_COLUMNS).execute();
   const clicks = values.flatMap((value, index) => {
     const count = seeds[index]?.click_count ?? 0;
     return count > 0
