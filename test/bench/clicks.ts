@@ -23,7 +23,7 @@ const SEARCHED_CAMPAIGNS = Array.from({ length: 10 }, (_, i) => 100 + i);
 const CLICKED_PER_CAMPAIGN = 100;
 const TOTAL_CLICKS = 1_000_000;
 /** Distinct links in one flush (one flush interval's pending hash), one click each. */
-const LINKS_PER_BATCH = 40;
+const LINKS_PER_BATCH = 50;
 /** Flushers applying at once, as replicas do; their batches overlap. */
 const FLUSHERS = 2;
 

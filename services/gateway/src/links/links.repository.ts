@@ -236,35 +236,55 @@ export class LinksRepository {
    * their partial indexes (counting the active ones read nearly every row).
    * A page past the end reads no rows beyond what counting needs. Branches return keys only;
    * the full rows of the page are joined afterwards, so deepLinkData of rows outside the page
-   * is never read. Click counts live in link_clicks (see clicksWalk for sort=clicks); the few
-   * branch joins them only to sort by them, and the page's rows join them at the end. An
-   * unfiltered sort=clicks always walks: its walks read offset + limit rows whatever the app's
-   * size, and a few branch planned for a million rows would make the plan cost enough for
-   * Postgres to JIT-compile it on every request (~100 ms at 1M links).
+   * is never read. Click counts live in link_clicks and are joined to the page's rows at the
+   * end; sort=clicks is described at clicksWalk.
    */
   async list(scope: LinkScope, query: LinkListQuery): Promise<LinkPage> {
+    const page = await this.listStatement(scope, query, { unclicked: false });
+    // sort=clicks walks the clicked links first (see clicksWalk). A short page with more
+    // matches after it ran out of them: the statement again, this time walking on into the
+    // links never clicked, which only pages at the end of the order need.
+    const { sort, limit, offset } = query;
+    if (sort === 'clicks' && page.rows.length < limit && offset + page.rows.length < page.total)
+      return this.listStatement(scope, query, { unclicked: true });
+    return page;
+  }
+
+  private async listStatement(
+    scope: LinkScope,
+    query: LinkListQuery,
+    { unclicked }: { unclicked: boolean },
+  ): Promise<LinkPage> {
     const matches = matchCondition(scope, query);
     const { limit, offset, sort } = query;
     const few = this.fewMatches;
     const counting = totalStatement(scope, query, matches, few);
     const total = sql`(SELECT total FROM counted)`;
     const many = sql`${total} > ${few} AND ${total} > ${offset}`;
-    const walk =
-      sort === 'clicks'
-        ? clicksWalk(scope, matches, { limit, offset, gate: many })
-        : sql`SELECT ${PAGE_KEYS}, 0::bigint AS click_count FROM links
-            WHERE ${matches} AND ${many}
-            ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset}`;
-    const page =
-      sort === 'clicks' && isUnfiltered(query)
-        ? clicksWalk(scope, matches, { limit, offset, gate: sql`${total} > ${offset}` })
-        : sql`(SELECT matched.id, matched.created_at, matched.alias,
-                      ${FEW_CLICKS[sort]} AS click_count
-               FROM matched ${sort === 'clicks' ? sql`LEFT JOIN link_clicks ON link_clicks.link_id = matched.id` : sql``}
-               WHERE ${total} <= ${few} AND ${total} > ${offset}
-               ORDER BY ${orderBy(sort, undefined)} LIMIT ${limit} OFFSET ${offset})
-              UNION ALL
-              (${walk})`;
+    const filtered = !isUnfiltered(query);
+    let page;
+    if (sort !== 'clicks') {
+      page = sql`
+        (SELECT * FROM matched WHERE ${total} <= ${few} AND ${total} > ${offset}
+         ORDER BY ${orderBy(sort, 'matched')} LIMIT ${limit} OFFSET ${offset})
+        UNION ALL
+        (SELECT ${PAGE_KEYS} FROM links WHERE ${matches} AND ${many}
+         ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset})`;
+    } else if (filtered) {
+      page = sql`
+        (SELECT matched.id, coalesce(link_clicks.click_count, 0) AS click_count
+         FROM matched LEFT JOIN link_clicks ON link_clicks.link_id = matched.id
+         WHERE ${total} <= ${few} AND ${total} > ${offset}
+         ORDER BY ${orderBy(sort, undefined)} LIMIT ${limit} OFFSET ${offset})
+        UNION ALL
+        (${clicksWalk(scope, matches, { filtered, unclicked, limit, offset, gate: many })})`;
+    } else {
+      // Unfiltered, the walks read offset + limit rows whatever the app's size: no few branch,
+      // whose plan for a million rows would cost enough for Postgres to JIT-compile the
+      // statement on every request (~100 ms at 1M links).
+      const gate = sql`${total} > ${offset}`;
+      page = clicksWalk(scope, matches, { filtered, unclicked, limit, offset, gate });
+    }
     const result = await sql<PageRow>`
       WITH matched AS MATERIALIZED (
         SELECT ${PAGE_KEYS} FROM links WHERE ${matches}
@@ -298,22 +318,14 @@ export class LinksRepository {
 const FEW_MATCHES = 10_000;
 
 /**
- * What `matched` and the sort-index branches read of links: the id, plus every column of links a
- * sort orders by. The page adds click_count (from link_clicks, for sort=clicks only).
+ * What `matched` and the walks of the other sorts return: the id, plus every column they order
+ * by. sort=clicks pages carry the id and click_count (from link_clicks).
  */
 const PAGE_KEYS = sql.raw('links.id, links.created_at, links.alias');
 
-/** The few branch's click_count: joined from link_clicks only when the page sorts by it. */
-const FEW_CLICKS: Record<LinkSort, ReturnType<typeof sql.raw>> = {
-  newest: sql.raw('0::bigint'),
-  oldest: sql.raw('0::bigint'),
-  alias: sql.raw('0::bigint'),
-  clicks: sql.raw('coalesce(link_clicks.click_count, 0)'),
-};
-
 /**
  * Each order matches an index (oldest walks links_newest_idx backwards; clicks walks
- * link_clicks_order_idx, then links_app_id_order_idx, see clicksPage); ties break by id so
+ * link_clicks_order_idx, then links_app_id_order_idx, see clicksWalk); ties break by id so
  * pages never overlap. alias is unique per app and environment and COLLATE "C" (code-point
  * order), so it has no ties. Column names come from this fixed table, never from the request.
  */
@@ -325,7 +337,7 @@ const SORT_KEYS: Record<LinkSort, readonly string[]> = {
 };
 
 /** The sort's ORDER BY over `table`'s columns, or over the output columns without a table. */
-function orderBy(sort: LinkSort, table: 'links' | 'page' | undefined) {
+function orderBy(sort: LinkSort, table: 'matched' | 'links' | 'page' | undefined) {
   const prefix = table === undefined ? '' : `${table}.`;
   return sql.raw(SORT_KEYS[sort].map((key) => `${prefix}${key}`).join(', '));
 }
@@ -334,36 +346,48 @@ function orderBy(sort: LinkSort, table: 'links' | 'page' | undefined) {
  * sort=clicks (click_count DESC, id ASC) by walking indexes, when `gate` holds. Counts live in
  * link_clicks, which has a row only for a link clicked at least once, so the order is two
  * walks, each stopping after offset + limit rows:
- * - clicked: link_clicks_order_idx (app, environment, click_count DESC, link_id), joining each
- *   link for the filters; every one of them has at least one click.
- * - unclicked: only when the clicked ones cannot fill offset + limit (an InitPlan gate, so the
- *   usual first pages never start it): links by id (links_app_id_order_idx), skipping links
- *   that have a count. All of them sort after every clicked link, as 0 after >= 1. The skip is
- *   a correlated test, not NOT EXISTS: an anti-join is estimated to find (almost) nothing when
- *   most links were clicked, and was planned as a parallel hash join of both tables, whose
- *   workers start and whose cost makes Postgres JIT-compile the statement even when the gate
- *   keeps it from running; the test keeps it an ordered walk under the LIMIT.
- * The page is the first offset + limit of both, in the sort's order. Reaching the unclicked
- * links passes over the app's clicked ones, as deep pages of any sort pass over the pages
- * before them.
+ * - clicked: link_clicks_order_idx (app, environment, click_count DESC, link_id); every one of
+ *   them has at least one click. Unfiltered, the index alone answers (app and environment are
+ *   copied into link_clicks); with filters each link is joined to test them.
+ * - unclicked, only with `unclicked` (LinksRepository.list asks for it when the clicked ones
+ *   ran out before the page was full): links by id (links_app_id_order_idx) without a count,
+ *   after every clicked link (0 after >= 1); started only when the clicked ones cannot fill
+ *   offset + limit (an InitPlan gate). The skip is a correlated test, not NOT EXISTS: an
+ *   anti-join is estimated to find (almost) nothing when most links were clicked, and was
+ *   planned as a parallel hash join of both tables. Even gated off, this walk is planned for
+ *   the whole app, a cost that makes Postgres JIT-compile the statement (a second or more at
+ *   1M links), which is why the usual pages leave it out.
+ * Reaching the unclicked links passes over the app's clicked ones, as deep pages of any sort
+ * pass over the pages before them.
  */
 function clicksWalk(
   scope: LinkScope,
   matches: ReturnType<typeof matchCondition>,
-  { limit, offset, gate }: { limit: number; offset: number; gate: ReturnType<typeof sql> },
+  walk: {
+    filtered: boolean;
+    unclicked: boolean;
+    limit: number;
+    offset: number;
+    gate: ReturnType<typeof sql>;
+  },
 ) {
+  const { limit, offset, gate } = walk;
+  const clicked = walk.filtered
+    ? sql`SELECT links.id, link_clicks.click_count
+          FROM link_clicks JOIN links ON links.id = link_clicks.link_id
+          WHERE link_clicks.app_id = ${scope.appId}
+            AND link_clicks.environment = ${scope.environment} AND ${matches} AND ${gate}`
+    : sql`SELECT link_clicks.link_id AS id, link_clicks.click_count
+          FROM link_clicks
+          WHERE link_clicks.app_id = ${scope.appId}
+            AND link_clicks.environment = ${scope.environment} AND ${gate}`;
+  const clickOrder = sql`ORDER BY link_clicks.click_count DESC, link_clicks.link_id ASC`;
+  if (!walk.unclicked) return sql`${clicked} ${clickOrder} LIMIT ${limit} OFFSET ${offset}`;
   const wanted = offset + limit;
   return sql`
-    WITH clicked AS MATERIALIZED (
-      SELECT links.id, links.created_at, links.alias, link_clicks.click_count
-      FROM link_clicks JOIN links ON links.id = link_clicks.link_id
-      WHERE link_clicks.app_id = ${scope.appId} AND link_clicks.environment = ${scope.environment}
-        AND ${matches} AND ${gate}
-      ORDER BY link_clicks.click_count DESC, link_clicks.link_id ASC
-      LIMIT ${wanted}
-    ),
+    WITH clicked AS MATERIALIZED (${clicked} ${clickOrder} LIMIT ${wanted}),
     unclicked AS (
-      SELECT links.id, links.created_at, links.alias, 0::bigint AS click_count
+      SELECT links.id, 0::bigint AS click_count
       FROM links
       WHERE ${matches} AND (SELECT count(*) FROM clicked) < ${wanted} AND ${gate}
         AND (SELECT true FROM link_clicks WHERE link_clicks.link_id = links.id) IS NULL
