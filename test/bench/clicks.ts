@@ -45,7 +45,8 @@ async function linksTableState(db: Kysely<Database>) {
     links_bytes: number;
     links_index_bytes: number;
     search_index_bytes: number;
-    link_clicks_bytes: number;
+    /** Null before the link-clicks migration (a run of an older commit, for comparison). */
+    link_clicks_bytes: number | null;
     updates: number;
     hot_updates: number;
     dead_rows: number;
@@ -53,7 +54,7 @@ async function linksTableState(db: Kysely<Database>) {
     SELECT pg_relation_size('links') AS links_bytes,
            pg_indexes_size('links') AS links_index_bytes,
            pg_relation_size('links_search_idx') AS search_index_bytes,
-           pg_total_relation_size('link_clicks') AS link_clicks_bytes,
+           pg_total_relation_size(to_regclass('link_clicks')) AS link_clicks_bytes,
            n_tup_upd AS updates, n_tup_hot_upd AS hot_updates, n_dead_tup AS dead_rows
     FROM pg_stat_user_tables WHERE relname = 'links'`.execute(db);
   const row = result.rows.at(0);
@@ -62,7 +63,7 @@ async function linksTableState(db: Kysely<Database>) {
     linksBytes: Number(row.links_bytes),
     linksIndexBytes: Number(row.links_index_bytes),
     searchIndexBytes: Number(row.search_index_bytes),
-    linkClicksBytes: Number(row.link_clicks_bytes),
+    linkClicksBytes: row.link_clicks_bytes === null ? null : Number(row.link_clicks_bytes),
     linksUpdates: Number(row.updates),
     linksHotUpdates: Number(row.hot_updates),
     linksDeadRows: Number(row.dead_rows),
