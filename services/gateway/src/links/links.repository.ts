@@ -219,7 +219,9 @@ export class LinksRepository {
   }
 
   /**
-   * One page and the total of all matches, in one statement and one snapshot. The page is
+   * One page and the total of all matches, in one statement and one snapshot (a sort=clicks
+   * page that reaches the never-clicked links takes a second statement, itself whole: see
+   * below). The page is
    * fetched by one of two branches, chosen at run time by the total, because no single plan is
    * good for both:
    * - few matches (<= fewMatches): collect them through whichever index filters best (tags,
