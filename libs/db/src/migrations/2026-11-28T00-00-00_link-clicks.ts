@@ -11,8 +11,8 @@ import { sql } from 'kysely';
  * wide row (deep_link_data, search_text) plus an entry in every index of links, the trigram
  * search index included: after 25,464 flushes over 1,000 links, 0 HOT updates, the table at
  * 4.5 MB and the search index at 5.7 MB, and search p50 from 1.98 ms to 2.39-7.0 ms. Now a flush
- * writes only link_clicks (link id, app, environment, count: ~60 bytes a row) and its two
- * indexes; the links table and its indexes see no click at all.
+ * writes only link_clicks (link id, app, environment, count: ~100 bytes a row, a quarter of the
+ * bench's links rows) and its two indexes; the links table and its indexes see no click at all.
  *
  * - A link has a row only once it was clicked (click_count > 0): creation writes nothing here,
  *   and reads take a missing row as 0.
