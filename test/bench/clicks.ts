@@ -39,35 +39,31 @@ function clickedRows(largeLinks: number): number[] {
   return rows;
 }
 
-/** The links table and its indexes as click traffic could change them. */
+/**
+ * The links table and its indexes as click traffic could change them (bigints read as numbers,
+ * see @linkservice/db's pool).
+ */
 async function linksTableState(db: Kysely<Database>) {
   const result = await sql<{
-    links_bytes: number;
-    links_index_bytes: number;
-    search_index_bytes: number;
+    linksBytes: number;
+    linksIndexBytes: number;
+    searchIndexBytes: number;
     /** Null before the link-clicks migration (a run of an older commit, for comparison). */
-    link_clicks_bytes: number | null;
-    updates: number;
-    hot_updates: number;
-    dead_rows: number;
+    linkClicksBytes: number | null;
+    linksUpdates: number;
+    linksHotUpdates: number;
+    linksDeadRows: number;
   }>`
-    SELECT pg_relation_size('links') AS links_bytes,
-           pg_indexes_size('links') AS links_index_bytes,
-           pg_relation_size('links_search_idx') AS search_index_bytes,
-           pg_total_relation_size(to_regclass('link_clicks')) AS link_clicks_bytes,
-           n_tup_upd AS updates, n_tup_hot_upd AS hot_updates, n_dead_tup AS dead_rows
+    SELECT pg_relation_size('links') AS "linksBytes",
+           pg_indexes_size('links') AS "linksIndexBytes",
+           pg_relation_size('links_search_idx') AS "searchIndexBytes",
+           pg_total_relation_size(to_regclass('link_clicks')) AS "linkClicksBytes",
+           n_tup_upd AS "linksUpdates", n_tup_hot_upd AS "linksHotUpdates",
+           n_dead_tup AS "linksDeadRows"
     FROM pg_stat_user_tables WHERE relname = 'links'`.execute(db);
-  const row = result.rows.at(0);
-  if (!row) throw new Error('no statistics for links');
-  return {
-    linksBytes: Number(row.links_bytes),
-    linksIndexBytes: Number(row.links_index_bytes),
-    searchIndexBytes: Number(row.search_index_bytes),
-    linkClicksBytes: row.link_clicks_bytes === null ? null : Number(row.link_clicks_bytes),
-    linksUpdates: Number(row.updates),
-    linksHotUpdates: Number(row.hot_updates),
-    linksDeadRows: Number(row.dead_rows),
-  };
+  const state = result.rows.at(0);
+  if (!state) throw new Error('no statistics for links');
+  return state;
 }
 
 /**
@@ -99,7 +95,7 @@ async function applyClicks(db: Kysely<Database>, linkIds: readonly string[]) {
       const counts = new Map<string, number>();
       const wanted = Math.min(LINKS_PER_BATCH, TOTAL_CLICKS - batch * LINKS_PER_BATCH);
       while (counts.size < Math.min(wanted, linkIds.length)) {
-        const id = linkIds[Math.floor(Math.random() * linkIds.length)]!;
+        const id = linkIds[Math.floor(Math.random() * linkIds.length)];
         counts.set(id, 1);
       }
       await applyClickBatch(db, `${run}:${batch}`, counts);

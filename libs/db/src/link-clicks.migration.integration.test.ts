@@ -85,7 +85,7 @@ async function indexesOf(table: string): Promise<string[]> {
 describe('the link-clicks migration', () => {
   it('moves the counts into link_clicks, forwards the previous release flushes, and moves them back down', async () => {
     await migrateTo(BEFORE);
-    await insertLinks(4, (i) => [0, 7, 0, 2][i - 1]!);
+    await insertLinks(4, (i) => [0, 7, 0, 2][i - 1]);
 
     await migrateTo(MIGRATION);
     // Only clicked links have a row.

@@ -33,31 +33,31 @@ describe('applyClickBatch', () => {
       {},
       {},
     ]);
-    const before = [await rowVersion(a!.id), await rowVersion(b!.id)];
+    const before = [await rowVersion(a.id), await rowVersion(b.id)];
     let expectedA = 0;
     let expectedB = 0;
     for (let i = 1; i <= 200; i++) {
-      const counts = new Map([[a!.id, i]]);
+      const counts = new Map([[a.id, i]]);
       expectedA += i;
       if (i % 3 === 0) {
-        counts.set(b!.id, 2);
+        counts.set(b.id, 2);
         expectedB += 2;
       }
       expect(await applyClickBatch(postgres.db, `test:${randomUUID()}`, counts)).toBe(true);
     }
-    expect(await clickCount(postgres.db, a!.id)).toBe(expectedA);
-    expect(await clickCount(postgres.db, b!.id)).toBe(expectedB);
-    expect([await rowVersion(a!.id), await rowVersion(b!.id)]).toEqual(before);
+    expect(await clickCount(postgres.db, a.id)).toBe(expectedA);
+    expect(await clickCount(postgres.db, b.id)).toBe(expectedB);
+    expect([await rowVersion(a.id), await rowVersion(b.id)]).toEqual(before);
     // The row carries the link's app and environment, which sort=clicks' index is keyed by.
     const stored = await postgres.db
       .selectFrom('link_clicks')
       .selectAll()
-      .where('link_id', 'in', [a!.id, b!.id])
+      .where('link_id', 'in', [a.id, b.id])
       .orderBy('click_count', 'desc')
       .execute();
     expect(stored).toEqual([
-      { link_id: a!.id, app_id: app.appId, environment: 'test', click_count: expectedA },
-      { link_id: b!.id, app_id: app.appId, environment: 'test', click_count: expectedB },
+      { link_id: a.id, app_id: app.appId, environment: 'test', click_count: expectedA },
+      { link_id: b.id, app_id: app.appId, environment: 'test', click_count: expectedB },
     ]);
   });
 
@@ -96,7 +96,7 @@ describe('applyClickBatch', () => {
       batches.map((counts) => applyClickBatch(postgres.db, `test:${randomUUID()}`, counts)),
     );
     expect(results.every(Boolean)).toBe(true);
-    const expected = batches.reduce((sum, counts) => sum + [...counts.values()][0]!, 0);
+    const expected = batches.reduce((sum, counts) => sum + [...counts.values()][0], 0);
     for (const link of links) expect(await clickCount(postgres.db, link.id)).toBe(expected);
   });
 
