@@ -38,6 +38,8 @@ export interface ScenarioOutcome {
   comparison?: { against: string; metric: 'req/s' | 'p50' | 'links/s'; ratio: number };
   /** Each round's figures, when the scenario ran in alternating rounds with its baseline. */
   rounds?: LoadResult[];
+  /** What the scenario's `before` step reported. */
+  details?: Record<string, unknown>;
   verdict?: Verdict;
 }
 

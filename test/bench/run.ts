@@ -25,6 +25,7 @@ import type { LoadJob, LoadResult, LoadRunnerMessage } from './load-protocol';
 import { formatTable, judge, mergeRounds } from './report';
 import type { PeakRss, ScenarioOutcome } from './report';
 import { buildScenarios, formatCount, SMALL_APP_LINKS } from './scenarios';
+import { clickScenarios } from './clicks';
 import type { Scenario, Subject } from './scenarios';
 import { seedLargeApp, seedPublishableKey, vacuumAnalyze } from './seed';
 import { loadBenchSettings } from './settings';
@@ -418,7 +419,7 @@ async function main(): Promise<void> {
       redirect: services.unavailable.redirect,
     };
 
-    const scenarios = buildScenarios({
+    const inputs = {
       settings,
       databaseUrl: scratch.url,
       linkDomain: LINK_DOMAIN,
@@ -429,7 +430,9 @@ async function main(): Promise<void> {
       baselineInserts,
       insertServerApp,
       small: small.tenant,
-    }).filter(
+    };
+    // The click lines last: their clicks must not change what the other lines measure.
+    const scenarios = [...buildScenarios(inputs), ...clickScenarios(inputs)].filter(
       (s) => settings.only.length === 0 || settings.only.some((part) => s.id.includes(part)),
     );
 
@@ -438,6 +441,7 @@ async function main(): Promise<void> {
     for (const scenario of scenarios) {
       const goal = scenario.goal;
       if (goal?.kind !== 'throughput-ratio' && goal?.kind !== 'latency-vs') continue;
+      if (scenario.before) continue;
       if (scenarios.some((s) => s.id === goal.against)) pairedWith.set(goal.against, scenario);
     }
     const outcomes: ScenarioOutcome[] = [];
@@ -454,7 +458,9 @@ async function main(): Promise<void> {
         for (const [index, member] of group.entries()) {
           const roundNote = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
           progress(`${member.id}: ${member.title}${roundNote}`);
-          const outcome = await measure(
+          const details = await member.before?.();
+          if (details) progress(`  before: ${JSON.stringify(details)}`);
+          const measured = await measure(
             member,
             subjects,
             scratch.url,
@@ -462,6 +468,7 @@ async function main(): Promise<void> {
             services,
             settings.durationSeconds / rounds,
           );
+          const outcome = details ? { ...measured, details } : measured;
           if (outcome.status === 'unavailable') progress(`  unavailable: ${outcome.reason ?? ''}`);
           else if (outcome.result) {
             progress(

@@ -32,6 +32,12 @@ export interface Scenario {
    * link (warm-up included), in ms, at most this. Judged with `goal` on the same line.
    */
   maxCpuMsPerLink?: number;
+  /**
+   * Work done once right before the load (e.g. the clicks of `search-after-clicks`); what it
+   * returns goes into the line's JSON as `details`. Such a line is never split into rounds
+   * alternating with its baseline: the work cannot be undone between rounds.
+   */
+  before?: () => Promise<Record<string, unknown>>;
   /** The load to run, given where the subject listens. */
   job(origin: string): LoadJob;
 }

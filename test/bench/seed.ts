@@ -34,7 +34,8 @@ export interface SeededApp {
  * One app holding `links` live links, inserted with one set-based `INSERT ... SELECT FROM
  * generate_series` (never through the API), then VACUUM ANALYZE so the planner sees the table
  * as production would after autovacuum. Row n is created n seconds before now (so newest-first
- * is row 1 first), in campaign `campaign-<n mod 1000>`, channel one of four, with one of 100 tags.
+ * is row 1 first), in campaign `campaign-<n mod 1000>`, channel one of four, with one of 100 tags
+ * and (n * 7919) mod 10000 clicks (in link_clicks).
  * The app's link counts follow by the trigger on links, as for any insert. Another app seeded
  * the same way (the small one) takes its own `tag` and name.
  */
@@ -46,7 +47,7 @@ export async function seedLargeApp(
   const tenant = await createTenant(db, { name });
   await sql`
     INSERT INTO links (id, app_id, environment, alias, web_fallback_url, ios_fallback_url,
-                       deep_link_data, title, campaign, channel, feature, tags, click_count,
+                       deep_link_data, title, campaign, channel, feature, tags,
                        created_at, updated_at)
     SELECT ${`lnk_${tag}`} || lpad(g::text, 21, '0'),
            ${tenant.appId}, 'live', 'b' || g,
@@ -58,10 +59,18 @@ export async function seedLargeApp(
            (${sql.lit(`{${CHANNELS.join(',')}}`)}::text[])[1 + g % ${CHANNELS.length}],
            'feature-' || (g % 50),
            ARRAY['tag-' || (g % 100)],
-           (g::bigint * 7919) % 10000,
            now() - make_interval(secs => g),
            now() - make_interval(secs => g)
     FROM generate_series(1, ${links}::int) AS g
+  `.execute(db);
+  // Click counts as the link host stores them (link_clicks, a row only for a clicked link):
+  // (n * 7919) mod 10000, so every count from 1 to 9999 occurs and 1 in 10,000 links has none.
+  await sql`
+    INSERT INTO link_clicks (link_id, app_id, environment, click_count)
+    SELECT ${`lnk_${tag}`} || lpad(g::text, 21, '0'), ${tenant.appId}, 'live',
+           (g::bigint * 7919) % 10000
+    FROM generate_series(1, ${links}::int) AS g
+    WHERE (g::bigint * 7919) % 10000 > 0
   `.execute(db);
   return { tenant, links };
 }
@@ -88,6 +97,7 @@ export async function seedPublishableKey(db: Kysely<Database>, appId: string): P
 /** Refreshes visibility maps and planner statistics after the bulk load. */
 export async function vacuumAnalyze(db: Kysely<Database>): Promise<void> {
   await sql`VACUUM ANALYZE links`.execute(db);
+  await sql`VACUUM ANALYZE link_clicks`.execute(db);
   await sql`VACUUM ANALYZE apps`.execute(db);
   await sql`VACUUM ANALYZE api_keys`.execute(db);
 }

@@ -207,10 +207,11 @@ export async function auditClicks(
       (
         await db
           .selectFrom('links')
-          .select(['alias', 'click_count'])
-          .where('app_id', '=', appId)
+          .leftJoin('link_clicks', 'link_clicks.link_id', 'links.id')
+          .select(['links.alias', 'link_clicks.click_count'])
+          .where('links.app_id', '=', appId)
           .execute()
-      ).map((row) => [row.alias, row.click_count]),
+      ).map((row) => [row.alias, row.click_count ?? 0]),
     );
   const deadline = Date.now() + settleMs;
   let counts = await read();

@@ -28,5 +28,10 @@ export interface LinkContext {
   now?: Date;
 }
 
-/** A links row as toLink reads it; search_text is the database's own (a generated column). */
-export type StoredLink = Omit<LinkRow, 'search_text'>;
+/**
+ * A link as toLink reads it: its links row (search_text is the database's own, a generated
+ * column) and its click count, which lives in link_clicks. Reads join the count in; a row
+ * straight from the worker's INSERT has none, and shows 0, since no click can come before its
+ * link exists.
+ */
+export type StoredLink = Omit<LinkRow, 'search_text'> & { click_count?: number };

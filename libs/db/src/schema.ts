@@ -62,7 +62,6 @@ export interface Database {
     tags: ColumnType<string[], string[] | undefined, string[]>;
     expires_at: Timestamp | null;
     archived_at: Timestamp | null;
-    click_count: Counter;
     created_at: GeneratedTimestamp;
     updated_at: GeneratedTimestamp;
     search_text: ColumnType<string, never, never>;
@@ -123,7 +122,18 @@ export interface Database {
     link_id: string;
     clicked_at: Timestamp;
   };
-  /** Click batches already added to links.click_count (see the link-host migration). */
+  /**
+   * A link's counted clicks, one row per link once it was clicked (see the link-clicks
+   * migration): kept apart from links so click traffic never writes a links row or index.
+   * app_id and environment are the link's, for sort=clicks' index. No row: 0 clicks.
+   */
+  link_clicks: {
+    link_id: string;
+    app_id: string;
+    environment: Environment;
+    click_count: Counter;
+  };
+  /** Click batches already added to link_clicks (see the link-host migration). */
   link_click_batches: {
     id: string;
     applied_at: GeneratedTimestamp;
@@ -135,6 +145,8 @@ export type NewApp = Insertable<Database['apps']>;
 export type ApiKeyRow = Selectable<Database['api_keys']>;
 export type NewApiKey = Insertable<Database['api_keys']>;
 export type LinkRow = Selectable<Database['links']>;
+/** A link as reads give it: its row and its click count (link_clicks; 0 without a row). */
+export type CountedLinkRow = LinkRow & { click_count: number };
 export type NewLink = Insertable<Database['links']>;
 export type LinkUpdate = Updateable<Database['links']>;
 export type AppAssociationRow = Selectable<Database['app_associations']>;

@@ -14,7 +14,7 @@ export const redirectEnvSchema = baseEnvSchema.extend({
   LINK_CACHE_TTL_SECONDS: positiveInt(300),
   /** How long "no such alias" is remembered, so bursts of unknown aliases spare Postgres. */
   LINK_CACHE_NEGATIVE_TTL_SECONDS: positiveInt(10),
-  /** How often counted clicks move from Redis into links.click_count. */
+  /** How often counted clicks move from Redis into link_clicks. */
   CLICK_FLUSH_INTERVAL_MS: positiveInt(1_000),
   /** A click batch left unapplied this long is taken over (its replica is presumed dead). */
   CLICK_RECOVERY_AFTER_MS: positiveInt(30_000),

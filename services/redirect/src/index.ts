@@ -7,3 +7,5 @@ export type { RedirectDeps, RedirectResources } from './deps';
 export { loadConfig, redirectEnvSchema } from './config';
 export type { RedirectConfig } from './config';
 export { clickKeys } from './clicks/click-keys';
+// The flush statement itself, for the bench's clicks (test/bench/clicks.ts).
+export { applyClickBatch } from './clicks/click-batches.repository';

@@ -64,10 +64,14 @@ export interface LinkRow {
   updated_at: Date;
 }
 
-/** Every column a Link is shown from. */
+/**
+ * Every column a new Link is shown from. A new link has no click (counts live in link_clicks, a
+ * row per clicked link), as the worker answers it.
+ */
 export const LINK_COLUMNS =
   'id, alias, environment, web_fallback_url, ios_fallback_url, deep_link_data, title, ' +
-  'campaign, channel, feature, tags, expires_at, archived_at, click_count, created_at, updated_at';
+  'campaign, channel, feature, tags, expires_at, archived_at, 0 AS click_count, created_at, ' +
+  'updated_at';
 
 export function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);

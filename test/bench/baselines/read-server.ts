@@ -15,13 +15,23 @@ import { authenticate, createPool, NOT_FOUND, send, serve, toLink, UNAUTHORISED 
 const port = Number(process.env.PORT);
 const pool = createPool();
 
-const LINK_READ = `SELECT * FROM links WHERE id = $1 AND app_id = $2 AND environment = $3`;
+// The count is joined from link_clicks as the gateway reads it (links.click_count is the
+// previous release's, see the link-clicks migration).
+const LINK_READ = `SELECT links.*, coalesce(link_clicks.click_count, 0) AS click_count
+  FROM links LEFT JOIN link_clicks ON link_clicks.link_id = links.id
+  WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`;
 const LINK_PATH = /^\/api\/v1\/links\/([A-Za-z0-9_]+)$/;
 
 const PER_PAGE = 25;
 /** links.repository.ts's FEW_MATCHES: up to this many matches are collected and sorted. */
 const FEW_MATCHES = 10_000;
-const PAGE_KEYS = 'links.id, links.created_at, links.click_count, links.alias';
+const PAGE_KEYS = 'links.id, links.created_at, links.alias';
+/** The columns links.repository.ts reads by name, the count joined from link_clicks. */
+const LIST_COLUMNS =
+  'links.id, links.app_id, links.environment, links.alias, links.archived_at, links.created_at, ' +
+  'links.updated_at, links.search_text, links.web_fallback_url, links.ios_fallback_url, ' +
+  'links.deep_link_data, links.title, links.campaign, links.channel, links.feature, links.tags, ' +
+  'links.expires_at, coalesce(link_clicks.click_count, 0) AS click_count';
 
 /**
  * What links.repository.ts's list() sends for `GET /links` without a query: keep it in step
@@ -40,13 +50,13 @@ function listStatement(countColumn: string): string {
         UNION ALL
         (SELECT ${PAGE_KEYS} FROM links
          WHERE links.app_id = $1 AND links.environment = $2 AND ${total} > $3 AND ${total} > $4
-         ORDER BY links.created_at DESC, links.id DESC LIMIT $5 OFFSET $4)
-      )
-      SELECT links.*, counted.total, now() AS db_now
+         ORDER BY links.created_at DESC, links.id DESC LIMIT $5 OFFSET $4))
+      SELECT ${LIST_COLUMNS}, counted.total, now() AS db_now
       FROM counted
       LEFT JOIN page ON true
       LEFT JOIN links ON links.id = page.id
         AND links.app_id = $1 AND links.environment = $2
+      LEFT JOIN link_clicks ON link_clicks.link_id = links.id
       ORDER BY page.created_at DESC, page.id DESC
     `;
 }

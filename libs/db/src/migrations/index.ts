@@ -7,6 +7,7 @@ import * as appLinkCounts from './2026-11-24T00-00-00_app-link-counts';
 import * as appSide from './2026-11-25T00-00-00_app-side';
 import * as installs from './2026-11-26T00-00-00_installs';
 import * as idempotencyKeys from './2026-11-27T00-00-00_idempotency-keys';
+import * as linkClicks from './2026-11-28T00-00-00_link-clicks';
 
 /** Every migration, keyed by its dated name. Kysely applies them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T00-00-00_app-side': appSide,
   '2026-11-26T00-00-00_installs': installs,
   '2026-11-27T00-00-00_idempotency-keys': idempotencyKeys,
+  '2026-11-28T00-00-00_link-clicks': linkClicks,
 };

@@ -1,4 +1,4 @@
-import type { DbHandle, LinkRow } from '@linkservice/db';
+import type { CountedLinkRow, DbHandle } from '@linkservice/db';
 import { createTenant, testDatabase } from '@linkservice/testing';
 import type { LinkListQuery, LinkScope, LinkSort, LinkStatusFilter } from './links.repository';
 import { escapeLike, LinksRepository } from './links.repository';
@@ -7,7 +7,7 @@ import { insertLinks } from '@linkservice/testing';
 
 let handle: DbHandle;
 let scope: LinkScope;
-let rows: LinkRow[];
+let rows: CountedLinkRow[];
 /** Always collects and sorts the matches. */
 let collecting: LinksRepository;
 /** Always walks the sort index. */
@@ -124,8 +124,8 @@ describe('LinksRepository.list', () => {
   });
 
   it('orders by the documented keys with id breaking ties', async () => {
-    const byId = (a: LinkRow, b: LinkRow) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-    const expected: Record<LinkSort, LinkRow[]> = {
+    const byId = (a: CountedLinkRow, b: CountedLinkRow) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    const expected: Record<LinkSort, CountedLinkRow[]> = {
       newest: [...rows].sort(
         (a, b) => b.created_at.getTime() - a.created_at.getTime() || byId(b, a),
       ),

@@ -2,7 +2,7 @@ import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
 import { columnChangesOf, LINK_COLUMNS } from '@linkservice/contracts';
-import type { Database, Environment, LinkRow } from '@linkservice/db';
+import type { CountedLinkRow, Database, Environment } from '@linkservice/db';
 import { executePrepared, preparedStatement } from '@linkservice/db';
 import type { AuthContext } from '../auth/auth-context';
 import type { KeyRow } from '../auth/keys.repository';
@@ -29,18 +29,18 @@ export interface LinkListQuery {
 
 /** A row together with the database clock it was read at, so status matches the SQL filters. */
 export interface LinkRead {
-  row: LinkRow;
+  row: CountedLinkRow;
   now: Date;
 }
 
 export interface LinkPage {
-  rows: LinkRow[];
+  rows: CountedLinkRow[];
   total: number;
   now: Date;
 }
 
 /** A link's columns as a LEFT JOIN gives them: all null when no link matched. */
-type NullableLinkRow = { [K in keyof LinkRow]: LinkRow[K] | null };
+type NullableLinkRow = { [K in keyof CountedLinkRow]: CountedLinkRow[K] | null };
 
 /** A row of the list statement: the LEFT JOINed link columns are all null on an empty page. */
 type PageRow = NullableLinkRow & { total: number; db_now: Date };
@@ -50,14 +50,33 @@ export type LinkState = 'missing' | 'archived' | 'active';
 
 type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
-/** Every column of a link, read by name. */
-const SELECT_LINK_COLUMNS = LINK_COLUMNS.map((column) => `links.${column}`).join(', ');
+/**
+ * Every column of a link, read by name (never links.*: the previous release's click_count
+ * column is still there, see the link-clicks migration), and its click count from link_clicks,
+ * which holds a row only for a link clicked at least once.
+ */
+const SELECT_LINK_COLUMNS = [
+  ...LINK_COLUMNS.map((column) => `links.${column}`),
+  'coalesce(link_clicks.click_count, 0) AS click_count',
+].join(', ');
+
+/** Joins the count SELECT_LINK_COLUMNS reads; needs `links` in the FROM list before it. */
+const JOIN_CLICKS = 'LEFT JOIN link_clicks ON link_clicks.link_id = links.id';
+
+/** RETURNING of an UPDATE of links: the row as it now stands, with its click count. */
+const RETURNING_LINK = [
+  ...LINK_COLUMNS,
+  sql<number>`coalesce((SELECT click_count FROM link_clicks WHERE link_id = links.id), 0)`.as(
+    'click_count',
+  ),
+] as const;
 
 /** A read by id: prepared, parsed once per connection. */
-const FIND_BY_ID = preparedStatement<LinkRow & { db_now: Date }>(
+const FIND_BY_ID = preparedStatement<CountedLinkRow & { db_now: Date }>(
   'gateway_link_by_id',
   `SELECT ${SELECT_LINK_COLUMNS}, now() AS db_now
-   FROM links WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`,
+   FROM links ${JOIN_CLICKS}
+   WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`,
 );
 
 /**
@@ -70,7 +89,7 @@ const FIND_BY_ID_FOR_KEY = preparedStatement<KeyRow & NullableLinkRow & { db_now
   activeKeyStatement({
     columns: `${SELECT_LINK_COLUMNS}, now() AS db_now`,
     join: `LEFT JOIN links ON links.id = $2 AND links.app_id = api_keys.app_id
-     AND links.environment = api_keys.environment`,
+     AND links.environment = api_keys.environment ${JOIN_CLICKS}`,
   }),
 );
 
@@ -136,7 +155,7 @@ export class LinksRepository {
     return {
       auth: toAuthContext({ keyId, keyEnvironment, keyType, appId, appName, subdomainKey }),
       // Every link has an id: a null one is the LEFT JOIN finding none.
-      link: link.id === null ? undefined : { row: link as LinkRow, now },
+      link: link.id === null ? undefined : { row: link as CountedLinkRow, now },
     };
   }
 
@@ -162,7 +181,7 @@ export class LinksRepository {
     id: string,
     changes: LinkChanges,
     alias?: string,
-  ): Promise<LinkRow | undefined> {
+  ): Promise<CountedLinkRow | undefined> {
     const set: Record<string, unknown> = {};
     const differences: Expression<SqlBool>[] = [];
     for (const { column, value, sqlType } of columnChangesOf(changes)) {
@@ -183,11 +202,11 @@ export class LinksRepository {
       .where('links.id', '=', id)
       .where('links.archived_at', 'is', null);
     if (alias !== undefined) query = query.where('links.alias', '=', alias);
-    return query.returningAll().executeTakeFirst();
+    return query.returning(RETURNING_LINK).executeTakeFirst();
   }
 
   /** Sets archived_at once: a link already archived is left as it is (no row comes back). */
-  async archiveActive(scope: LinkScope, id: string): Promise<LinkRow | undefined> {
+  async archiveActive(scope: LinkScope, id: string): Promise<CountedLinkRow | undefined> {
     return this.db
       .updateTable('links')
       .set({ archived_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
@@ -195,12 +214,14 @@ export class LinksRepository {
       .where('links.environment', '=', scope.environment)
       .where('links.id', '=', id)
       .where('links.archived_at', 'is', null)
-      .returningAll()
+      .returning(RETURNING_LINK)
       .executeTakeFirst();
   }
 
   /**
-   * One page and the total of all matches, in one statement and one snapshot. The page is
+   * One page and the total of all matches, in one statement and one snapshot (a sort=clicks
+   * page that reaches the never-clicked links takes a second statement, itself whole: see
+   * below). The page is
    * fetched by one of two branches, chosen at run time by the total, because no single plan is
    * good for both:
    * - few matches (<= fewMatches): collect them through whichever index filters best (tags,
@@ -217,32 +238,67 @@ export class LinksRepository {
    * their partial indexes (counting the active ones read nearly every row).
    * A page past the end reads no rows beyond what counting needs. Branches return keys only;
    * the full rows of the page are joined afterwards, so deepLinkData of rows outside the page
-   * is never read.
+   * is never read. Click counts live in link_clicks and are joined to the page's rows at the
+   * end; sort=clicks is described at clicksWalk.
    */
   async list(scope: LinkScope, query: LinkListQuery): Promise<LinkPage> {
+    const page = await this.listStatement(scope, query, { unclicked: false });
+    // sort=clicks walks the clicked links first (see clicksWalk). A short page with more
+    // matches after it ran out of them: the statement again, this time walking on into the
+    // links never clicked, which only pages at the end of the order need.
+    const { sort, limit, offset } = query;
+    if (sort === 'clicks' && page.rows.length < limit && offset + page.rows.length < page.total)
+      return this.listStatement(scope, query, { unclicked: true });
+    return page;
+  }
+
+  private async listStatement(
+    scope: LinkScope,
+    query: LinkListQuery,
+    { unclicked }: { unclicked: boolean },
+  ): Promise<LinkPage> {
     const matches = matchCondition(scope, query);
     const { limit, offset, sort } = query;
     const few = this.fewMatches;
     const counting = totalStatement(scope, query, matches, few);
     const total = sql`(SELECT total FROM counted)`;
+    const many = sql`${total} > ${few} AND ${total} > ${offset}`;
+    const filtered = !isUnfiltered(query);
+    let page;
+    if (sort !== 'clicks') {
+      page = sql`
+        (SELECT * FROM matched WHERE ${total} <= ${few} AND ${total} > ${offset}
+         ORDER BY ${orderBy(sort, 'matched')} LIMIT ${limit} OFFSET ${offset})
+        UNION ALL
+        (SELECT ${PAGE_KEYS} FROM links WHERE ${matches} AND ${many}
+         ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset})`;
+    } else if (filtered) {
+      page = sql`
+        (SELECT matched.id, coalesce(link_clicks.click_count, 0) AS click_count
+         FROM matched LEFT JOIN link_clicks ON link_clicks.link_id = matched.id
+         WHERE ${total} <= ${few} AND ${total} > ${offset}
+         ORDER BY ${orderBy(sort, undefined)} LIMIT ${limit} OFFSET ${offset})
+        UNION ALL
+        (${clicksWalk(scope, matches, { filtered, unclicked, limit, offset, gate: many })})`;
+    } else {
+      // Unfiltered, the walks read offset + limit rows whatever the app's size: no few branch,
+      // whose plan for a million rows would cost enough for Postgres to JIT-compile the
+      // statement on every request (~100 ms at 1M links).
+      const gate = sql`${total} > ${offset}`;
+      page = clicksWalk(scope, matches, { filtered, unclicked, limit, offset, gate });
+    }
     const result = await sql<PageRow>`
       WITH matched AS MATERIALIZED (
         SELECT ${PAGE_KEYS} FROM links WHERE ${matches}
       ),
       counted AS (${counting}),
-      page AS (
-        (SELECT * FROM matched WHERE ${total} <= ${few} AND ${total} > ${offset}
-         ORDER BY ${orderBy(sort, 'matched')} LIMIT ${limit} OFFSET ${offset})
-        UNION ALL
-        (SELECT ${PAGE_KEYS} FROM links
-         WHERE ${matches} AND ${total} > ${few} AND ${total} > ${offset}
-         ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset})
-      )
-      SELECT links.*, counted.total, now() AS db_now
+      page AS (${page})
+      SELECT ${sql.raw(SELECT_LINK_COLUMNS)}, counted.total, now() AS db_now
       FROM counted
       LEFT JOIN page ON true
       LEFT JOIN links ON links.id = page.id
         AND links.app_id = ${scope.appId} AND links.environment = ${scope.environment}
+      ${sql.raw(JOIN_CLICKS)}
       ORDER BY ${orderBy(sort, 'page')}
     `.execute(this.db);
 
@@ -250,7 +306,7 @@ export class LinksRepository {
     if (!first) throw new Error('the count CTE always yields one row');
     const rows = result.rows.flatMap(({ total: _total, db_now: _now, ...row }) => {
       // An empty page comes back as one row of nulls beside the total; a link always has an id.
-      return row.id === null ? [] : [row as LinkRow];
+      return row.id === null ? [] : [row as CountedLinkRow];
     });
     return { rows, total: first.total, now: first.db_now };
   }
@@ -263,14 +319,17 @@ export class LinksRepository {
  */
 const FEW_MATCHES = 10_000;
 
-/** What the page branches return: the id, plus every column any sort orders by. */
-const PAGE_KEYS = sql.raw('links.id, links.created_at, links.click_count, links.alias');
+/**
+ * What `matched` and the walks of the other sorts return: the id, plus every column they order
+ * by. sort=clicks pages carry the id and click_count (from link_clicks).
+ */
+const PAGE_KEYS = sql.raw('links.id, links.created_at, links.alias');
 
 /**
- * Each order matches an index of the initial migration (oldest walks links_newest_idx
- * backwards); ties break by id so pages never overlap. alias is unique per app and environment
- * and COLLATE "C" (code-point order), so it has no ties. Column names come from this fixed
- * table, never from the request.
+ * Each order matches an index (oldest walks links_newest_idx backwards; clicks walks
+ * link_clicks_order_idx, then links_app_id_order_idx, see clicksWalk); ties break by id so
+ * pages never overlap. alias is unique per app and environment and COLLATE "C" (code-point
+ * order), so it has no ties. Column names come from this fixed table, never from the request.
  */
 const SORT_KEYS: Record<LinkSort, readonly string[]> = {
   newest: ['created_at DESC', 'id DESC'],
@@ -279,8 +338,66 @@ const SORT_KEYS: Record<LinkSort, readonly string[]> = {
   clicks: ['click_count DESC', 'id ASC'],
 };
 
-function orderBy(sort: LinkSort, table: 'matched' | 'links' | 'page') {
-  return sql.raw(SORT_KEYS[sort].map((key) => `${table}.${key}`).join(', '));
+/** The sort's ORDER BY over `table`'s columns, or over the output columns without a table. */
+function orderBy(sort: LinkSort, table: 'matched' | 'links' | 'page' | undefined) {
+  const prefix = table === undefined ? '' : `${table}.`;
+  return sql.raw(SORT_KEYS[sort].map((key) => `${prefix}${key}`).join(', '));
+}
+
+/**
+ * sort=clicks (click_count DESC, id ASC) by walking indexes, when `gate` holds. Counts live in
+ * link_clicks, which has a row only for a link clicked at least once, so the order is two
+ * walks, each stopping after offset + limit rows:
+ * - clicked: link_clicks_order_idx (app, environment, click_count DESC, link_id); every one of
+ *   them has at least one click. Unfiltered, the index alone answers (app and environment are
+ *   copied into link_clicks); with filters each link is joined to test them.
+ * - unclicked, only with `unclicked` (LinksRepository.list asks for it when the clicked ones
+ *   ran out before the page was full): links by id (links_app_id_order_idx) without a count,
+ *   after every clicked link (0 after >= 1); started only when the clicked ones cannot fill
+ *   offset + limit (an InitPlan gate). The skip is a correlated test, not NOT EXISTS: an
+ *   anti-join is estimated to find (almost) nothing when most links were clicked, and was
+ *   planned as a parallel hash join of both tables. Even gated off, this walk is planned for
+ *   the whole app, a cost that makes Postgres JIT-compile the statement (a second or more at
+ *   1M links), which is why the usual pages leave it out.
+ * Reaching the unclicked links passes over the app's clicked ones, as deep pages of any sort
+ * pass over the pages before them.
+ */
+function clicksWalk(
+  scope: LinkScope,
+  matches: ReturnType<typeof matchCondition>,
+  walk: {
+    filtered: boolean;
+    unclicked: boolean;
+    limit: number;
+    offset: number;
+    gate: ReturnType<typeof sql>;
+  },
+) {
+  const { limit, offset, gate } = walk;
+  const clicked = walk.filtered
+    ? sql`SELECT links.id, link_clicks.click_count
+          FROM link_clicks JOIN links ON links.id = link_clicks.link_id
+          WHERE link_clicks.app_id = ${scope.appId}
+            AND link_clicks.environment = ${scope.environment} AND ${matches} AND ${gate}`
+    : sql`SELECT link_clicks.link_id AS id, link_clicks.click_count
+          FROM link_clicks
+          WHERE link_clicks.app_id = ${scope.appId}
+            AND link_clicks.environment = ${scope.environment} AND ${gate}`;
+  const clickOrder = sql`ORDER BY link_clicks.click_count DESC, link_clicks.link_id ASC`;
+  if (!walk.unclicked) return sql`${clicked} ${clickOrder} LIMIT ${limit} OFFSET ${offset}`;
+  const wanted = offset + limit;
+  return sql`
+    WITH clicked AS MATERIALIZED (${clicked} ${clickOrder} LIMIT ${wanted}),
+    unclicked AS (
+      SELECT links.id, 0::bigint AS click_count
+      FROM links
+      WHERE ${matches} AND (SELECT count(*) FROM clicked) < ${wanted} AND ${gate}
+        AND (SELECT true FROM link_clicks WHERE link_clicks.link_id = links.id) IS NULL
+      ORDER BY links.id ASC
+      LIMIT ${wanted}
+    )
+    SELECT * FROM (SELECT * FROM clicked UNION ALL SELECT * FROM unclicked) AS both_walks
+    ORDER BY ${orderBy('clicks', undefined)} LIMIT ${limit} OFFSET ${offset}`;
 }
 
 /** The `counted` CTE: one row holding the exact total of the list's matches. */

@@ -1,6 +1,6 @@
 import type { FieldErrors, Link } from '@linkservice/contracts';
 import { parseLinkPatch, toLink } from '@linkservice/contracts';
-import type { Environment, LinkRow } from '@linkservice/db';
+import type { CountedLinkRow, Environment } from '@linkservice/db';
 import type { LinkCache } from '@linkservice/link-cache';
 import type { AuthContext, Authenticated } from '../auth/auth-context';
 import type {
@@ -239,7 +239,7 @@ export class LinksService {
    * answered, so anything that must follow a change, such as dropping the link host's cached
    * resolution of this alias, belongs in this one place.
    */
-  private async afterChange(owner: LinkOwner, row: LinkRow): Promise<Link> {
+  private async afterChange(owner: LinkOwner, row: CountedLinkRow): Promise<Link> {
     // After the commit, before the answer. If Redis cannot take it the request fails (503):
     // the change is saved, but the caller must not be told it is live when the link host may
     // still serve the old resolution (until its cache TTL).
@@ -250,7 +250,7 @@ export class LinksService {
   }
 
   /** `now`: the database clock of the read, so status agrees with the SQL status filter. */
-  private present(owner: LinkOwner, row: LinkRow, now?: Date): Link {
+  private present(owner: LinkOwner, row: CountedLinkRow, now?: Date): Link {
     return toLink(row, { subdomainKey: owner.subdomainKey, linkDomain: this.linkDomain, now });
   }
 }

@@ -471,8 +471,9 @@ describe('POST /sdk/resolve: cost and side effects', () => {
     }
     const row = await gateway.deps.db
       .selectFrom('links')
-      .select(['click_count', 'updated_at'])
-      .where('id', '=', link.id)
+      .innerJoin('link_clicks', 'link_clicks.link_id', 'links.id')
+      .select(['link_clicks.click_count', 'links.updated_at'])
+      .where('links.id', '=', link.id)
       .executeTakeFirstOrThrow();
     expect(row).toEqual({ click_count: 7, updated_at: link.updated_at });
     expect(await clickTokenCount(link.id)).toBe(tokensBefore);

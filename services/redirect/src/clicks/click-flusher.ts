@@ -38,7 +38,7 @@ interface LocalBatch {
 }
 
 /**
- * Moves counted clicks from Redis into links.click_count, one set-based statement per batch,
+ * Moves counted clicks from Redis into link_clicks, one set-based statement per batch,
  * every `intervalMs`. Crash-safe hand-off: a batch is renamed out of the pending hash before it
  * is read and deleted only after Postgres committed it, and Postgres records each applied batch
  * id in the same statement, so a batch retried (after a crash between commit and delete, or by

@@ -111,13 +111,15 @@ export async function createTestApp(db: Kysely<Database>): Promise<TestApp> {
   };
 }
 
+/** A link's flushed clicks (its link_clicks row, 0 without one); throws for an unknown link. */
 export async function clickCount(db: Kysely<Database>, linkId: string): Promise<number> {
   const row = await db
     .selectFrom('links')
-    .select('click_count')
-    .where('id', '=', linkId)
+    .leftJoin('link_clicks', 'link_clicks.link_id', 'links.id')
+    .select('link_clicks.click_count')
+    .where('links.id', '=', linkId)
     .executeTakeFirstOrThrow();
-  return row.click_count;
+  return row.click_count ?? 0;
 }
 
 /** A click token as stored (see @linkservice/link-cache's click-tokens.ts), and its time left. */

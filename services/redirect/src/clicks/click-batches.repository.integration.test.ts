@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { DbHandle } from '@linkservice/db';
+import { createTenant, insertLink, insertLinks, testDatabase } from '@linkservice/testing';
+import { clickCount } from '../testing/harness';
+import { applyClickBatch } from './click-batches.repository';
+
+let postgres: DbHandle;
+
+beforeAll(() => {
+  postgres = testDatabase(4);
+});
+afterAll(async () => {
+  await postgres.close();
+});
+
+/**
+ * Where a link's row version lives and which transaction wrote it: both stay the same exactly
+ * when nothing wrote a new version of the row (a HOT update changes ctid too).
+ */
+async function rowVersion(linkId: string) {
+  const result = await sql<{ ctid: string; xmin: string; updated_at: Date }>`
+    SELECT ctid::text AS ctid, xmin::text AS xmin, updated_at FROM links WHERE id = ${linkId}`.execute(
+    postgres.db,
+  );
+  return result.rows[0];
+}
+
+describe('applyClickBatch', () => {
+  it('adds flush after flush to link_clicks and never writes the links row', async () => {
+    const app = await createTenant(postgres.db);
+    const [a, b] = await insertLinks(postgres.db, { appId: app.appId, environment: 'test' }, [
+      {},
+      {},
+    ]);
+    const before = [await rowVersion(a.id), await rowVersion(b.id)];
+    let expectedA = 0;
+    let expectedB = 0;
+    for (let i = 1; i <= 200; i++) {
+      const counts = new Map([[a.id, i]]);
+      expectedA += i;
+      if (i % 3 === 0) {
+        counts.set(b.id, 2);
+        expectedB += 2;
+      }
+      expect(await applyClickBatch(postgres.db, `test:${randomUUID()}`, counts)).toBe(true);
+    }
+    expect(await clickCount(postgres.db, a.id)).toBe(expectedA);
+    expect(await clickCount(postgres.db, b.id)).toBe(expectedB);
+    expect([await rowVersion(a.id), await rowVersion(b.id)]).toEqual(before);
+    // The row carries the link's app and environment, which sort=clicks' index is keyed by.
+    const stored = await postgres.db
+      .selectFrom('link_clicks')
+      .selectAll()
+      .where('link_id', 'in', [a.id, b.id])
+      .orderBy('click_count', 'desc')
+      .execute();
+    expect(stored).toEqual([
+      { link_id: a.id, app_id: app.appId, environment: 'test', click_count: expectedA },
+      { link_id: b.id, app_id: app.appId, environment: 'test', click_count: expectedB },
+    ]);
+  });
+
+  it('applies a batch id once, and counts nothing for ids that are no link', async () => {
+    const app = await createTenant(postgres.db);
+    const link = await insertLink(postgres.db, app);
+    const batchId = `test:${randomUUID()}`;
+    const counts = new Map([
+      [link.id, 3],
+      ['lnk_no_such_link', 5],
+    ]);
+    expect(await applyClickBatch(postgres.db, batchId, counts)).toBe(true);
+    expect(await applyClickBatch(postgres.db, batchId, counts)).toBe(false);
+    expect(await clickCount(postgres.db, link.id)).toBe(3);
+    const orphans = await postgres.db
+      .selectFrom('link_clicks')
+      .select('link_id')
+      .where('link_id', '=', 'lnk_no_such_link')
+      .execute();
+    expect(orphans).toEqual([]);
+  });
+
+  it('runs overlapping batches at once without deadlocks or lost counts', async () => {
+    const app = await createTenant(postgres.db);
+    const links = await insertLinks(
+      postgres.db,
+      app,
+      Array.from({ length: 12 }, () => ({})),
+    );
+    // Each batch names the links in another order; half of them are first clicks (inserts).
+    const batches = Array.from({ length: 16 }, (_, i) => {
+      const order = i % 2 === 0 ? links : [...links].reverse();
+      return new Map(order.map((link) => [link.id, 1 + (i % 3)]));
+    });
+    const results = await Promise.all(
+      batches.map((counts) => applyClickBatch(postgres.db, `test:${randomUUID()}`, counts)),
+    );
+    expect(results.every(Boolean)).toBe(true);
+    const expected = batches.reduce((sum, counts) => sum + [...counts.values()][0], 0);
+    for (const link of links) expect(await clickCount(postgres.db, link.id)).toBe(expected);
+  });
+
+  it('goes with its link: deleting a link deletes its count', async () => {
+    const app = await createTenant(postgres.db);
+    const link = await insertLink(postgres.db, app, { click_count: 4 });
+    await postgres.db.deleteFrom('links').where('id', '=', link.id).execute();
+    const left = await postgres.db
+      .selectFrom('link_clicks')
+      .select('link_id')
+      .where('link_id', '=', link.id)
+      .execute();
+    expect(left).toEqual([]);
+  });
+});
