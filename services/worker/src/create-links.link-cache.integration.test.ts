@@ -2,10 +2,13 @@ import type { LinkRef } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
 import { createTenant, linkDraft, testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
+import { CreationTransactions } from '@linkservice/creation';
+import { LinkCreationService } from './create-links.service';
+import { LinksRepository } from './links.repository';
 import { completed, creation, useCreationHarness } from './testing/creation-harness';
 
-// The link host caches "no such link" for aliases it was asked for. A link created under such an
-// alias must resolve at once: the worker drops those entries after its commit.
+// The link host caches "no such link" for aliases it was asked for. A link created under such a
+// caller alias must resolve at once: the worker drops those entries after its commit.
 
 const kit = useCreationHarness();
 let redis: Redis;
@@ -45,6 +48,36 @@ describe('creation and the link host cache', () => {
     // Untouched: the test host has no such link, and neither has the alias nobody created.
     expect(await cache.lookup(test)).toEqual({ kind: 'hit', resolution: null });
     expect(await cache.lookup(other)).toEqual({ kind: 'hit', resolution: null });
+  });
+
+  it('leaves a generated alias alone: nobody can have asked for it (no Redis call per creation)', async () => {
+    const app = await createTenant(kit.db);
+    const drawn: LinkRef = {
+      subdomainKey: app.subdomainKey,
+      environment: 'live',
+      alias: 'Gen4ted1',
+    };
+    // Only a guess of the one alias the draw will give could have cached it as missing.
+    await rememberMissing(drawn);
+    const service = new LinkCreationService(
+      new CreationTransactions(kit.db),
+      new LinksRepository(),
+      {
+        linkDomain: kit.harness.linkDomain,
+        logger: kit.harness.logger,
+        linkCache: cache,
+        drawAliases: (count) => Array.from({ length: count }, () => drawn.alias),
+      },
+    );
+    const answer = await service.createLinks({
+      ...creation(app, [linkDraft()]),
+      deadline: Date.now() + 10_000,
+    });
+    expect(answer).toMatchObject({
+      status: 'done',
+      result: { results: [{ ok: true, link: { alias: drawn.alias } }] },
+    });
+    expect(await cache.lookup(drawn)).toEqual({ kind: 'hit', resolution: null });
   });
 
   it('leaves the cache alone when nothing was created', async () => {

@@ -30,8 +30,8 @@ export interface LinkCreationOptions {
   /** Test-only pause inside the transaction (see WORKER_TEST_DELAY_MS). */
   testDelayMs?: number;
   /**
-   * The link host's resolution cache. A created alias may be cached there as "no such link";
-   * it is dropped after the commit so the new link resolves at once. It must use the Redis
+   * The link host's resolution cache. A caller alias may be cached there as "no such link"; it
+   * is dropped after the commit so the new link resolves at once (see dropCachedMisses). It must use the Redis
    * connection the BullMQ Worker completes jobs on (the drop is not awaited; see createLinks).
    * Absent only where no link host runs (service-level tests).
    */
@@ -44,8 +44,11 @@ export interface LinkCreationOptions {
 interface GroupOutcome {
   commit: boolean;
   answers: Map<string, CreateLinksJobResult>;
-  /** The links this transaction inserts, for the link host's cache once it has committed. */
-  created: LinkRef[];
+  /**
+   * The links this transaction inserts under caller aliases, whose "no such link" entries the
+   * link host's cache may hold: dropped once it has committed (see dropCachedMisses).
+   */
+  callerAliased: LinkRef[];
 }
 
 /** A claimed request, its app as the claim read it, and its plan. */
@@ -141,22 +144,25 @@ export class LinkCreationService {
     // job's completion on (see worker.ts), and Redis runs one connection's commands in order, so
     // it is done before the completion event the gateway waits for exists. Awaiting its reply
     // would add a round trip before every answer.
-    if (outcome.commit) void this.dropCachedMisses(outcome.created);
+    if (outcome.commit) void this.dropCachedMisses(outcome.callerAliased);
     for (const [requestId, answer] of outcome.answers) answers.set(requestId, answer);
     return answers;
   }
 
   /**
-   * After the commit (before, a redirect could cache the miss again). On failure the links still
+   * After the commit (before, a redirect could cache the miss again). Only caller aliases: a
+   * generated alias is eight random base62 characters drawn just now, which nobody can have
+   * asked the link host for except by guessing one in 2 * 10^14 within the negative entry's few
+   * seconds, so the job skips the Redis call for it (most creations). On failure the links still
    * exist: they resolve once the link host's negative entry expires (seconds), so it is logged.
    */
-  private async dropCachedMisses(created: LinkRef[]): Promise<void> {
-    if (!this.options.linkCache || created.length === 0) return;
+  private async dropCachedMisses(callerAliased: LinkRef[]): Promise<void> {
+    if (!this.options.linkCache || callerAliased.length === 0) return;
     try {
-      await this.options.linkCache.invalidate(created);
+      await this.options.linkCache.invalidate(callerAliased);
     } catch (error) {
       this.options.logger.error(
-        { err: error, links: created.length },
+        { err: error, links: callerAliased.length },
         'could not invalidate the link cache for new links',
       );
     }
@@ -183,7 +189,7 @@ export class LinkCreationService {
       if (claim.kind === 'answered') answers.set(payload.requestId, claim.answer);
       else claimed.push({ payload, app: claim.app });
     }
-    if (claimed.length === 0) return { commit: false, answers, created: [] };
+    if (claimed.length === 0) return { commit: false, answers, callerAliased: [] };
 
     const callerAliases = claimed.flatMap(({ payload }) =>
       payload.entries.flatMap(({ draft }) =>
@@ -216,12 +222,18 @@ export class LinkCreationService {
     if (!inserted) return this.abandonedAll(requests, answers);
 
     const outcomes = new Map<string, CreateLinksResult>();
-    const created: LinkRef[] = [];
+    const callerAliased: LinkRef[] = [];
     for (const request of planned) {
       const rows = inserted.get(request) ?? new Map<number, StoredLink>();
       outcomes.set(request.payload.requestId, this.resultOf(request.plan, rows, request.app));
-      for (const { environment, alias } of rows.values()) {
-        created.push({ subdomainKey: request.app.subdomainKey, environment, alias });
+      for (const { index, draft } of request.plan.toCreate) {
+        const row = rows.get(index);
+        if (draft.alias === null || !row) continue;
+        callerAliased.push({
+          subdomainKey: request.app.subdomainKey,
+          environment: row.environment,
+          alias: row.alias,
+        });
       }
     }
     if (Date.now() >= commitBy || !(await tx.recordOutcomes(outcomes, commitBy))) {
@@ -230,11 +242,8 @@ export class LinkCreationService {
     for (const [requestId, result] of outcomes) {
       answers.set(requestId, { status: 'done', result });
     }
-    this.options.logger.debug(
-      { requests: planned.length, created: created.length },
-      'creation group done',
-    );
-    return { commit: true, answers, created };
+    this.options.logger.debug({ requests: planned.length }, 'creation group done');
+    return { commit: true, answers, callerAliased };
   }
 
   /** Past the commit deadline: nothing commits, and the claimed requests were not created. */
@@ -245,7 +254,7 @@ export class LinkCreationService {
     const answers = new Map(
       requests.map(({ requestId }) => [requestId, decided.get(requestId) ?? DEADLINE_PASSED]),
     );
-    return { commit: false, answers, created: [] };
+    return { commit: false, answers, callerAliased: [] };
   }
 
   /**
