@@ -16,8 +16,10 @@ import type {
 } from './create-links.job';
 import {
   CREATE_LINKS_GROUP_JOB,
+  CREATE_LINKS_JOB,
   CREATE_LINKS_QUEUE,
   createLinksGroupResultSchema,
+  createLinksJobResultSchema,
   createLinksResultSchema,
   MAX_GROUP_ENTRIES,
   SETTLE_DEADLINE_MS,
@@ -84,7 +86,16 @@ interface Waiter {
 /** A group job on its way: its requests still waiting, by id. */
 interface SentGroup {
   waiters: Map<string, Waiter>;
+  /** A create-links job of one request, for a worker from before group commit (see resendAlone). */
+  alone?: true;
 }
+
+/**
+ * How a worker from before group commit fails a group job: its processor parsed every job as one
+ * request and refused what did not fit, before any statement. A worker of this release words
+ * its own refusal differently (`invalid create-links-group payload`).
+ */
+const REFUSED_BY_PREVIOUS_WORKER = 'invalid create-links payload:';
 
 /**
  * The gateway's CreationClient: one long-lived Queue and QueueEvents per process. Requests that
@@ -168,7 +179,9 @@ export class BullCreationClient implements CreationClient {
       this.groupAnswered(jobId, returnvalue);
     });
     this.events.on('failed', ({ jobId, failedReason }) => {
-      if (this.sent.has(jobId)) this.groupFailed(jobId, new JobFailed(failedReason));
+      if (!this.sent.has(jobId)) return;
+      if (failedReason.startsWith(REFUSED_BY_PREVIOUS_WORKER)) this.resendAlone(jobId);
+      else this.groupFailed(jobId, new JobFailed(failedReason));
     });
   }
 
@@ -335,11 +348,45 @@ export class BullCreationClient implements CreationClient {
     });
   }
 
+  /**
+   * A worker from before group commit refused the group (a rolling upgrade that reached the
+   * gateways first): it created nothing, so each request still waiting goes again as the job of
+   * one request that worker takes, answered as before group commit. Its id is the request's with
+   * `-alone`: the group's job keeps the first request's id.
+   */
+  private resendAlone(groupJobId: string): void {
+    const group = this.sent.get(groupJobId);
+    if (!group) return;
+    this.groupEnded(groupJobId);
+    for (const waiter of group.waiters.values()) {
+      const jobId = `${waiter.payload.requestId}-alone`;
+      this.sent.set(jobId, { waiters: new Map([[waiter.payload.requestId, waiter]]), alone: true });
+      waiter.sentAs = { jobId, alone: true };
+      this.queue
+        .add(CREATE_LINKS_JOB, waiter.payload, {
+          jobId,
+          attempts: this.attempts,
+          backoff: { type: 'exponential', delay: this.backoffMs },
+        })
+        .catch((error: unknown) => {
+          this.groupFailed(jobId, error instanceof Error ? error : new Error(String(error)));
+        });
+    }
+  }
+
   /** Hands each waiting request its own answer from the group's return value. */
   private groupAnswered(jobId: string, returnvalue: unknown): void {
     const group = this.sent.get(jobId);
     if (!group) return;
     this.groupEnded(jobId);
+    if (group.alone) {
+      const answer = createLinksJobResultSchema.safeParse(returnvalue);
+      for (const waiter of group.waiters.values()) {
+        if (answer.success) waiter.answer(answer.data);
+        else waiter.fail(new JobFailed('the job answered in an unknown shape'));
+      }
+      return;
+    }
     const parsed = createLinksGroupResultSchema.safeParse(returnvalue);
     if (!parsed.success) {
       this.failWaiters(group, new JobFailed('the group job answered in an unknown shape'));

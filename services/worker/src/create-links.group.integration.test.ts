@@ -1,4 +1,5 @@
 import type {
+  CreateLinksJobResult,
   CreateLinksGroup,
   CreateLinksGroupResult,
   CreateLinksPayload,
@@ -6,11 +7,22 @@ import type {
 } from '@linkservice/creation';
 import {
   CREATE_LINKS_GROUP_JOB,
+  CREATE_LINKS_JOB,
+  CREATE_LINKS_QUEUE,
+  createLinksPayloadSchema,
   CreationRequestsRepository,
   CreationTransactions,
+  redisOptionsFromUrl,
 } from '@linkservice/creation';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { setTimeout } from 'node:timers/promises';
-import { createTenant, eventually, linkDraft, linksOf } from '@linkservice/testing';
+import {
+  createTenant,
+  eventually,
+  linkDraft,
+  linksOf,
+  testEnvironment,
+} from '@linkservice/testing';
 import { ALIAS_IN_USE } from './creation-plan';
 import { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
@@ -252,6 +264,46 @@ describe('group commit', () => {
       }
     } finally {
       await slow.close();
+    }
+  });
+
+  it('resends each request alone when a worker from before group commit refuses the group', async () => {
+    // A rolling upgrade that reached the gateways first: the only worker is the previous
+    // release's, whose processor took every job as one request (its code, on this release's
+    // service) and refused anything else before any statement.
+    const upgrading = newHarness(kit.db);
+    const previous = new Worker<unknown, CreateLinksJobResult>(
+      CREATE_LINKS_QUEUE,
+      async (job) => {
+        const parsed = createLinksPayloadSchema.safeParse(job.data);
+        if (!parsed.success) {
+          throw new UnrecoverableError(
+            `invalid create-links payload: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
+          );
+        }
+        return service().createLinks(parsed.data);
+      },
+      { connection: redisOptionsFromUrl(testEnvironment().redisUrl), prefix: upgrading.prefix },
+    );
+    try {
+      const app = await createTenant(kit.db);
+      const payloads = [1, 2, 3].map((n) => creation(app, [linkDraft({ title: `up${n}` })]));
+      const outcomes = await Promise.all(payloads.map((payload) => upgrading.submit(payload)));
+
+      expect(outcomes.map((outcome) => createdLinks(completed(outcome).results)[0]?.title)).toEqual(
+        ['up1', 'up2', 'up3'],
+      );
+      const { queue } = await upgrading.rawQueue();
+      expect((await queue.getJob(payloads[0].requestId))?.failedReason).toMatch(
+        /^invalid create-links payload:/,
+      );
+      for (const payload of payloads) {
+        expect((await queue.getJob(`${payload.requestId}-alone`))?.name).toBe(CREATE_LINKS_JOB);
+      }
+      expect(await linksOf(kit.db, app.appId)).toHaveLength(3);
+    } finally {
+      await previous.close();
+      await upgrading.close();
     }
   });
 
