@@ -93,7 +93,7 @@ interface SentGroup {
 /**
  * How a worker from before group commit fails a group job: its processor parsed every job as one
  * request and refused what did not fit, before any statement. A worker of this release words
- * its own refusal differently (`invalid create-links-group payload`).
+ * its own refusal differently (`invalid creation job payload`).
  */
 const REFUSED_BY_PREVIOUS_WORKER = 'invalid create-links payload:';
 
@@ -180,8 +180,13 @@ export class BullCreationClient implements CreationClient {
     });
     this.events.on('failed', ({ jobId, failedReason }) => {
       if (!this.sent.has(jobId)) return;
-      if (failedReason.startsWith(REFUSED_BY_PREVIOUS_WORKER)) this.resendAlone(jobId);
-      else this.groupFailed(jobId, new JobFailed(failedReason));
+      // Once only: a one-request job that worker refused too is a failure like any other.
+      const refusedGroup = !this.sent.get(jobId)?.alone;
+      if (refusedGroup && failedReason.startsWith(REFUSED_BY_PREVIOUS_WORKER)) {
+        this.resendAlone(jobId);
+      } else {
+        this.groupFailed(jobId, new JobFailed(failedReason));
+      }
     });
   }
 

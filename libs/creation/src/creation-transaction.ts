@@ -38,19 +38,35 @@ export interface OutcomeRecord {
   commitBy: number;
 }
 
+/** Whether `error` is Postgres giving up a lock wait at lock_timeout (lock_not_available). */
+export function isLockTimeout(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '55P03'
+  );
+}
+
 /** Opens the worker's creation transactions. */
 export class CreationTransactions {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
-   * Runs `work` in one transaction on one connection, bounded: every statement, and every pause
+   * Runs `work` in one transaction on one connection, bounded (`lockTimeoutMs`: each wait for a
+   * lock too, failing with SQLSTATE 55P03 past it; see isLockTimeout): every statement, and every pause
    * between statements, ends within `budgetMs` (the job's deadline plus the commit grace), so a
    * stuck or paused worker cannot keep the gateway's settle waiting on its row. `work` ends it
    * with tx.commit(); anything else (including a throw) rolls it back.
    */
-  async run<T>(budgetMs: number, work: (tx: CreationTransaction) => Promise<T>): Promise<T> {
+  async run<T>(
+    budgetMs: number,
+    work: (tx: CreationTransaction) => Promise<T>,
+    { lockTimeoutMs }: { lockTimeoutMs?: number } = {},
+  ): Promise<T> {
     const ms = Math.max(1, Math.ceil(budgetMs));
     if (!Number.isSafeInteger(ms)) throw new RangeError(`transaction budget ${budgetMs} ms`);
+    const lockMs = lockTimeoutMs === undefined ? undefined : Math.max(1, Math.ceil(lockTimeoutMs));
+    if (lockMs !== undefined && !Number.isSafeInteger(lockMs)) {
+      throw new RangeError(`lock timeout ${lockTimeoutMs} ms`);
+    }
     return this.db.connection().execute(async (connection) => {
       const tx = new CreationTransaction(connection);
       try {
@@ -59,7 +75,8 @@ export class CreationTransactions {
         await sql
           .raw(
             `BEGIN; SET LOCAL statement_timeout = ${ms}; ` +
-              `SET LOCAL idle_in_transaction_session_timeout = ${ms}`,
+              `SET LOCAL idle_in_transaction_session_timeout = ${ms}` +
+              (lockMs === undefined ? '' : `; SET LOCAL lock_timeout = ${lockMs}`),
           )
           .execute(connection);
         const result = await work(tx);

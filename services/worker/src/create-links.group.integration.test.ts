@@ -16,6 +16,7 @@ import {
 } from '@linkservice/creation';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { setTimeout } from 'node:timers/promises';
+import pg from 'pg';
 import {
   createTenant,
   eventually,
@@ -207,6 +208,35 @@ describe('group commit', () => {
     await expect(service().createGroup([good, poison, alsoGood])).rejects.toThrow();
     expect(await requestRow(kit.db, good.requestId)).toEqual(stored);
     expect(await linksOf(kit.db, app.appId)).toHaveLength(2);
+  });
+
+  it("creates the other apps' requests at once while one app's row is held long", async () => {
+    const [busy, free] = await Promise.all([createTenant(kit.db), createTenant(kit.db)]);
+    const locker = new pg.Client({ connectionString: testEnvironment().databaseUrl });
+    await locker.connect();
+    try {
+      // What a long creation of the busy app would hold: the row every creation of it locks.
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM apps WHERE id = $1 FOR NO KEY UPDATE', [busy.appId]);
+      const blocked = withDeadline(creation(busy, [linkDraft({ title: 'busy' })]));
+      const other = withDeadline(creation(free, [linkDraft({ title: 'free' })]));
+      const creating = service().createGroup([blocked, other]);
+
+      // The free app's link is committed while the busy app's row is still held.
+      await eventually(async () => (await linksOf(kit.db, free.appId)).length === 1 || false, {
+        timeoutMs: 3_000,
+        what: "the free app's link",
+      });
+      expect(await linksOf(kit.db, busy.appId)).toHaveLength(0);
+      await locker.query('COMMIT');
+
+      const answers = await creating;
+      expect(answers.get(blocked.requestId)).toMatchObject({ status: 'done' });
+      expect(answers.get(other.requestId)).toMatchObject({ status: 'done' });
+      expect((await linksOf(kit.db, busy.appId)).map((row) => row.title)).toEqual(['busy']);
+    } finally {
+      await locker.end();
+    }
   });
 
   it('answers a redelivered group from every request’s row and creates nothing more', async () => {

@@ -70,11 +70,13 @@ export function createLinksProcessor(service: LinkCreationService, logger: Logge
       // A one-request job's gateway waits for that request's answer itself.
       return job.name === CREATE_LINKS_JOB ? replies[0].answer : { answers: replies };
     } catch (error) {
+      // Every request of the job by its ids, so a search by any member's X-Request-Id finds it.
       logger.error(
         {
           err: error,
           jobId: job.id,
-          requests: requests.length,
+          requestIds: requests.map((request) => request.requestId),
+          reqIds: requests.flatMap((request) => request.httpRequestId ?? []),
           attempt: job.attemptsMade + 1,
         },
         'creation job failed; rolled back',
@@ -117,7 +119,9 @@ function requestsOf(job: Job): CreateLinksPayload[] {
 
 function invalidPayload(issues: readonly { path: PropertyKey[] }[]): UnrecoverableError {
   return new UnrecoverableError(
-    `invalid ${CREATE_LINKS_GROUP_JOB} payload: ${issues.map((i) => i.path.join('.')).join(', ')}`,
+    // Not the previous release's wording (`invalid create-links payload:`), which gateways read
+    // as "a worker from before group commit" (creation-client.ts).
+    `invalid creation job payload: ${issues.map((i) => i.path.join('.')).join(', ')}`,
   );
 }
 

@@ -14,7 +14,7 @@ import type {
   CreationTransactions,
   EntryResult,
 } from '@linkservice/creation';
-import { COMMIT_GRACE_MS } from '@linkservice/creation';
+import { COMMIT_GRACE_MS, isLockTimeout } from '@linkservice/creation';
 import type { CreationPlan, PlannedLink } from './creation-plan';
 import { planCreations } from './creation-plan';
 import { generateAliases } from './generated-alias';
@@ -23,6 +23,13 @@ import { aliasKey } from './links.repository';
 
 /** Generated aliases that collide with existing links are redrawn at most this many times. */
 const MAX_ALIAS_ROUNDS = 5;
+
+/**
+ * The longest a transaction of several requests waits for one lock. Groups of one app queue on
+ * its row for a few milliseconds each; past this, a lock is held long (a large batch, a stalled
+ * worker) and the group goes on request by request (see createGroup).
+ */
+export const GROUP_LOCK_TIMEOUT_MS = 200;
 
 export interface LinkCreationOptions {
   linkDomain: string;
@@ -98,30 +105,48 @@ export class LinkCreationService {
     requests: readonly CreateLinksPayload[],
   ): Promise<Map<string, CreateLinksJobResult>> {
     if (requests.length === 1) return this.createInOneTransaction(requests);
+    // A group waits for a lock (an app's row held by a long job of that app) only briefly: the
+    // other apps' requests must not wait with it until their deadlines.
     try {
-      return await this.createInOneTransaction(requests);
+      return await this.createInOneTransaction(requests, GROUP_LOCK_TIMEOUT_MS);
     } catch (error) {
       this.options.logger.warn(
-        { err: error, requests: requests.length },
+        { err: error, requestIds: requests.map(({ requestId }) => requestId) },
         'creation group failed; trying its requests one by one',
       );
     }
+    // One by one, first again without a long lock wait, so a request stuck behind a lock costs
+    // the others nothing; the ones that were stuck last, waiting as long as their deadline allows.
     const answers = new Map<string, CreateLinksJobResult>();
+    const blocked: CreateLinksPayload[] = [];
     let failure: Error | undefined;
-    for (const request of requests) {
+    const attempt = async (request: CreateLinksPayload, lockTimeoutMs?: number) => {
       try {
-        const answer = (await this.createInOneTransaction([request])).get(request.requestId);
+        const answer = (await this.createInOneTransaction([request], lockTimeoutMs)).get(
+          request.requestId,
+        );
         if (answer) answers.set(request.requestId, answer);
       } catch (error) {
+        if (lockTimeoutMs !== undefined && isLockTimeout(error)) {
+          blocked.push(request);
+          return;
+        }
+        this.options.logger.error(
+          { err: error, requestId: request.requestId, reqId: request.httpRequestId },
+          'creation request failed; rolled back',
+        );
         failure ??= error instanceof Error ? error : new Error(String(error));
       }
-    }
+    };
+    for (const request of requests) await attempt(request, GROUP_LOCK_TIMEOUT_MS);
+    for (const request of blocked) await attempt(request);
     if (failure) throw failure;
     return answers;
   }
 
   private async createInOneTransaction(
     requests: readonly CreateLinksPayload[],
+    lockTimeoutMs?: number,
   ): Promise<Map<string, CreateLinksJobResult>> {
     // Requests the gateway has stopped waiting for: creating now could only leave an outcome
     // nobody reports. Their rows stay absent, so the gateway's settle abandons them.
@@ -135,11 +160,15 @@ export class LinkCreationService {
     if (live.length === 0) return answers;
     // The group commits once, so by its earliest deadline: every request's grace still holds.
     const commitBy = Math.min(...live.map((request) => request.deadline)) + COMMIT_GRACE_MS;
-    const outcome = await this.transactions.run(commitBy - Date.now(), async (tx) => {
-      const decided = await this.decideAndInsert(tx, live, commitBy);
-      if (decided.commit) await tx.commit();
-      return decided;
-    });
+    const outcome = await this.transactions.run(
+      commitBy - Date.now(),
+      async (tx) => {
+        const decided = await this.decideAndInsert(tx, live, commitBy);
+        if (decided.commit) await tx.commit();
+        return decided;
+      },
+      lockTimeoutMs === undefined ? {} : { lockTimeoutMs },
+    );
     // Not awaited: the invalidation is written to Redis now, on the connection BullMQ reports the
     // job's completion on (see worker.ts), and Redis runs one connection's commands in order, so
     // it is done before the completion event the gateway waits for exists. Awaiting its reply

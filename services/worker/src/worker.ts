@@ -50,7 +50,7 @@ export function startCreationWorker(
   worker.on('error', throttledErrorLog(logger, { message: 'creation worker: redis error' }));
   worker.on('failed', (job, error) => {
     logger.warn(
-      { err: error, requestId: job?.id, attemptsMade: job?.attemptsMade },
+      { err: error, jobId: job?.id, attemptsMade: job?.attemptsMade },
       'creation job attempt failed',
     );
   });
