@@ -1,59 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
-import pg from 'pg';
-import { ensureDatabase } from './migrate';
-import { createDb } from './pool';
-import type { DbHandle } from './pool';
-import { migrations } from './migrations';
-
-// libs/testing depends on this package, so read the per-run database its global setup exported.
-const runDatabaseUrl = process.env.DATABASE_URL!;
+import { useMigrationDatabase } from './testing/migration-database';
 
 const BEFORE = '2026-11-22T04-00-00_link-status-indexes';
 const MIGRATION = '2026-11-24T00-00-00_app-link-counts';
 
-/** The migration's schemas are not the app's Database type: read them untyped. */
-type Untyped = Kysely<Record<string, Record<string, unknown>>>;
-
-let url: string;
-let handle: DbHandle;
-let db: Untyped;
-let migrator: Migrator;
-
-beforeAll(async () => {
-  // A database of its own: this test migrates down and up, which the shared one must not see.
-  const server = new URL(runDatabaseUrl);
-  server.pathname = `${server.pathname}_mig_${randomBytes(3).toString('hex')}`;
-  url = server.toString();
-  await ensureDatabase(url);
-  handle = createDb({ connectionString: url, max: 2 });
-  db = handle.db as unknown as Untyped;
-  migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) } });
-});
-
-afterAll(async () => {
-  await handle.close();
-  const admin = new URL(url);
-  const name = decodeURIComponent(admin.pathname.replace(/^\//, ''));
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)}`);
-  } finally {
-    await client.end();
-  }
-});
-
-async function migrateTo(target: string): Promise<void> {
-  const { error } = await migrator.migrateTo(target);
-  if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
-}
+const scratch = useMigrationDatabase();
+const migrateTo = (target: string) => scratch.migrateTo(target);
 
 async function insertApp(id: string): Promise<void> {
-  await sql`INSERT INTO apps (id, name, subdomain_key) VALUES (${id}, ${id}, ${id})`.execute(db);
+  await sql`INSERT INTO apps (id, name, subdomain_key) VALUES (${id}, ${id}, ${id})`.execute(
+    scratch.db,
+  );
 }
 
 async function insertLinks(appId: string, environment: string, count: number): Promise<void> {
@@ -61,7 +18,7 @@ async function insertLinks(appId: string, environment: string, count: number): P
     INSERT INTO links (id, app_id, environment, alias, web_fallback_url)
     SELECT 'lnk_' || ${appId} || ${environment} || g, ${appId}, ${environment}, 'a' || g,
            'https://example.com/'
-    FROM generate_series(1, ${count}::int) AS g`.execute(db);
+    FROM generate_series(1, ${count}::int) AS g`.execute(scratch.db);
 }
 
 describe('the app-link-counts migration', () => {
@@ -74,14 +31,14 @@ describe('the app-link-counts migration', () => {
     await insertLinks('app_a', 'test', 2);
     await insertLinks('app_b', 'test', 4);
     // A counter gone wrong is not carried over: the migration counts the links themselves.
-    await sql`UPDATE link_totals SET total = 99 WHERE app_id = 'app_a'`.execute(db);
+    await sql`UPDATE link_totals SET total = 99 WHERE app_id = 'app_a'`.execute(scratch.db);
 
     await migrateTo(MIGRATION);
     const counts = async () =>
       (
         await sql<{ id: string; live: number; test: number }>`
           SELECT id, live_link_count AS live, test_link_count AS test FROM apps ORDER BY id`.execute(
-          db,
+          scratch.db,
         )
       ).rows;
     expect(await counts()).toEqual([
@@ -94,7 +51,7 @@ describe('the app-link-counts migration', () => {
       (
         await sql<{ total: number }>`
           SELECT total FROM link_totals WHERE app_id = ${appId} AND environment = ${environment}`.execute(
-          db,
+          scratch.db,
         )
       ).rows.map((row) => row.total);
     expect(await viewTotal('app_a', 'live')).toEqual([3]);
@@ -109,7 +66,7 @@ describe('the app-link-counts migration', () => {
 
     await migrateTo(BEFORE);
     const down = await sql<{ id: string; link_count: number }>`
-      SELECT id, link_count FROM apps ORDER BY id`.execute(db);
+      SELECT id, link_count FROM apps ORDER BY id`.execute(scratch.db);
     expect(down.rows).toEqual([
       { id: 'app_a', link_count: 5 },
       { id: 'app_b', link_count: 4 },
@@ -117,7 +74,9 @@ describe('the app-link-counts migration', () => {
     ]);
     await insertLinks('app_b', 'live', 1);
     const totals = await sql<{ app_id: string; environment: string; total: number }>`
-      SELECT app_id, environment, total FROM link_totals ORDER BY app_id, environment`.execute(db);
+      SELECT app_id, environment, total FROM link_totals ORDER BY app_id, environment`.execute(
+      scratch.db,
+    );
     expect(totals.rows).toEqual([
       { app_id: 'app_a', environment: 'live', total: 3 },
       { app_id: 'app_a', environment: 'test', total: 2 },

@@ -3,7 +3,6 @@ import type {
   CreateLinksGroup,
   CreateLinksGroupResult,
   CreateLinksPayload,
-  EntryResult,
 } from '@linkservice/creation';
 import {
   CREATE_LINKS_GROUP_JOB,
@@ -11,7 +10,6 @@ import {
   CREATE_LINKS_QUEUE,
   createLinksPayloadSchema,
   CreationRequestsRepository,
-  CreationTransactions,
   redisOptionsFromUrl,
 } from '@linkservice/creation';
 import { UnrecoverableError, Worker } from 'bullmq';
@@ -25,11 +23,12 @@ import {
   testEnvironment,
 } from '@linkservice/testing';
 import { ALIAS_IN_USE } from './creation-plan';
-import { LinkCreationService } from './create-links.service';
-import { LinksRepository } from './links.repository';
+import type { LinkCreationService } from './create-links.service';
 import {
   completed,
+  createdLinks,
   creation,
+  creationService,
   linkCounts,
   newHarness,
   requestRow,
@@ -42,16 +41,9 @@ import {
  */
 const kit = useCreationHarness();
 
-function createdLinks(results: EntryResult[]) {
-  return results.flatMap((entry) => (entry.ok ? [entry.link] : []));
-}
-
-function service(): LinkCreationService {
-  return new LinkCreationService(new CreationTransactions(kit.db), new LinksRepository(), {
-    linkDomain: kit.harness.linkDomain,
-    logger: kit.harness.logger,
-  });
-}
+const service = (
+  drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
+): LinkCreationService => creationService(kit, drawAliases);
 
 /** The job a group travelled in: its id is its first request's id. */
 async function groupJobOf(first: { requestId: string }): Promise<CreateLinksGroup> {

@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isReservedAlias, LINK_FIELD_EXAMPLES, toLink } from '@linkservice/contracts';
 import { newId } from '@linkservice/db';
-import type {
-  CreateLinksGroupResult,
-  CreateLinksJobResult,
-  EntryResult,
-} from '@linkservice/creation';
+import type { CreateLinksGroupResult, CreateLinksJobResult } from '@linkservice/creation';
 import {
   COMMIT_GRACE_MS,
   CREATE_LINKS_JOB,
@@ -13,12 +9,14 @@ import {
   CreationTransactions,
 } from '@linkservice/creation';
 import { createTenant, eventually, linkDraft, linksOf } from '@linkservice/testing';
-import { LinkCreationService } from './create-links.service';
+import type { LinkCreationService } from './create-links.service';
 import { LinksRepository } from './links.repository';
 import {
   CreationHarness,
   completed,
+  createdLinks,
   creation,
+  creationService,
   linkCounts,
   newHarness,
   requestRow,
@@ -27,19 +25,9 @@ import {
 
 const kit = useCreationHarness();
 
-function createdLinks(results: EntryResult[]) {
-  return results.flatMap((entry) => (entry.ok ? [entry.link] : []));
-}
-
-function service(
+const service = (
   drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
-): LinkCreationService {
-  return new LinkCreationService(new CreationTransactions(kit.db), new LinksRepository(), {
-    linkDomain: kit.harness.linkDomain,
-    logger: kit.harness.logger,
-    ...(drawAliases ? { drawAliases } : {}),
-  });
-}
+): LinkCreationService => creationService(kit, drawAliases);
 
 describe('creating links through the queue', () => {
   it('creates one link with a generated alias and records the request', async () => {

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hashSecretKey, parseSecretKey } from '@linkservice/keys';
 import pg from 'pg';
@@ -129,4 +130,23 @@ export function serve(
       if (!res.headersSent) send(res, 500, { error: 'internal', message: 'Internal error' });
     });
   };
+}
+
+/**
+ * Runs a baseline server on PORT (127.0.0.1) with keep-alive as the gateway's, and stops it and
+ * its pool on SIGTERM.
+ */
+export function listen(
+  name: string,
+  pool: pg.Pool,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): void {
+  const server = createServer(serve(name, pool, handle));
+  server.keepAliveTimeout = 65_000;
+  server.listen(Number(process.env.PORT), '127.0.0.1');
+  process.on('SIGTERM', () => {
+    server.close();
+    server.closeAllConnections();
+    void pool.end();
+  });
 }

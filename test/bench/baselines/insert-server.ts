@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newId } from '@linkservice/db';
 import { randomBase62 } from '@linkservice/keys';
@@ -9,7 +8,7 @@ import {
   LINK_COLUMNS,
   NOT_FOUND,
   send,
-  serve,
+  listen,
   toLink,
   UNAUTHORISED,
 } from './bare';
@@ -24,7 +23,6 @@ import {
  * by the same trigger as any insert's.
  */
 
-const port = Number(process.env.PORT);
 const pool = createPool();
 
 const INSERT = `INSERT INTO links (id, app_id, environment, alias, web_fallback_url, title, campaign,
@@ -94,11 +92,4 @@ function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   return Promise.resolve();
 }
 
-const server = createServer(serve('baseline insert server', pool, handle));
-server.keepAliveTimeout = 65_000;
-server.listen(port, '127.0.0.1');
-process.on('SIGTERM', () => {
-  server.close();
-  server.closeAllConnections();
-  void pool.end();
-});
+listen('baseline insert server', pool, handle);

@@ -1,7 +1,6 @@
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LinkRow } from './bare';
-import { authenticate, createPool, NOT_FOUND, send, serve, toLink, UNAUTHORISED } from './bare';
+import { authenticate, createPool, NOT_FOUND, send, listen, toLink, UNAUTHORISED } from './bare';
 
 /**
  * Baseline for the read paths: the least a server can do to answer them with the same
@@ -12,7 +11,6 @@ import { authenticate, createPool, NOT_FOUND, send, serve, toLink, UNAUTHORISED 
  *   statement: the matches, the stored total, the page, its rows), answered as the API does.
  */
 
-const port = Number(process.env.PORT);
 const pool = createPool();
 
 // The count is joined from link_clicks as the gateway reads it (links.click_count is the
@@ -113,11 +111,4 @@ function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   return Promise.resolve();
 }
 
-const server = createServer(serve('baseline read server', pool, handle));
-server.keepAliveTimeout = 65_000;
-server.listen(port, '127.0.0.1');
-process.on('SIGTERM', () => {
-  server.close();
-  server.closeAllConnections();
-  void pool.end();
-});
+listen('baseline read server', pool, handle);

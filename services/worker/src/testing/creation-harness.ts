@@ -7,9 +7,11 @@ import type {
   CreateLinksPayload,
   CreationClientOptions,
   CreationOutcome,
+  EntryResult,
 } from '@linkservice/creation';
 import {
   BullCreationClient,
+  CreationTransactions,
   CreationRequestsRepository,
   CREATE_LINKS_QUEUE,
   redisOptionsFromUrl,
@@ -18,6 +20,8 @@ import { testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Kysely } from 'kysely';
+import { LinkCreationService } from '../create-links.service';
+import { LinksRepository } from '../links.repository';
 import { InProcessWorkers } from './in-process-workers';
 
 /**
@@ -141,6 +145,26 @@ export function useCreationHarness(
       return runningOf().harness;
     },
   };
+}
+
+/** The links an answer's entries created, in entry order. */
+export function createdLinks(results: EntryResult[]) {
+  return results.flatMap((entry) => (entry.ok ? [entry.link] : []));
+}
+
+/**
+ * A LinkCreationService on the kit's pool, without a queue (service-level tests), drawing
+ * generated aliases with `drawAliases` when a test needs a collision.
+ */
+export function creationService(
+  kit: CreationTestKit,
+  drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
+): LinkCreationService {
+  return new LinkCreationService(new CreationTransactions(kit.db), new LinksRepository(), {
+    linkDomain: kit.harness.linkDomain,
+    logger: kit.harness.logger,
+    ...(drawAliases ? { drawAliases } : {}),
+  });
 }
 
 /** The job's result, or a failure naming why the answer was not one. */
