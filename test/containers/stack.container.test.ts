@@ -147,6 +147,15 @@ describe('the image, as compose runs it', () => {
     expect(keys.map((k) => k.x)).toEqual([createPublicKey(signingKey).export({ format: 'jwk' }).x]);
   });
 
+  /** Creation requests in the waiting jobs: a group job carries `requests`, an older one is one. */
+  const WAITING_REQUESTS = `
+    local n = 0
+    for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+      local data = cjson.decode(redis.call('HGET', KEYS[2] .. id, 'data'))
+      n = n + (data.requests and #data.requests or 1)
+    end
+    return n`;
+
   it('drains the gateway on SIGTERM: creations in flight when it arrives are all answered', async () => {
     // The worker frozen, creations wait in the gateway for their results: in flight for sure.
     const worker = stack.containerOf('worker');
@@ -159,15 +168,19 @@ describe('the image, as compose runs it', () => {
         : api('POST', '/links', { webFallbackUrl: `https://example.com/drain/${n}` })
       ).then((res) => ({ status: res.status, answeredAt: Date.now() })),
     );
-    // Every one of them is a job waiting in the queue: the gateway holds all 20 requests.
+    // Every one of them is in a job waiting in the queue (group commit puts several in one): the
+    // gateway holds all 20 requests.
     await eventually(
       async () =>
         (await docker([
           'exec',
           stack.containerOf('redis'),
           'redis-cli',
-          'LLEN',
+          'EVAL',
+          WAITING_REQUESTS,
+          '2',
           'ls:link-creations:wait',
+          'ls:link-creations:',
         ])) === '20',
       { timeoutMs: 10_000, what: '20 creations waiting for the frozen worker' },
     );
