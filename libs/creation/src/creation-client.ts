@@ -87,7 +87,7 @@ interface Waiter {
 interface SentGroup {
   waiters: Map<string, Waiter>;
   /** A create-links job of one request, for a worker from before group commit (see resendAlone). */
-  alone?: true;
+  legacyJob?: true;
 }
 
 /**
@@ -179,10 +179,10 @@ export class BullCreationClient implements CreationClient {
       this.groupAnswered(jobId, returnvalue);
     });
     this.events.on('failed', ({ jobId, failedReason }) => {
-      if (!this.sent.has(jobId)) return;
+      const group = this.sent.get(jobId);
+      if (!group) return;
       // Once only: a one-request job that worker refused too is a failure like any other.
-      const refusedGroup = !this.sent.get(jobId)?.alone;
-      if (refusedGroup && failedReason.startsWith(REFUSED_BY_PREVIOUS_WORKER)) {
+      if (!group.legacyJob && failedReason.startsWith(REFUSED_BY_PREVIOUS_WORKER)) {
         this.resendAlone(jobId);
       } else {
         this.groupFailed(jobId, new JobFailed(failedReason));
@@ -365,7 +365,10 @@ export class BullCreationClient implements CreationClient {
     this.groupEnded(groupJobId);
     for (const waiter of group.waiters.values()) {
       const jobId = `${waiter.payload.requestId}-alone`;
-      this.sent.set(jobId, { waiters: new Map([[waiter.payload.requestId, waiter]]), alone: true });
+      this.sent.set(jobId, {
+        waiters: new Map([[waiter.payload.requestId, waiter]]),
+        legacyJob: true,
+      });
       waiter.sentAs = { jobId, alone: true };
       this.queue
         .add(CREATE_LINKS_JOB, waiter.payload, {
@@ -384,7 +387,7 @@ export class BullCreationClient implements CreationClient {
     const group = this.sent.get(jobId);
     if (!group) return;
     this.groupEnded(jobId);
-    if (group.alone) {
+    if (group.legacyJob) {
       const answer = createLinksJobResultSchema.safeParse(returnvalue);
       for (const waiter of group.waiters.values()) {
         if (answer.success) waiter.answer(answer.data);

@@ -30,14 +30,6 @@ export interface ClaimRequest {
   deadline: number;
 }
 
-/** The job's outcome, stored once its links are inserted, in the same transaction. */
-export interface OutcomeRecord {
-  requestId: string;
-  results: unknown;
-  /** Epoch ms: past this (database clock) nothing is stored, and the job must roll back. */
-  commitBy: number;
-}
-
 /** Whether `error` is Postgres giving up a lock wait at lock_timeout (lock_not_available). */
 export function isLockTimeout(error: unknown): boolean {
   return (
@@ -176,13 +168,6 @@ export class CreationTransaction {
     return claims;
   }
 
-  /** claimAll for one request. */
-  async claim(requestId: string, appId: string, deadline: number): Promise<Claim> {
-    const claim = (await this.claimAll([{ requestId, appId, deadline }])).get(requestId);
-    if (!claim) throw new Error(`no claim for ${requestId}`);
-    return claim;
-  }
-
   /**
    * Stores every claimed request's outcome (after their links are inserted, in this transaction)
    * in one statement while the database clock is before `commitBy`; false once it is past (or a
@@ -198,11 +183,6 @@ export class CreationTransaction {
         AND clock_timestamp() < to_timestamp(${commitBy}::float8 / 1000)
       RETURNING creation_requests.id`.execute(this.db);
     return stored.rows.length === outcomes.size;
-  }
-
-  /** recordOutcomes for one request. */
-  async recordOutcome(outcome: OutcomeRecord): Promise<boolean> {
-    return this.recordOutcomes(new Map([[outcome.requestId, outcome.results]]), outcome.commitBy);
   }
 
   async commit(): Promise<void> {

@@ -314,7 +314,10 @@ describe('exactly once', () => {
   it('claims nothing once the database clock is past the deadline', async () => {
     const app = await createTenant(kit.db);
     await new CreationTransactions(kit.db).run(5_000, async (tx) => {
-      expect(await tx.claim('crt_db_clock', app.appId, Date.now() - 50)).toEqual({
+      const claims = await tx.claimAll([
+        { requestId: 'crt_db_clock', appId: app.appId, deadline: Date.now() - 50 },
+      ]);
+      expect(claims.get('crt_db_clock')).toEqual({
         kind: 'answered',
         answer: { status: 'abandoned', reason: 'deadline_passed' },
       });
@@ -326,9 +329,10 @@ describe('exactly once', () => {
     const app = await createTenant(kit.db);
     const requestId = `crt_${randomUUID()}`;
     await new CreationTransactions(kit.db).run(5_000, async (tx) => {
-      expect(await tx.claim(requestId, app.appId, Date.now() + 5_000)).toMatchObject({
-        kind: 'claimed',
-      });
+      const claims = await tx.claimAll([
+        { requestId, appId: app.appId, deadline: Date.now() + 5_000 },
+      ]);
+      expect(claims.get(requestId)).toMatchObject({ kind: 'claimed' });
       const rows = await new LinksRepository().insertLinks(tx, [
         {
           id: newId('lnk'),
@@ -339,8 +343,8 @@ describe('exactly once', () => {
         },
       ]);
       expect(rows.map((row) => row.alias)).toEqual(['late']);
-      const outcome = { requestId, results: { results: [] } };
-      expect(await tx.recordOutcome({ ...outcome, commitBy: Date.now() - 1_000 })).toBe(false);
+      const outcomes = new Map([[requestId, { results: [] }]]);
+      expect(await tx.recordOutcomes(outcomes, Date.now() - 1_000)).toBe(false);
     });
     // Not committed: the transaction rolls back whatever its statements did.
     expect(await linksOf(kit.db, app.appId)).toHaveLength(0);
