@@ -18,8 +18,8 @@ import { createMigratedDatabase, repositoryRoot, startStack } from '../support';
 /**
  * The README's tour, then the walkthroughs of docs/, run as written: their `sh tour` blocks in one
  * bash session (variables carry over from one document to the next) against the compiled stack,
- * started as `pnpm start` starts it but on free ports, with a database of its own (the tour makes
- * the app `acme`) and its own Redis namespace. `pnpm -s linkctl` reaches them through
+ * started as `pnpm start` starts it but on free ports, with a database and a Redis namespace of
+ * its own. `pnpm -s linkctl` reaches them through
  * DATABASE_URL and REDIS_PREFIX, as an operator's shell would. Each step's output is compared with
  * the one the document shows.
  */
@@ -35,7 +35,7 @@ const steps: TourStep[] = DOCUMENTS.flatMap((file) =>
   tourSteps(file, readFileSync(join(root, file), 'utf8')),
 );
 
-let database: ScratchDatabase;
+let database: ScratchDatabase | undefined;
 let stack: Stack;
 let outputs: Map<number, string>;
 let stderr: string;
@@ -45,12 +45,13 @@ jest.setTimeout(180_000);
 
 beforeAll(async () => {
   const env = testEnvironment();
-  database = await createMigratedDatabase({
+  const scratch = await createMigratedDatabase({
     serverUrl: env.databaseUrl,
     namePrefix: 'readme_tour',
   });
+  database = scratch;
   stack = await startStack({
-    databaseUrl: database.url,
+    databaseUrl: scratch.url,
     redisUrl: env.redisUrl,
     redisPrefix: env.redisPrefix,
     linkDomain: 'links.localhost',
@@ -61,7 +62,7 @@ beforeAll(async () => {
   const run = await runBash(script, {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? tmpdir(),
-    DATABASE_URL: database.url,
+    DATABASE_URL: scratch.url,
     REDIS_URL: env.redisUrl,
     REDIS_PREFIX: stack.redisPrefix,
     LINK_DOMAIN: stack.linkDomain,
@@ -72,6 +73,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed
   await stack?.stop();
   await database?.drop();
 });
@@ -91,7 +93,7 @@ it('runs every step to the end', () => {
 it.each(steps.map((step, index) => [stepName(step), index] as const))(
   '%s shows what the document shows',
   (_name, index) => {
-    const step = steps[index]!;
+    const step = steps[index];
     const output = outputs.get(index);
     if (output === undefined) throw new Error(`not reached; stderr:\n${stderr}`);
     if (step.expected.length === 0) return;
@@ -105,7 +107,7 @@ it.each(steps.map((step, index) => [stepName(step), index] as const))(
 
 function stepName(step: TourStep | undefined): string {
   if (!step) return '(none)';
-  return `${step.source}:${String(step.line)} ${step.command.split('\n')[0]!.slice(0, 80)}`;
+  return `${step.source}:${String(step.line)} ${step.command.split('\n')[0].slice(0, 80)}`;
 }
 
 async function runBash(
@@ -120,10 +122,16 @@ async function runBash(
       const child = spawn('bash', [file], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let errors = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        errors += chunk.toString();
+      });
       child.on('error', reject);
-      child.on('close', (code) => resolve({ stdout, stderr: errors, code }));
+      child.on('close', (code) => {
+        resolve({ stdout, stderr: errors, code });
+      });
     });
   } finally {
     await rm(dir, { recursive: true, force: true });

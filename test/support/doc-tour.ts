@@ -27,31 +27,31 @@ export function tourSteps(source: string, markdown: string): TourStep[] {
   let inTour = false;
   let current: TourStep | undefined;
   let continued = false;
-  lines.forEach((text, index) => {
+  for (const [index, text] of lines.entries()) {
     if (!inTour) {
       inTour = TOUR_FENCE.test(text);
       current = undefined;
-      return;
+      continue;
     }
     if (FENCE_END.test(text)) {
       if (continued) throw new Error(`${source}:${index + 1}: the block ends inside a command`);
       inTour = false;
-      return;
+      continue;
     }
     if (continued && current) {
       current.command += `\n${text}`;
       continued = text.endsWith('\\');
-      return;
+      continue;
     }
     if (text.startsWith('#')) {
       if (current) current.expected.push(text.replace(/^# ?/, ''));
-      return;
+      continue;
     }
-    if (text.trim() === '') return;
+    if (text.trim() === '') continue;
     current = { source, line: index + 1, command: text, expected: [] };
     continued = text.endsWith('\\');
     steps.push(current);
-  });
+  }
   if (inTour) throw new Error(`${source}: a \`sh tour\` block is never closed`);
   return steps;
 }
