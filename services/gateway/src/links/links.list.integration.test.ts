@@ -202,7 +202,10 @@ describe('GET /links', () => {
   describe('statements', () => {
     it('answers a page with the key check and one list statement', async () => {
       const owner = await tenant();
-      await seed(owner, timeline(5, (i) => ({ click_count: i + 1, tags: ['t'] })));
+      await seed(
+        owner,
+        timeline(5, (i) => ({ click_count: i + 1, tags: ['t'] })),
+      );
       for (const query of ['', '?sort=oldest&tag=t', '?search=x&status=active', '?sort=clicks']) {
         statements.count = 0;
         await list(owner, query);
@@ -212,7 +215,10 @@ describe('GET /links', () => {
 
     it('takes one more for a sort=clicks page that reaches the never-clicked links', async () => {
       const owner = await tenant();
-      await seed(owner, timeline(4, (i) => ({ click_count: i < 2 ? 0 : i })));
+      await seed(
+        owner,
+        timeline(4, (i) => ({ click_count: i < 2 ? 0 : i })),
+      );
       statements.count = 0;
       expect((await list(owner, '?sort=clicks')).links).toHaveLength(4);
       expect(statements.count).toBe(3);
