@@ -15,7 +15,7 @@ import {
 import type { Kysely } from 'kysely';
 import { loadConfig } from './config';
 import { buildDeps } from './deps';
-import { InstallsRepository } from './installs.repository';
+import { InstallRetentionRepository } from './install-retention.repository';
 import { startWorker } from './worker';
 
 const DAY_MS = 24 * 3_600_000;
@@ -94,7 +94,7 @@ describe('installs retention', () => {
       const recent = await insertMatchedInstall(trx, app, 89);
       const othersRecent = await insertMatchedInstall(trx, other, 1);
       const all = [oldest, older, old, recent, othersRecent];
-      const repository = new InstallsRepository(trx);
+      const repository = new InstallRetentionRepository(trx);
 
       // A bounded slice takes the oldest rows first (the created_at index's order).
       expect(await repository.deleteOlderThan(90, 2)).toBe(2);
