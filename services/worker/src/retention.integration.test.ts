@@ -68,7 +68,7 @@ async function insertMatchedInstall(
 
 /** A creation_requests row of `tenant`'s, created `ageHours` ago. */
 async function insertCreationRequest(tenant: Tenant, ageHours: number): Promise<string> {
-  const id = newId('crt');
+  const id = `crt_${randomBytes(8).toString('hex')}`;
   await postgres.db
     .insertInto('creation_requests')
     .values({
