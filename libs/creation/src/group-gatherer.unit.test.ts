@@ -34,7 +34,10 @@ class FakeTimers implements GatherTimers {
   advance(ms: number): void {
     const until = this.now + ms;
     for (;;) {
-      const next = this.timers.filter((timer) => timer.at <= until).sort((a, b) => a.at - b.at)[0];
+      const next = this.timers
+        .filter((timer) => timer.at <= until)
+        .sort((a, b) => a.at - b.at)
+        .at(0);
       if (!next) break;
       this.timers = this.timers.filter((timer) => timer !== next);
       this.now = next.at;

@@ -41,15 +41,10 @@ export const oneRequestJob: CreationJobKind<CreateLinksJobResult> = {
       ? { ok: true, requests: [parsed.data] }
       : { ok: false, issuePaths: issuePathsOf(parsed.error) };
   },
-  replyOf: ([only]) => {
-    if (!only) throw new Error('a one-request job answered without its request');
-    return only.answer;
-  },
-  answersOf: (returnvalue, [requestId]) => {
+  replyOf: (answers) => answers[0].answer,
+  answersOf: (returnvalue, requestIds) => {
     const parsed = createLinksJobResultSchema.safeParse(returnvalue);
-    return parsed.success && requestId !== undefined
-      ? [{ requestId, answer: parsed.data }]
-      : undefined;
+    return parsed.success ? [{ requestId: requestIds[0], answer: parsed.data }] : undefined;
   },
 };
 

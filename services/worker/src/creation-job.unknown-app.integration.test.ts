@@ -71,10 +71,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await workers?.stop();
-  await workerDb?.close();
-  await gatewayDb?.close();
+  await gateway.close();
+  await workers.stop();
+  await workerDb.close();
+  await gatewayDb.close();
   const admin = new URL(otherDatabaseUrl);
   const name = decodeURIComponent(admin.pathname.replace(/^\//, ''));
   admin.pathname = '/postgres';

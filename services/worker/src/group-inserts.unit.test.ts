@@ -82,9 +82,8 @@ describe('GroupInserts', () => {
     expect(second).toEqual([{ ...first[1], alias: 'gen3' }]);
     inserts.accept(stored(second));
     expect(inserts.done).toBe(true);
-    const [request] = inserts.stored.keys();
-    const rows = request && inserts.stored.get(request);
-    expect([...(rows ?? [])].map(([index, row]) => [index, row.alias])).toEqual([
+    const [rows] = inserts.stored.values();
+    expect([...rows].map(([index, row]) => [index, row.alias])).toEqual([
       [0, 'gen1'],
       [2, 'mine'],
       [1, 'gen3'],
