@@ -11,7 +11,7 @@ import {
   testDatabase,
   testEnvironment,
 } from '@linkservice/testing';
-import pg from 'pg';
+import { sql } from 'kysely';
 import { creation, requestRow } from './testing/creation-harness';
 import { InProcessWorkers } from './testing/in-process-workers';
 import { loggerToLines } from './testing/log-lines';
@@ -74,17 +74,10 @@ afterAll(async () => {
   await gateway.close();
   await workers.stop();
   await workerDb.close();
+  // Outside any transaction, as DROP DATABASE must be; the pool is on another database.
+  const name = decodeURIComponent(new URL(otherDatabaseUrl).pathname.slice(1));
+  await sql`DROP DATABASE IF EXISTS ${sql.id(name)}`.execute(gatewayDb.db);
   await gatewayDb.close();
-  const admin = new URL(otherDatabaseUrl);
-  const name = decodeURIComponent(admin.pathname.replace(/^\//, ''));
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)}`);
-  } finally {
-    await client.end();
-  }
 });
 
 describe('a creation job for an app this database does not have', () => {
