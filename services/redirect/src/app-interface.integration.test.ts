@@ -1,5 +1,5 @@
 import type { Environment } from '@linkservice/db';
-import { NOT_WRITABLE_MESSAGE } from '@linkservice/link-cache';
+import { NOT_WRITABLE_MESSAGE } from './redis-calls';
 import { insertLink } from '@linkservice/testing';
 import type { Answer, Harness, TestApp } from './testing/harness';
 import {

@@ -122,7 +122,7 @@ export async function clickCount(db: Kysely<Database>, linkId: string): Promise<
   return row.click_count ?? 0;
 }
 
-/** A click token as stored (see @linkservice/link-cache's click-tokens.ts), and its time left. */
+/** A click token as stored (see @linkservice/link-cache's click-token-store.ts), and its time left. */
 export interface StoredClickToken extends ClickTokenRecord {
   ttlMs: number;
 }
