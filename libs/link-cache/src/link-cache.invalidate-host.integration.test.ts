@@ -12,14 +12,8 @@ import { linkCacheKeys } from './link-host-keys';
 // entries directly, and leave the resolution format to link-cache.integration.test.ts.
 
 const env = testEnvironment();
-let redis: Redis;
-
-beforeAll(() => {
-  redis = new Redis(env.redisUrl);
-});
-afterAll(async () => {
-  await redis.quit();
-});
+const redis = new Redis(env.redisUrl);
+afterAll(() => redis.quit());
 
 /** Every test gets its own subdomain key, so nothing is shared between tests. */
 function freshHost(): LinkCacheHost {

@@ -1,6 +1,6 @@
 import { NOT_WRITABLE_MESSAGE } from './redis-calls';
 import { insertLink } from '@linkservice/testing';
-import type { Answer, Harness } from './testing/harness';
+import type { Answer } from './testing/harness';
 import {
   ANDROID,
   FLUSH_ONLY_WHEN_ASKED,
@@ -9,8 +9,8 @@ import {
   clickCount,
   clickTokensOfApp,
   createTestApp,
+  redirectForFile,
   setDeferredPage,
-  startRedirect,
   storedClickToken,
 } from './testing/harness';
 
@@ -25,16 +25,9 @@ const APP_STORE = 'https://apps.apple.com/app/id42';
 const TOKEN_TTL_SECONDS = 900;
 const TOKEN = /^[0-9A-Za-z]{22}$/;
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startRedirect({
-    ...FLUSH_ONLY_WHEN_ASKED,
-    CLICK_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
-  });
-});
-afterAll(async () => {
-  await h.close();
+const h = redirectForFile({
+  ...FLUSH_ONLY_WHEN_ASKED,
+  CLICK_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
 });
 
 /** What the link host stored for a token it handed out, or null. */

@@ -1,14 +1,7 @@
-import type { Answer, Harness } from './testing/harness';
-import { FLUSH_ONLY_WHEN_ASKED, createTestApp, startRedirect } from './testing/harness';
+import type { Answer } from './testing/harness';
+import { createTestApp, redirectForFile } from './testing/harness';
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startRedirect(FLUSH_ONLY_WHEN_ASKED);
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = redirectForFile();
 
 describe('app association files', () => {
   const AASA = '/.well-known/apple-app-site-association';

@@ -1,23 +1,15 @@
-import type { Harness } from './testing/harness';
 import { eventually, insertLink } from '@linkservice/testing';
 import {
-  FLUSH_ONLY_WHEN_ASKED,
   IPHONE,
   clickCount,
   createTestApp,
+  redirectForFile,
   startRedirect,
 } from './testing/harness';
 
 // The link host counting clicks and serving from its cache (see README, "Clicks").
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startRedirect(FLUSH_ONLY_WHEN_ASKED);
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = redirectForFile();
 
 describe('click counting', () => {
   it('counts each redirecting GET once, and neither HEAD, 404 nor 410', async () => {

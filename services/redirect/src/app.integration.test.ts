@@ -1,26 +1,18 @@
-import type { Harness } from './testing/harness';
 import { insertLink } from '@linkservice/testing';
 import {
   ANDROID,
-  FLUSH_ONLY_WHEN_ASKED,
   IPHONE,
   LINK_DOMAIN,
   clickCount,
   createTestApp,
+  redirectForFile,
   startRedirect,
 } from './testing/harness';
 
 const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
 const IPOD = 'Mozilla/5.0 (iPod touch; CPU iPhone OS 15_7 like Mac OS X) AppleWebKit/605.1.15';
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startRedirect(FLUSH_ONLY_WHEN_ASKED);
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = redirectForFile();
 
 describe('resolving links', () => {
   it('redirects live and test hosts to the link of their own environment', async () => {

@@ -1,14 +1,12 @@
 import { insertLink } from '@linkservice/testing';
-import type { Harness } from './testing/harness';
 import {
   FACEBOOK,
-  FLUSH_ONLY_WHEN_ASKED,
   LINK_DOMAIN,
   clickCount,
   clickTokensOfApp,
   createTestApp,
+  redirectForFile,
   setDeferredPage,
-  startRedirect,
 } from './testing/harness';
 
 /**
@@ -20,14 +18,7 @@ const SLACK = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 const PLAY = 'https://play.google.com/store/apps/details?id=com.example.app';
 const APP_STORE = 'https://apps.apple.com/app/id42';
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startRedirect(FLUSH_ONLY_WHEN_ASKED);
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = redirectForFile();
 
 const tokensOfApp = (appId: string) => clickTokensOfApp(h, appId);
 

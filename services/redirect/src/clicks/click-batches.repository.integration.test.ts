@@ -6,15 +6,16 @@ import { clickCount } from '../testing/harness';
 import { ClickBatchesRepository } from './click-batches.repository';
 
 let postgres: DbHandle;
-let batches: ClickBatchesRepository;
 
 beforeAll(() => {
   postgres = testDatabase(4);
-  batches = new ClickBatchesRepository(postgres.db);
 });
 afterAll(async () => {
   await postgres.close();
 });
+
+const apply = (batchId: string, counts: ReadonlyMap<string, number>) =>
+  new ClickBatchesRepository(postgres.db).apply(batchId, counts);
 
 /**
  * Where a link's row version lives and which transaction wrote it: both stay the same exactly
@@ -45,7 +46,7 @@ describe('ClickBatchesRepository.apply', () => {
         counts.set(b.id, 2);
         expectedB += 2;
       }
-      expect(await batches.apply(`test:${randomUUID()}`, counts)).toBe(true);
+      expect(await apply(`test:${randomUUID()}`, counts)).toBe(true);
     }
     expect(await clickCount(postgres.db, a.id)).toBe(expectedA);
     expect(await clickCount(postgres.db, b.id)).toBe(expectedB);
@@ -71,8 +72,8 @@ describe('ClickBatchesRepository.apply', () => {
       [link.id, 3],
       ['lnk_no_such_link', 5],
     ]);
-    expect(await batches.apply(batchId, counts)).toBe(true);
-    expect(await batches.apply(batchId, counts)).toBe(false);
+    expect(await apply(batchId, counts)).toBe(true);
+    expect(await apply(batchId, counts)).toBe(false);
     expect(await clickCount(postgres.db, link.id)).toBe(3);
     const orphans = await postgres.db
       .selectFrom('link_clicks')
@@ -95,7 +96,7 @@ describe('ClickBatchesRepository.apply', () => {
       return new Map(order.map((link) => [link.id, 1 + (i % 3)]));
     });
     const results = await Promise.all(
-      countsOfEach.map((counts) => batches.apply(`test:${randomUUID()}`, counts)),
+      countsOfEach.map((counts) => apply(`test:${randomUUID()}`, counts)),
     );
     expect(results.every(Boolean)).toBe(true);
     const expected = countsOfEach.reduce((sum, counts) => sum + [...counts.values()][0], 0);

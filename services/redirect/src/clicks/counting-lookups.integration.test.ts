@@ -17,14 +17,8 @@ import type { LookupClick } from './counting-lookups';
 import { CountingLookups } from './counting-lookups';
 
 const env = testEnvironment();
-let redis: Redis;
-
-beforeAll(() => {
-  redis = new Redis(env.redisUrl);
-});
-afterAll(async () => {
-  await redis.quit();
-});
+const redis = new Redis(env.redisUrl);
+afterAll(() => redis.quit());
 
 const TOKEN_TTL_MS = 60_000;
 // Before `resolution` expires.

@@ -1,17 +1,18 @@
 import type { DbHandle } from '@linkservice/db';
+import type { LinkRef } from '@linkservice/link-cache';
 import { createTenant, insertLink, testDatabase } from '@linkservice/testing';
 import { LinkResolutionRepository } from './link-resolution.repository';
 
 let postgres: DbHandle;
-let links: LinkResolutionRepository;
 
 beforeAll(() => {
   postgres = testDatabase(2);
-  links = new LinkResolutionRepository(postgres.db);
 });
 afterAll(async () => {
   await postgres.close();
 });
+
+const find = (ref: LinkRef) => new LinkResolutionRepository(postgres.db).find(ref);
 
 describe('LinkResolutionRepository.find', () => {
   it('reads the link with its title, and no deferred page without association settings', async () => {
@@ -26,7 +27,7 @@ describe('LinkResolutionRepository.find', () => {
     const untitled = await insertLink(postgres.db, app);
     const ref = { subdomainKey: app.subdomainKey, environment: 'live' as const };
 
-    expect(await links.find({ ...ref, alias: link.alias })).toEqual({
+    expect(await find({ ...ref, alias: link.alias })).toEqual({
       linkId: link.id,
       webFallbackUrl: 'https://example.com/web',
       iosFallbackUrl: 'https://apps.apple.com/app/id1',
@@ -35,11 +36,11 @@ describe('LinkResolutionRepository.find', () => {
       title: 'Summer sale',
       iosDeferredPage: false,
     });
-    expect(await links.find({ ...ref, alias: untitled.alias })).toMatchObject({
+    expect(await find({ ...ref, alias: untitled.alias })).toMatchObject({
       title: null,
       iosDeferredPage: false,
     });
-    expect(await links.find({ ...ref, alias: 'nope' })).toBeNull();
+    expect(await find({ ...ref, alias: 'nope' })).toBeNull();
   });
 
   it("takes the deferred page from the link's own app and environment only", async () => {
@@ -57,7 +58,7 @@ describe('LinkResolutionRepository.find', () => {
       ])
       .execute();
     const resolve = (environment: 'live' | 'test', alias: string) =>
-      links.find({ subdomainKey: app.subdomainKey, environment, alias });
+      find({ subdomainKey: app.subdomainKey, environment, alias });
 
     expect(await resolve('test', test.alias)).toMatchObject({ iosDeferredPage: true });
     expect(await resolve('live', live.alias)).toMatchObject({ iosDeferredPage: false });

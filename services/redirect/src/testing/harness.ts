@@ -105,6 +105,44 @@ export async function startRedirect(env: Record<string, string> = {}): Promise<H
   };
 }
 
+/**
+ * The redirect of a test file: started before its tests (`startRedirect(env)`), closed after
+ * them. The harness answers for whichever is running.
+ */
+export function redirectForFile(env: Record<string, string> = FLUSH_ONLY_WHEN_ASKED): Harness {
+  let started: Harness | undefined;
+  beforeAll(async () => {
+    started = await startRedirect(env);
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  const running = (): Harness => {
+    if (!started) throw new Error('the redirect starts in beforeAll');
+    return started;
+  };
+  return {
+    get config() {
+      return running().config;
+    },
+    get resources() {
+      return running().resources;
+    },
+    get db() {
+      return running().db;
+    },
+    get cache() {
+      return running().cache;
+    },
+    get port() {
+      return running().port;
+    },
+    get: (path, options) => running().get(path, options),
+    cached: (app, alias, environment) => running().cached(app, alias, environment),
+    close: () => running().close(),
+  };
+}
+
 /** A tenant (see createTenant) with the two hosts its links answer on here. */
 export interface TestApp extends Tenant {
   /** `<key>.links.test` and `<key>-test.links.test`. */
