@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { LINK_STATUS_CASES } from '@linkservice/contracts';
 import { testEnvironment } from '@linkservice/testing';
 import { LinkCache } from './link-cache';
 import { ClickTokenStore, hashClickToken } from './click-token-store';
@@ -137,6 +138,21 @@ describe('REDIRECTING_LINK_ID_LUA', () => {
       entry,
       at,
     )) as string | null;
+
+  it.each(LINK_STATUS_CASES)(
+    'follows the link-status rule, as redirectsAt does: $name',
+    async ({ archivedAt, expiresAt, now: at, redirects }) => {
+      const link = {
+        ...resolution,
+        archived: archivedAt !== null,
+        expiresAt: expiresAt === null ? null : Date.parse(expiresAt),
+      };
+      expect(redirectsAt(link, Date.parse(at))).toBe(redirects);
+      expect(await redirectingLinkId(encodeResolution(link), Date.parse(at))).toBe(
+        redirects ? link.linkId : null,
+      );
+    },
+  );
 
   it('agrees with redirectsAt over every expiry around the clock, archived or not', async () => {
     for (const archived of [false, true]) {
