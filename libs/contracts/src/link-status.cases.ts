@@ -19,8 +19,9 @@ export interface LinkStatusCase {
 
 /**
  * The rule exists in several languages that cannot share code: contracts' linkStatus
- * (TypeScript), the gateway's linkStatusIs (SQL, evaluated by Postgres in the list filters),
- * link-cache's redirectsAt and its Lua. Plain data, so that every copy's tests run these same
+ * (TypeScript), the gateway's linkStatusIs (SQL, evaluated by Postgres in the list filters) and
+ * linkRedirectsSql (SQL text of the install match), link-cache's redirectsAt and its Lua
+ * (REDIRECTING_LINK_ID_LUA). Plain data, so that every copy's tests run these same
  * cases: convert the instants with Date.parse where a copy takes epoch milliseconds.
  */
 export const LINK_STATUS_CASES: readonly LinkStatusCase[] = [

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, Environment, InstallPlatform, MatchMethod } from '@linkservice/db';
 import { executePrepared, preparedStatement } from '@linkservice/db';
+import { linkRedirectsSql } from './link-redirects.sql';
 
 /**
  * A candidate the statement may match, as the service checked it against Redis: a token's
@@ -78,7 +79,7 @@ const RECORD_INSTALL = preparedStatement<RecordRow>(
    ),
    chosen AS (
      SELECT * FROM matches m
-      WHERE (m.archived_at IS NOT NULL OR m.expires_at IS NULL OR m.expires_at > now())
+      WHERE ${linkRedirectsSql('m')}
         AND (m.token_hash IS NULL
              OR NOT EXISTS (SELECT 1 FROM install_clicks used WHERE used.token_hash = m.token_hash))
       ORDER BY m.ord
