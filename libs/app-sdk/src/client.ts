@@ -229,6 +229,8 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
   if (value === null) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  // HTTP dates start with the day's name; Date.parse alone would take '-3' for a year.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }

@@ -273,5 +273,6 @@ describe('retryAfterSeconds', () => {
     expect(retryAfterSeconds('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
     expect(retryAfterSeconds('soon', now)).toBeUndefined();
     expect(retryAfterSeconds(null, now)).toBeUndefined();
+    expect(retryAfterSeconds('-3', now)).toBeUndefined();
   });
 });
