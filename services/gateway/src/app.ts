@@ -13,7 +13,7 @@ import type { ApiRoute } from './http/routes';
 import { allowedMethods, methodNotAllowed, notFound, routerFor } from './http/routes';
 import { buildOpenApiDocument, documentText, OPENAPI_PATH } from './openapi/document';
 import { serveOpenApiDocument } from './openapi/openapi.routes';
-import { createRoutes } from './links/create.routes';
+import { createRoutes } from './creation/creation.routes';
 import { linksRoutes } from './links/links.routes';
 import { installsRoutes } from './sdk/installs.routes';
 import { jwksRoutes } from './sdk/jwks.routes';

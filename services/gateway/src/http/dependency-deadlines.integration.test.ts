@@ -17,8 +17,8 @@ import {
   timed,
 } from '@linkservice/testing';
 import { Queue } from 'bullmq';
-import type { CreationStack } from '../links/create.testing';
-import { startCreationStack } from '../links/create.testing';
+import type { CreationStack } from '../creation/creation.testing';
+import { startCreationStack } from '../creation/creation.testing';
 
 const LINK_DOMAIN = 'go.example.test';
 const CREATION_TIMEOUT_MS = 1_000;

@@ -11,10 +11,10 @@ import type {
   UnavailableReason,
 } from '@linkservice/creation';
 import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
-import type { BatchReport } from './create.batch';
-import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './create.batch';
+import type { BatchReport } from './batch-request';
+import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './batch-request';
 
-export interface LinkCreationDeps {
+export interface LinkSubmissionDeps {
   creations: CreationClient;
   creationLimiter: Pick<CreationLimiter, 'state' | 'reserve' | 'release' | 'unusedWindow'>;
   /**
@@ -83,8 +83,8 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
  * entries to the worker as one job and waits for its answer, then gives back every reserved unit
  * that did not become a link. Returns values; the routes turn them into HTTP.
  */
-export class LinkCreationService {
-  constructor(private readonly deps: LinkCreationDeps) {}
+export class LinkSubmissionService {
+  constructor(private readonly deps: LinkSubmissionDeps) {}
 
   async createLink(
     scope: CreationScope,

@@ -11,7 +11,7 @@ import type {
 import { createLinksResultSchema, SETTLE_DEADLINE_MS } from '@linkservice/creation';
 import { withQueryDeadline } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
-import { newCreationRequestId } from './create.service';
+import { newCreationRequestId } from './link-submission.service';
 
 /** The two requests an Idempotency-Key may be sent with; part of what "the same request" is. */
 export type IdempotentEndpoint = 'POST /links' | 'POST /links/batch';

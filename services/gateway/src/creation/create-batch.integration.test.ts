@@ -1,7 +1,7 @@
 import { ALIAS_REPEATED } from '@linkservice/creation';
 import type { Tenant } from '@linkservice/testing';
 import { aliasesOf, batchBody, creationRequestCount } from '@linkservice/testing';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 
 const kit = useCreationStack({ env: { LINK_DOMAIN: 'go.example.test' } });
 const { newTenant, postBatch, createBatch } = kit;

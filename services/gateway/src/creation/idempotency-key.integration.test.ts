@@ -11,7 +11,7 @@ import {
   timed,
 } from '@linkservice/testing';
 import { sql } from 'kysely';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 import { requestHash } from './idempotency.service';
 
 /** Short, so a stopped worker answers 503 quickly and a waiter gives up (409) quickly. */

@@ -1,6 +1,6 @@
 import type { Tenant } from '@linkservice/testing';
 import { creationRequestCount, linkOf, linksOf } from '@linkservice/testing';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 
 const kit = useCreationStack({ env: { LINK_DOMAIN: 'go.example.test' } });
 const { newTenant, create } = kit;

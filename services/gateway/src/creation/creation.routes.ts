@@ -6,17 +6,17 @@ import { bodyOf } from '../http/json-body';
 import { requestIdOf } from '../http/request-id';
 import type { ApiRoute } from '../http/routes';
 import type { CreationLimitState } from '../limits/creation-limiter';
-import { createLinkBatchDoc, createLinkDoc } from './create.openapi';
+import { createLinkBatchDoc, createLinkDoc } from './creation.openapi';
 import { setJobIdOf } from '../http/request-logging';
 import type { CreateLinksResult, UnavailableReason } from '@linkservice/creation';
 import type { CreationRun, IdempotentEndpoint, OwnedAttempt } from './idempotency.service';
-import { answerWithIdempotencyKey, sendAnswer } from './idempotency.http';
+import { answerWithIdempotencyKey, sendAnswer } from './idempotency-key.routes';
 import type {
   CreateBatchOutcome,
   CreateLinkOutcome,
   CreationScope,
   OnCreationJob,
-} from './create.service';
+} from './link-submission.service';
 
 /** RateLimit-* on every creation answer, so clients can pace themselves before a 429. */
 function limitHeaders(limit: CreationLimitState): Record<string, string> {
@@ -122,7 +122,7 @@ function onCreationJob(res: Response, attempt?: OwnedAttempt): OnCreationJob {
 
 /** POST /links and POST /links/batch. Listed in app.ts before the routes with `:linkId`. */
 export function createRoutes(deps: GatewayDeps): ApiRoute[] {
-  const { creation } = deps;
+  const { linkSubmission: creation } = deps;
   return [
     {
       method: 'POST',
