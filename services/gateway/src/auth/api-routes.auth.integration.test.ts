@@ -31,6 +31,9 @@ let mismatched: {
 };
 let secretRoutes: { method: HttpMethod; path: string }[];
 let appRoutes: { method: HttpMethod; path: string }[];
+/** The routes above with a parameter, named by an undecodable value. */
+let undecodableSecretRoutes: ReturnType<typeof withUndecodableParameters>;
+let undecodableAppRoutes: ReturnType<typeof withUndecodableParameters>;
 
 const SECRET_UNAUTHORISED = {
   error: 'unauthorised',
@@ -41,12 +44,34 @@ const SDK_UNAUTHORISED = {
   message: 'A valid publishable key is required.',
 };
 
-/** Any value will do for path parameters: auth is decided before anything reads them. */
-function walkable(base: string, routes: ApiRoute[]) {
+/** By default an id that names nothing; any value will do: auth is decided before anything reads it. */
+function walkable(
+  base: string,
+  routes: ApiRoute[],
+  value = (name: string) => `${name}_0000000000`,
+) {
   return routes.map(({ method, path }) => ({
     method,
-    path: `${base}${path.replace(/:(\w+)/g, (_m, name: string) => `${name}_0000000000`)}`,
+    path: `${base}${path.replace(/:(\w+)/g, (_m, name: string) => value(name))}`,
   }));
+}
+
+/** %-escapes that do not decode: not hex, cut short, or bytes that are not UTF-8. */
+const UNDECODABLE = ['%ZZ', '%E0%A4%A', '%FF'];
+
+/**
+ * The routes with a path parameter, once per undecodable value in its place, each with the path
+ * that names an unknown id instead (what the undecodable one must answer like).
+ */
+function withUndecodableParameters(base: string, routes: ApiRoute[]) {
+  const withParameter = routes.filter(({ path }) => path.includes('/:'));
+  const unknownIds = walkable(base, withParameter);
+  return UNDECODABLE.flatMap((escape) =>
+    walkable(base, withParameter, () => escape).map((route, index) => ({
+      ...route,
+      unknownIdPath: unknownIds[index].path,
+    })),
+  );
 }
 
 /** A key whose text says one thing and whose stored record another. */
@@ -89,6 +114,8 @@ beforeAll(async () => {
   };
   secretRoutes = walkable(API_BASE_PATH, apiRoutes(gateway.deps));
   appRoutes = walkable(SDK_BASE_PATH, sdkRoutes(gateway.deps));
+  undecodableSecretRoutes = withUndecodableParameters(API_BASE_PATH, apiRoutes(gateway.deps));
+  undecodableAppRoutes = withUndecodableParameters(SDK_BASE_PATH, sdkRoutes(gateway.deps));
 });
 
 afterAll(async () => {
@@ -130,11 +157,18 @@ const badPublishableCredentials: [string, () => Record<string, string>][] = [
 it('has routes to check', () => {
   expect(secretRoutes.length).toBeGreaterThan(0);
   expect(appRoutes.length).toBeGreaterThan(0);
+  // The parameters an attacker probes with undecodable escapes (issue 25).
+  const named = (routes: { method: string; path: string }[]) =>
+    routes.map(({ method, path }) => `${method} ${path}`);
+  expect(named(undecodableSecretRoutes)).toEqual(
+    expect.arrayContaining([`GET ${API_BASE_PATH}/links/%ZZ`, `GET ${API_BASE_PATH}/apps/%ZZ`]),
+  );
+  expect(named(undecodableAppRoutes)).toContain(`DELETE ${SDK_BASE_PATH}/installs/%ZZ`);
 });
 
 describe.each(badSecretCredentials)('every /api/v1 route with %s', (_case, credentials) => {
-  it('answers the identical 401 without reading the body', async () => {
-    for (const { method, path } of secretRoutes) {
+  it('answers the identical 401 without reading the body, whatever the path names', async () => {
+    for (const { method, path } of [...secretRoutes, ...undecodableSecretRoutes]) {
       // A malformed body: reading it would have produced 400 instead of 401.
       const res = await gateway.api(path, {
         method,
@@ -158,7 +192,7 @@ describe.each(badPublishableCredentials)(
     it('answers the identical 401, no-store, whatever the body', async () => {
       // An unknown path too: without a good key nothing tells a route from no route.
       const unknown = { method: 'POST' as const, path: `${SDK_BASE_PATH}/no-such-thing` };
-      for (const { method, path } of [...appRoutes, unknown]) {
+      for (const { method, path } of [...appRoutes, ...undecodableAppRoutes, unknown]) {
         // A malformed body: answering it would have produced 400 instead of 401.
         const res = await gateway.api(path, {
           method,
@@ -249,6 +283,38 @@ describe('every /api/v1/sdk route with a valid publishable key', () => {
     // A secret-key path under the SDK prefix is no route of the SDK either.
     const app = await gateway.api(`${SDK_BASE_PATH}/app`, { key: tenant.publishable.live.secret });
     expect(app.status).toBe(404);
+  });
+});
+
+describe('a path parameter that does not decode, with a valid key', () => {
+  /** The answer of a request, as far as telling one object from another goes. */
+  async function answerOf(method: HttpMethod, path: string, key: string) {
+    const res = await gateway.api(path, {
+      method,
+      key,
+      // PATCH needs a body to reach its lookup; `{}` changes nothing.
+      ...(['POST', 'PUT', 'PATCH'].includes(method) && { body: {} }),
+    });
+    return {
+      status: res.status,
+      text: res.text,
+      cacheControl: res.headers.get('cache-control'),
+      contentType: res.headers.get('content-type'),
+    };
+  }
+
+  it.each([
+    ['/api/v1', () => undecodableSecretRoutes, () => tenant.live.secret],
+    ['/api/v1/sdk', () => undecodableAppRoutes, () => tenant.publishable.live.secret],
+  ])('answers every %s route exactly as for an unknown id', async (_base, routes, key) => {
+    for (const { method, path, unknownIdPath } of routes()) {
+      const unknownId = await answerOf(method, unknownIdPath, key());
+      expect(unknownId.status).toBe(404);
+      expect({ route: `${method} ${path}`, ...(await answerOf(method, path, key())) }).toEqual({
+        route: `${method} ${path}`,
+        ...unknownId,
+      });
+    }
   });
 });
 

@@ -21,11 +21,6 @@ function bodyParserError(error: unknown): ApiError | undefined {
   }
 }
 
-/** express rejects a path whose %-escapes do not decode; no resource has such an id. */
-function isUndecodablePath(error: unknown): boolean {
-  return error instanceof URIError && (error as { status?: unknown }).status === 400;
-}
-
 function send(res: Response, error: ApiError): void {
   res.status(error.status).set(error.headers).json(error.toBody());
 }
@@ -51,10 +46,6 @@ export function errorHandler(): ErrorRequestHandler {
     const fromBody = bodyParserError(error);
     if (fromBody) {
       send(res, fromBody);
-      return;
-    }
-    if (isUndecodablePath(error)) {
-      send(res, errors.notFound());
       return;
     }
     res.err = error instanceof Error ? error : new Error(String(error));

@@ -68,6 +68,35 @@ export interface RouterOptions {
   authenticate?: RequestHandler;
 }
 
+/** A path segment as written when its %-escapes do not decode, so that it decodes to itself. */
+function decodableSegment(segment: string): string {
+  try {
+    decodeURIComponent(segment);
+    return segment;
+  } catch {
+    return encodeURIComponent(segment);
+  }
+}
+
+/**
+ * Takes a path segment whose %-escapes do not decode (`/links/%ZZ`) as written: its parameter
+ * is then the text `%ZZ`, which names nothing. Left alone, express refuses such a path while it
+ * matches routes, before anything authenticates the request: an unknown key would learn which
+ * paths exist, and a route could not answer its own 404. This way the key is checked first and
+ * the route answers exactly as for an unknown id.
+ */
+export function undecodableSegmentsAsWritten(): RequestHandler {
+  return (req, _res, next) => {
+    const queryAt = req.url.indexOf('?');
+    const path = queryAt === -1 ? req.url : req.url.slice(0, queryAt);
+    if (path.includes('%')) {
+      const written = path.split('/').map(decodableSegment).join('/');
+      if (written !== path) req.url = `${written}${req.url.slice(path.length)}`;
+    }
+    next();
+  };
+}
+
 /**
  * Mounts routes grouped by path: each method gets authentication, JSON body handling, then its
  * handler; every other method on a known path is authenticated, then 405 with Allow. Unknown
@@ -78,6 +107,7 @@ export interface RouterOptions {
 export function routerFor(routes: readonly ApiRoute[], options: RouterOptions = {}): Router {
   const router = express.Router({ caseSensitive: true });
   const { before, authenticate } = options;
+  router.use(undecodableSegmentsAsWritten());
   if (before) router.use(before);
   const byPath = new Map<string, ApiRoute[]>();
   for (const route of routes) {
