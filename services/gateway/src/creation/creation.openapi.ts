@@ -5,7 +5,7 @@ import { errorAnswer, HEADERS, jsonAnswer, rateLimitHeaders } from '../openapi/r
 import { batchReportSchema, linkAnswerSchema } from '../openapi/schemas';
 import { MAX_BATCH_ENTRIES } from './batch-request';
 
-/** The plan of issue 14, implemented in create.routes.ts and documented in docs/decisions.md. */
+/** The plan of issue 14, implemented in idempotency-key.routes.ts and documented in docs/decisions.md. */
 const idempotencyHeader = z.object({
   'Idempotency-Key': z
     .string()

@@ -1,12 +1,14 @@
-import type { Response } from 'express';
-import type { StoredAnswer } from '@linkservice/creation';
-import { ApiError } from '../http/errors';
+import type { Request, RequestHandler, Response } from 'express';
+import type { CreateLinksResult } from '@linkservice/creation';
+import { authOf } from '../auth/auth.middleware';
+import type { GatewayDeps } from '../deps';
 import type { FieldErrors } from '../http/errors';
-import type {
-  IdempotencyService,
-  IdempotentCreation,
-  IdempotentRequest,
-} from './idempotency.service';
+import { ApiError } from '../http/errors';
+import { bodyOf } from '../http/json-body';
+import type { JsonAnswer } from '../http/send-json';
+import { holdJsonAnswer, sendJsonAnswer } from '../http/send-json';
+import type { IdempotentEndpoint, OwnedAttempt } from './idempotency.service';
+import { limitHeaders } from './limit-headers';
 
 /** 1-255 printable ASCII characters (0x20-0x7E), as Stripe's keys: no control or 8-bit bytes. */
 const IDEMPOTENCY_KEY = /^[\x20-\x7E]{1,255}$/;
@@ -19,64 +21,108 @@ const REUSED_KEY: FieldErrors = {
   'Idempotency-Key': 'was already used with a different request (in the last 24 hours)',
 };
 
+/** A creation endpoint as the key wraps it. Both answer through the JSON answer writer. */
+export interface CreationEndpoint {
+  /** Answers the request: runs the creation. */
+  answer: (req: Request, res: Response) => Promise<void>;
+  /**
+   * Answers the request from the results the worker committed for an owner whose gateway never
+   * answered (it died); `checkedAt` is the clock that owner checked the request with.
+   */
+  rebuild: (
+    req: Request,
+    res: Response,
+    results: CreateLinksResult,
+    checkedAt: Date,
+  ) => Promise<void>;
+}
+
+/** The attempt that owns the request's Idempotency-Key, as the creation runs it. */
+export interface KeyAttempt extends OwnedAttempt {
+  /**
+   * Postgres could not settle the creation (503 `database_unreachable`): links may exist, so the
+   * key stays with this attempt until its deadline, when a retry settles it.
+   */
+  outcomeUnknown: () => void;
+}
+
+const attempts = new WeakMap<Response, KeyAttempt>();
+
+/** The attempt that owns this request's Idempotency-Key; none without the header. */
+export function keyAttemptOf(res: Response): KeyAttempt | undefined {
+  return attempts.get(res);
+}
+
 /**
- * Sends a creation's answer: its exact JSON text, so a replay is byte for byte the first answer.
- * Only a replay carries Idempotent-Replayed; X-Request-Id stays this request's own.
+ * The Idempotency-Key around a creation endpoint (docs/decisions.md). Without the header the
+ * endpoint answers as it is. With one, the key is checked (after authentication and the body, so
+ * a bad body stays 400 `invalid_body`), then the key's rules (idempotency.service.ts) decide:
+ * the endpoint runs as the key's owner and its answer is stored before it is sent; or the stored
+ * answer is replayed (rebuilt when its owner died); or the request is refused, 422 for a key
+ * used with another request and 409 while the owner still runs.
  */
-export function sendAnswer(res: Response, answer: StoredAnswer, replayed = false): void {
-  res.status(answer.status).set(answer.headers);
-  if (replayed) res.set('Idempotent-Replayed', 'true');
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(answer.body));
-  res.end(answer.body);
-}
-
-export interface IdempotentCreationRequest
-  extends Omit<IdempotentRequest, 'key'>, IdempotentCreation {
-  /**
-   * The header as Node hands it over, checked here (after authentication and the body, so a bad
-   * body stays 400 `invalid_body`). An empty header arrives as '' (refused); leading and trailing
-   * spaces and tabs are already dropped (so " a" and "a" are the same key); repeated headers
-   * arrive joined with ", ".
-   */
-  key: string | string[];
-  /**
-   * The RateLimit-* headers of the limiter's state now, for the key's 422s: like every other
-   * creation 422 they tell the caller where it stands. Read only on those refusals, so an
-   * accepted key costs no extra Redis round trip.
-   */
-  limitHeaders: () => Promise<Record<string, string>>;
-}
-
-/** A creation sent with an Idempotency-Key: answered, replayed, or refused (422, 409). */
-export async function answerWithIdempotencyKey(
-  res: Response,
-  idempotency: IdempotencyService,
-  { key, limitHeaders, run, rebuild, ...request }: IdempotentCreationRequest,
-): Promise<void> {
-  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
-    throw keyRefused(INVALID_KEY, 'The Idempotency-Key header is invalid.', await limitHeaders());
-  }
-  const outcome = await idempotency.answer({ ...request, key }, { run, rebuild });
-  switch (outcome.kind) {
-    case 'answered':
-      sendAnswer(res, outcome.answer, outcome.replayed);
+export function withIdempotencyKey(
+  deps: Pick<GatewayDeps, 'idempotency' | 'creationLimiter'>,
+  endpoint: IdempotentEndpoint,
+  { answer, rebuild }: CreationEndpoint,
+): RequestHandler {
+  return async (req, res) => {
+    // As Node hands it over: an empty header is '' (refused), surrounding spaces and tabs are
+    // already dropped (" a" and "a" are one key), repeated headers are joined with ", ".
+    const key = req.headers['idempotency-key'];
+    if (key === undefined) {
+      await answer(req, res);
       return;
-    case 'key_reused':
-      throw keyRefused(
-        REUSED_KEY,
-        'This Idempotency-Key was already used with a different request.',
-        await limitHeaders(),
-      );
-    case 'in_progress':
-      throw new ApiError(
-        'conflict',
-        'A request with this Idempotency-Key is still in progress; retry later.',
-        { headers: { 'Retry-After': '1' } },
-      );
-  }
+    }
+    const { appId, environment } = authOf(res);
+    // Like every other creation 422, a refused key tells the caller where it stands with its
+    // limit; read only then, so an accepted key costs no extra Redis round trip.
+    const refused = async (fields: FieldErrors, message: string) =>
+      new ApiError('invalid_request', message, {
+        fields,
+        headers: limitHeaders(await deps.creationLimiter.state(appId)),
+      });
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+      throw await refused(INVALID_KEY, 'The Idempotency-Key header is invalid.');
+    }
+    const outcome = await deps.idempotency.answer(
+      { appId, environment, key, endpoint, body: bodyOf(req) },
+      {
+        run: async (owned) => {
+          let outcomeUnknown = false;
+          attempts.set(res, {
+            ...owned,
+            outcomeUnknown: () => {
+              outcomeUnknown = true;
+            },
+          });
+          const answered = await holdJsonAnswer(res, () => answer(req, res));
+          return { answer: answered, outcomeUnknown };
+        },
+        rebuild: (results, checkedAt) =>
+          holdJsonAnswer(res, () => rebuild(req, res, results, checkedAt)),
+      },
+    );
+    switch (outcome.kind) {
+      case 'answered':
+        sendJsonAnswer(res, outcome.replayed ? replayed(outcome.answer) : outcome.answer);
+        return;
+      case 'key_reused':
+        throw await refused(
+          REUSED_KEY,
+          'This Idempotency-Key was already used with a different request.',
+        );
+      case 'in_progress':
+        throw new ApiError(
+          'conflict',
+          'A request with this Idempotency-Key is still in progress; retry later.',
+          { headers: { 'Retry-After': '1' } },
+        );
+    }
+  };
 }
 
-function keyRefused(fields: FieldErrors, message: string, headers: Record<string, string>) {
-  return new ApiError('invalid_request', message, { fields, headers });
+/** A stored answer as replayed: only a replay says so. X-Request-Id stays this request's own. */
+function replayed(answer: JsonAnswer): JsonAnswer {
+  return { ...answer, headers: { ...answer.headers, 'Idempotent-Replayed': 'true' } };
 }
