@@ -124,6 +124,15 @@ afterAll(async () => {
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
+/** A request whose body does not parse: reading it answers 400, so another answer never read it. */
+function sendMalformedBody(method: HttpMethod, path: string, headers: Record<string, string>) {
+  return gateway.api(path, {
+    method,
+    headers: { ...headers, 'content-type': 'application/json' },
+    rawBody: '{not json',
+  });
+}
+
 const badSecretCredentials: [string, () => Record<string, string>][] = [
   ['no Authorization header', () => ({})],
   ['another scheme', () => ({ authorization: `Basic ${tenant.live.secret}` })],
@@ -169,12 +178,7 @@ it('has routes to check', () => {
 describe.each(badSecretCredentials)('every /api/v1 route with %s', (_case, credentials) => {
   it('answers the identical 401 without reading the body, whatever the path names', async () => {
     for (const { method, path } of [...secretRoutes, ...undecodableSecretRoutes]) {
-      // A malformed body: reading it would have produced 400 instead of 401.
-      const res = await gateway.api(path, {
-        method,
-        headers: { ...credentials(), 'content-type': 'application/json' },
-        rawBody: '{not json',
-      });
+      const res = await sendMalformedBody(method, path, credentials());
       expect({ route: `${method} ${path}`, status: res.status, body: res.body }).toEqual({
         route: `${method} ${path}`,
         status: 401,
@@ -193,12 +197,7 @@ describe.each(badPublishableCredentials)(
       // An unknown path too: without a good key nothing tells a route from no route.
       const unknown = { method: 'POST' as const, path: `${SDK_BASE_PATH}/no-such-thing` };
       for (const { method, path } of [...appRoutes, ...undecodableAppRoutes, unknown]) {
-        // A malformed body: answering it would have produced 400 instead of 401.
-        const res = await gateway.api(path, {
-          method,
-          headers: { ...credentials(), 'content-type': 'application/json' },
-          rawBody: '{not json',
-        });
+        const res = await sendMalformedBody(method, path, credentials());
         expect({ route: `${method} ${path}`, status: res.status, text: res.text }).toEqual({
           route: `${method} ${path}`,
           status: 401,
@@ -216,22 +215,7 @@ describe('every /api/v1 route with a valid secret key', () => {
   it.each(['live', 'test'] as const)(
     'gets past auth and routing to the body check (%s key)',
     async (environment) => {
-      for (const { method, path } of secretRoutes) {
-        // Nothing is created or changed: the malformed body stops the request after routing.
-        const res = await gateway.api(path, {
-          method,
-          headers: {
-            authorization: `Bearer ${tenant[environment].secret}`,
-            'content-type': 'application/json',
-          },
-          rawBody: '{not json',
-        });
-        expect({ route: `${method} ${path}`, status: res.status, error: res.body?.error }).toEqual({
-          route: `${method} ${path}`,
-          status: 400,
-          error: 'invalid_body',
-        });
-      }
+      await expectBodyCheckReached(secretRoutes, tenant[environment].secret);
     },
   );
 
@@ -244,22 +228,7 @@ describe('every /api/v1/sdk route with a valid publishable key', () => {
   it.each(['live', 'test'] as const)(
     'gets past auth and routing to the body check (%s key)',
     async (environment) => {
-      for (const { method, path } of appRoutes) {
-        const res = await gateway.api(path, {
-          method,
-          headers: {
-            authorization: `Bearer ${tenant.publishable[environment].secret}`,
-            'content-type': 'application/json',
-          },
-          rawBody: '{not json',
-        });
-        expect({ route: `${method} ${path}`, status: res.status, error: res.body?.error }).toEqual({
-          route: `${method} ${path}`,
-          status: 400,
-          error: 'invalid_body',
-        });
-        expect(res.headers.get('cache-control')).toBe('no-store');
-      }
+      await expectBodyCheckReached(appRoutes, tenant.publishable[environment].secret, 'no-store');
     },
   );
 
@@ -317,6 +286,26 @@ describe('a path parameter that does not decode, with a valid key', () => {
     }
   });
 });
+
+/**
+ * Each route gets past auth and routing to the body check: its malformed body stops it there,
+ * so nothing is created or changed.
+ */
+async function expectBodyCheckReached(
+  routes: { method: HttpMethod; path: string }[],
+  key: string,
+  cacheControl?: string,
+): Promise<void> {
+  for (const { method, path } of routes) {
+    const res = await sendMalformedBody(method, path, bearer(key));
+    expect({ route: `${method} ${path}`, status: res.status, error: res.body?.error }).toEqual({
+      route: `${method} ${path}`,
+      status: 400,
+      error: 'invalid_body',
+    });
+    if (cacheControl !== undefined) expect(res.headers.get('cache-control')).toBe(cacheControl);
+  }
+}
 
 async function expectMethodNotAllowed(
   routes: { method: HttpMethod; path: string }[],
