@@ -7,6 +7,15 @@ import { labelRoute } from './route-label';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/** The express route method that mounts each HTTP method's handlers. */
+const ROUTE_METHOD = {
+  GET: 'get',
+  POST: 'post',
+  PUT: 'put',
+  PATCH: 'patch',
+  DELETE: 'delete',
+} as const satisfies Record<HttpMethod, string>;
+
 /**
  * One endpoint. Feature modules export a function `(deps) => ApiRoute[]`, and app.ts lists those
  * in `apiRoutes` (secret keys) or `sdkRoutes` (publishable keys): each list is both what gets
@@ -126,23 +135,7 @@ export function routerFor(routes: readonly ApiRoute[], options: RouterOptions = 
       const handlers = authentication
         ? [authentication, jsonBody(), handler]
         : [jsonBody(), handler];
-      switch (method) {
-        case 'GET':
-          route.get(handlers);
-          break;
-        case 'POST':
-          route.post(handlers);
-          break;
-        case 'PUT':
-          route.put(handlers);
-          break;
-        case 'PATCH':
-          route.patch(handlers);
-          break;
-        case 'DELETE':
-          route.delete(handlers);
-          break;
-      }
+      route[ROUTE_METHOD[method]](handlers);
     }
     const refuse = methodNotAllowed(allowedMethods(group.map((r) => r.method)));
     route.all(authenticate ? [authenticate, refuse] : refuse);
