@@ -151,9 +151,13 @@ export function pathParam(req: Request, name: string): string {
   return value;
 }
 
-/** Last before the error middleware (or of a mounted API): nothing matched the path. */
+/**
+ * Last before the error middleware (or of a mounted API): nothing matched the path. It names the
+ * path as the client sent it (undecodableSegmentsAsWritten may have escaped a segment since).
+ */
 export function notFound(): RequestHandler {
   return (req, _res, next) => {
-    next(errors.notFound(`No route for ${req.method} ${req.baseUrl}${req.path}.`));
+    const [path] = req.originalUrl.split('?', 1);
+    next(errors.notFound(`No route for ${req.method} ${path}.`));
   };
 }
