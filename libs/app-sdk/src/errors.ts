@@ -1,16 +1,7 @@
-/** The gateway's error slugs (one status each), as sent in every failure's `error`. */
-export type ServerErrorSlug =
-  | 'invalid_body'
-  | 'unauthorised'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'conflict'
-  | 'expired'
-  | 'payload_too_large'
-  | 'invalid_request'
-  | 'rate_limited'
-  | 'internal'
-  | 'unavailable';
+import type { ServerErrorSlug } from './api-values.generated';
+
+// The gateway's slugs come from the API document (`pnpm openapi` generates them).
+export type { ServerErrorSlug } from './api-values.generated';
 
 /**
  * Failures that never reached a gateway answer, with `status` 0: `network` (fetch rejected),

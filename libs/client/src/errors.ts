@@ -20,27 +20,12 @@ export interface RateLimitInfo {
   resetSeconds: number;
 }
 
-/** What every `LinkServiceError` carries, whatever its slug. */
-export interface LinkServiceErrorCommon extends Error {
-  readonly name: 'LinkServiceError';
-  /** HTTP status; 0 when no answer came (`network`, `timeout`). */
-  readonly status: number;
-  /** The answer's `X-Request-Id`: quote it when asking the service's operator about a failure. */
-  readonly requestId: string | undefined;
-  /**
-   * Seconds to wait before trying again, from `Retry-After` (429 `rate_limited`, 503
-   * `unavailable`, 409 `conflict` of an Idempotency-Key still in progress); undefined otherwise.
-   */
-  readonly retryAfter: number | undefined;
-  /** `RateLimit-*` of a creation answer, when it carried them. */
-  readonly rateLimit: RateLimitInfo | undefined;
-  /** The gateway replayed this answer for a repeated Idempotency-Key (`Idempotent-Replayed`). */
-  readonly replayed: boolean;
-  /** How many attempts were made before giving up (1 when there was no retry). */
-  readonly attempts: number;
-  /** The underlying error of `network`/`timeout` (fetch's), undefined otherwise. */
-  readonly cause: unknown;
-}
+/** What every `LinkServiceError` carries, whatever its slug (documented on the class below). */
+export type LinkServiceErrorCommon = Error &
+  Pick<
+    LinkServiceErrorClass,
+    'name' | 'status' | 'requestId' | 'retryAfter' | 'rateLimit' | 'replayed' | 'attempts' | 'cause'
+  >;
 
 /** Members only some slugs carry. */
 interface ErrorExtras {
@@ -88,15 +73,25 @@ export interface LinkServiceErrorInit {
 class LinkServiceErrorClass extends Error {
   override readonly name = 'LinkServiceError';
   readonly slug: ErrorSlug;
+  /** HTTP status; 0 when no answer came (`network`, `timeout`). */
   readonly status: number;
   readonly fields: Readonly<Record<string, string>> | undefined;
   readonly planLimitReached: boolean | undefined;
   readonly allow: readonly string[] | undefined;
+  /** The answer's `X-Request-Id`: quote it when asking the service's operator about a failure. */
   readonly requestId: string | undefined;
+  /**
+   * Seconds to wait before trying again, from `Retry-After` (429 `rate_limited`, 503
+   * `unavailable`, 409 `conflict` of an Idempotency-Key still in progress); undefined otherwise.
+   */
   readonly retryAfter: number | undefined;
+  /** `RateLimit-*` of a creation answer, when it carried them. */
   readonly rateLimit: RateLimitInfo | undefined;
+  /** The gateway replayed this answer for a repeated Idempotency-Key (`Idempotent-Replayed`). */
   readonly replayed: boolean;
+  /** How many attempts were made before giving up (1 when there was no retry). */
   readonly attempts: number;
+  /** The underlying error of `network`/`timeout` (fetch's), undefined otherwise. */
   readonly cause: unknown;
 
   constructor(init: LinkServiceErrorInit) {
@@ -151,21 +146,21 @@ export function isLinkServiceError(value: unknown, slug?: ErrorSlug): boolean {
  * same Idempotency-Key (and body) to learn its outcome without creating twice.
  */
 export function isCreateOutcomeUnknown(error: LinkServiceError): boolean {
-  switch (error.slug) {
-    case 'network':
-    case 'timeout':
-    case 'unexpected_response':
-    case 'conflict':
-    case 'unavailable':
-    case 'internal':
-      return true;
-    case 'invalid_body':
-    case 'unauthorised':
-    case 'not_found':
-    case 'method_not_allowed':
-    case 'payload_too_large':
-    case 'invalid_request':
-    case 'rate_limited':
-      return false;
-  }
+  return CREATE_OUTCOME_UNKNOWN[error.slug];
 }
+
+const CREATE_OUTCOME_UNKNOWN: Readonly<Record<ErrorSlug, boolean>> = {
+  network: true,
+  timeout: true,
+  unexpected_response: true,
+  conflict: true,
+  unavailable: true,
+  internal: true,
+  invalid_body: false,
+  unauthorised: false,
+  not_found: false,
+  method_not_allowed: false,
+  payload_too_large: false,
+  invalid_request: false,
+  rate_limited: false,
+};

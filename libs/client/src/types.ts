@@ -5,17 +5,14 @@
  * so a type-level check (test/openapi-types.check.ts) holds it against the OpenAPI document.
  */
 
+import type { ApiErrorSlug, LinkSort, LinkStatus } from './api-values.generated';
+
 /** Every key belongs to one environment; all data is scoped to it. */
 export type Environment = 'live' | 'test';
 
-/**
- * `archived` when `archivedAt` is set; else `expired` when `expiresAt` has passed; else `active`.
- * Also the values of the list filter `status`.
- */
-export type LinkStatus = 'active' | 'archived' | 'expired';
-
-/** Orders of `GET /links`; ties break by id, so pages never overlap or skip. */
-export type LinkSort = 'newest' | 'oldest' | 'alias' | 'clicks';
+// The closed sets come from the API document (`pnpm openapi` generates them).
+export type { ApiErrorSlug, LinkSort, LinkStatus } from './api-values.generated';
+export { ERROR_STATUS } from './api-values.generated';
 
 /** A JSON value, as `deepLinkData` holds it. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
@@ -205,19 +202,6 @@ export interface BatchReport {
   stoppedEarly?: StoppedEarly;
 }
 
-/** The error slugs of the API, one status each; clients branch on them, not on `message`. */
-export type ApiErrorSlug =
-  | 'invalid_body'
-  | 'unauthorised'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'invalid_request'
-  | 'rate_limited'
-  | 'internal'
-  | 'unavailable';
-
 /** Every failure's body. `fields` only ever comes with `invalid_request`. */
 export interface ErrorBody {
   error: ApiErrorSlug;
@@ -225,17 +209,3 @@ export interface ErrorBody {
   /** Field name -> message. Absent on the plan-allowance 422. */
   fields?: Record<string, string>;
 }
-
-/** The status each slug is answered with. */
-export const ERROR_STATUS = {
-  invalid_body: 400,
-  unauthorised: 401,
-  not_found: 404,
-  method_not_allowed: 405,
-  conflict: 409,
-  payload_too_large: 413,
-  invalid_request: 422,
-  rate_limited: 429,
-  internal: 500,
-  unavailable: 503,
-} as const satisfies Record<ApiErrorSlug, number>;

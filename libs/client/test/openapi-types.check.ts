@@ -5,18 +5,18 @@
  * `pnpm openapi:check`), and `pnpm typecheck` compiles the assertions below, so a client type
  * that disagrees with the document fails the build.
  *
- * Two directions, each the one that matters:
- * - answers: whatever the document lets the gateway send is assignable to the client's type
- *   (the client can read every answer);
- * - requests: whatever the client's input types accept is assignable to the document's body
- *   (the client cannot send what the gateway does not take).
- * Both, for the enums clients branch on: the same values exactly.
+ * Both directions, member by member: the same members (none the document has that the client
+ * lacks, and none the other way), each optional in both or in neither, and each member's values
+ * the same set (each assignable to the other). A failing check names the member that differs.
+ * The closed sets (LinkSort, LinkStatus, the error slugs) are generated from the document
+ * (src/api-values.generated.ts), and checked here all the same.
  */
 import type {
   App,
   AppResponse,
   ArchivedLinkResponse,
   BatchCreateInput,
+  BatchEntryResult,
   BatchReport,
   ErrorBody,
   JsonObject,
@@ -28,59 +28,89 @@ import type {
   LinkStatus,
   ListLinksParams,
   Pagination,
+  StoppedEarly,
 } from '../src';
 import type { components, operations } from './openapi.generated';
 
 type Schemas = components['schemas'];
 
-/** Compiles only when From is assignable to To. */
-type Assignable<From extends To, To> = [From, To];
 /** Compiles only when A and B are the same set of values. */
 type IsSame<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Expect<T extends true> = T;
+
+type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T];
+
+/**
+ * The members on which A and B differ: present in one only, optional in one only, or with
+ * values that are not the same set. `never` when A and B have the same shape.
+ */
+type Mismatches<A, B> =
+  | Exclude<keyof A, keyof B>
+  | Exclude<keyof B, keyof A>
+  | {
+      [K in keyof A & keyof B]: IsSame<A[K], B[K]> extends true
+        ? IsSame<K extends OptionalKeys<A> ? 1 : 0, K extends OptionalKeys<B> ? 1 : 0> extends true
+          ? never
+          : K
+        : K;
+    }[keyof A & keyof B];
+
+type Same<A, B> = Mismatches<A, B>;
+
+/** For the closed sets: never when A and B are the same set of values. */
+type SameValues<A, B> = IsSame<A, B> extends true ? never : ['values differ', A, B];
+
+/** Compiles only when every check is never; the error names the members that differ. */
+type AllMatch<T extends readonly never[]> = T;
 
 /**
  * The document says "a JSON object" (`{ [key: string]: unknown }`); the client narrows it to
  * JSON values, which is all JSON can carry. Compared with the member swapped for the client's.
  */
-type WithJsonData<T> = T extends { deepLinkData: unknown }
-  ? Omit<T, 'deepLinkData'> & { deepLinkData: JsonObject | null }
+type WithJsonData<T> = T extends { deepLinkData?: unknown }
+  ? Omit<T, 'deepLinkData'> &
+      (undefined extends T['deepLinkData']
+        ? { deepLinkData?: JsonObject | null }
+        : { deepLinkData: JsonObject | null })
   : T;
 
 type DocumentLink = WithJsonData<Schemas['Link']>;
 
-export type Checks = [
-  // Answers.
-  Assignable<Schemas['AppAnswer']['app'], App>,
-  Assignable<Omit<Schemas['AppAnswer'], 'app'> & { app: App }, AppResponse>,
-  Assignable<DocumentLink, Link>,
-  Assignable<Schemas['Pagination'], Pagination>,
-  Assignable<{ links: DocumentLink[]; pagination: Schemas['Pagination'] }, LinkList>,
-  Assignable<Omit<Schemas['ArchiveAnswer'], 'link'> & { link: Link }, ArchivedLinkResponse>,
-  Assignable<Schemas['StoppedEarly'], NonNullable<BatchReport['stoppedEarly']>>,
-  Assignable<
-    Omit<Schemas['BatchReport'], 'results'> & { results: BatchResultOf<Link>[] },
-    BatchReport
-  >,
-  Assignable<Schemas['Error'], ErrorBody | { error: 'expired'; message: string }>,
-  Expect<IsSame<Schemas['Link']['status'], LinkStatus>>,
-  Expect<IsSame<Schemas['Error']['error'], ErrorBody['error'] | 'expired'>>,
-  // Requests.
-  Assignable<LinkCreateInput, Schemas['LinkCreate']>,
-  Assignable<LinkPatchInput, Schemas['LinkPatch']>,
-  Assignable<BatchCreateInput, Schemas['LinkBatchCreate']>,
-  Assignable<ListLinksParams, NonNullable<operations['listLinks']['parameters']['query']>>,
-  Expect<
-    IsSame<
-      LinkSort,
-      NonNullable<NonNullable<operations['listLinks']['parameters']['query']>['sort']>
-    >
-  >,
-];
+/**
+ * T with member K read as the client's type for it, where that member is checked on its own
+ * (Link by DocumentLink, the batch entries by BatchResultOf, the slugs by their enum check).
+ */
+type WithLinks<T, K extends keyof T, V> = Omit<T, K> & { [P in K]: V };
+type ListQuery = NonNullable<operations['listLinks']['parameters']['query']>;
 
-/** The document's batch entry with its link read as the client reads links. */
-type BatchResultOf<L> = Schemas['BatchEntryResult'] extends infer E
-  ? E extends { ok: true }
-    ? Omit<E, 'link'> & { link: L }
-    : E
-  : never;
+export type Checks = AllMatch<
+  [
+    // Answers.
+    Same<Schemas['AppAnswer']['app'], App>,
+    Same<Schemas['AppAnswer'], AppResponse>,
+    Same<DocumentLink, Link>,
+    Same<Schemas['Pagination'], Pagination>,
+    Same<WithLinks<Schemas['LinkList'], 'links', Link[]>, LinkList>,
+    Same<WithLinks<Schemas['ArchiveAnswer'], 'link', Link>, ArchivedLinkResponse>,
+    Same<Schemas['StoppedEarly'], StoppedEarly>,
+    Same<WithLinks<Schemas['BatchReport'], 'results', BatchEntryResult[]>, BatchReport>,
+    Same<BatchResultOf<true>, Extract<BatchEntryResult, { ok: true }>>,
+    Same<BatchResultOf<false>, Extract<BatchEntryResult, { ok: false }>>,
+    Same<WithLinks<Schemas['Error'], 'error', ErrorBody['error']>, ErrorBody>,
+    SameValues<Schemas['Link']['status'], LinkStatus>,
+    SameValues<Schemas['Error']['error'], ErrorBody['error'] | 'expired'>,
+    // Requests.
+    Same<WithJsonData<Schemas['LinkCreate']>, LinkCreateInput>,
+    Same<WithJsonData<Schemas['LinkPatch']>, LinkPatchInput>,
+    Same<WithLinks<Schemas['LinkBatchCreate'], 'links', LinkCreateInput[]>, BatchCreateInput>,
+    Same<ListQuery, ListLinksParams>,
+    SameValues<LinkSort, NonNullable<ListQuery['sort']>>,
+  ]
+>;
+
+/** The document's batch entry of one outcome, its link read as the client reads links. */
+type BatchResultOf<Ok extends boolean> =
+  Extract<Schemas['BatchEntryResult'], { ok: Ok }> extends infer E
+    ? E extends { link: unknown }
+      ? Omit<E, 'link'> & { link: Link }
+      : E
+    : never;

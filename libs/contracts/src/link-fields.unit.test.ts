@@ -8,13 +8,13 @@ import {
   LINK_COLUMNS,
   LINK_DRAFT_DEFAULTS,
   LINK_FIELD_EXAMPLES,
-  LINK_FIELDS,
   linkDraftSchema,
   REQUIRED_FIELDS,
   SERVER_SET_FIELDS,
   STORED_LINK_COLUMNS,
   toLink,
 } from './link-fields';
+import { LINK_FIELDS } from './link-field-table';
 import { parseLinkCreate, parseLinkPatch } from './link-input';
 
 const NOW = new Date('2026-01-01T00:00:00Z');

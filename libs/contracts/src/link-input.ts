@@ -6,7 +6,7 @@ import {
   REQUIRED_FIELDS,
   SERVER_SET_FIELDS,
 } from './link-fields';
-import { aliasRule, MESSAGES } from './link-input-fields';
+import { aliasRule, MESSAGES } from './link-input-rules';
 
 /** Field name to a message for people; every failing field is named, not just the first. */
 export type FieldErrors = Record<string, string>;

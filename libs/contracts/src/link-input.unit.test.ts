@@ -1,5 +1,5 @@
 import { parseLinkCreate, parseLinkPatch } from './link-input';
-import { deepLinkDataRule } from './link-input-fields';
+import { deepLinkDataRule } from './link-input-rules';
 import { RESERVED_ALIASES } from './reserved-aliases';
 
 const NOW = new Date('2030-06-15T12:00:00.000Z');

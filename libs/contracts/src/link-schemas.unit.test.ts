@@ -4,31 +4,37 @@ import {
   EDITABLE_FIELD_RULES,
   EDITABLE_FIELDS,
   LINK_FIELD_EXAMPLES,
-  LINK_FIELDS,
   linkCreateBodySchema,
   linkPatchBodySchema,
   linkSchema,
   toLink,
 } from './link-fields';
-import { FIELD_INPUTS } from './link-input-fields';
+import { LINK_FIELDS } from './link-field-table';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
 
 /** The schemas the API document shows, against the rules that decide. */
 describe('the link schemas of the API document', () => {
   it.each(EDITABLE_FIELDS)('%s: the document takes what its rule takes', (field) => {
-    expect(LINK_FIELDS[field].input).toBe(FIELD_INPUTS[field]);
-    expect(FIELD_INPUTS[field].safeParse(LINK_FIELD_EXAMPLES[field]).success).toBe(true);
+    const example = LINK_FIELD_EXAMPLES[field];
+    expect(EDITABLE_FIELD_RULES[field](example, NOW)).toEqual({ ok: true, value: example });
+    expect(LINK_FIELDS[field].input.safeParse(example).success).toBe(true);
+  });
+
+  it.each(EDITABLE_FIELDS)('%s: the document refuses what its rule refuses by type', (field) => {
+    // A number is no field's value: both the rule and the document's schema refuse it.
+    expect(EDITABLE_FIELD_RULES[field](42, NOW)).toMatchObject({ ok: false });
+    expect(LINK_FIELDS[field].input.safeParse(42).success).toBe(false);
   });
 
   it('parses with the same schema the alias, URL and text rules start from', () => {
     const tooLong = 'x'.repeat(201);
-    expect(FIELD_INPUTS.title.safeParse(tooLong).success).toBe(false);
+    expect(LINK_FIELDS.title.input.safeParse(tooLong).success).toBe(false);
     expect(EDITABLE_FIELD_RULES.title(tooLong, NOW)).toMatchObject({ ok: false });
     // A non-ASCII URL is a valid fallback: the document says `iri`, not `uri`.
     const unicode = 'https://example.com/ü';
     expect(EDITABLE_FIELD_RULES.webFallbackUrl(unicode, NOW)).toEqual({ ok: true, value: unicode });
-    expect(z.toJSONSchema(FIELD_INPUTS.webFallbackUrl)).toMatchObject({
+    expect(z.toJSONSchema(LINK_FIELDS.webFallbackUrl.input)).toMatchObject({
       format: 'iri',
       maxLength: 2048,
     });

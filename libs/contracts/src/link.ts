@@ -1,8 +1,15 @@
 import type { LinkRow } from '@linkservice/db';
 
-export type LinkStatus = 'active' | 'archived' | 'expired';
+/** A link's statuses, in the order the API document lists them. */
+export const LINK_STATUSES = ['active', 'archived', 'expired'] as const;
 
-/** archived when archivedAt is set; else expired when expiresAt <= now; else active. */
+export type LinkStatus = (typeof LINK_STATUSES)[number];
+
+/**
+ * archived when archivedAt is set; else expired when expiresAt <= now; else active. The SQL copy
+ * is the gateway's `linkStatusIs` (list-query.sql.ts), the link host's is link-cache's
+ * `redirectsAt` (and its Lua); LINK_STATUS_CASES (link-status.cases.ts) is run against each.
+ */
 export function linkStatus(
   link: { archived_at: Date | null; expires_at: Date | null },
   now: Date = new Date(),

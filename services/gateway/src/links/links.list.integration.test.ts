@@ -2,14 +2,15 @@ import type { Environment, LinkRow } from '@linkservice/db';
 import type { Tenant } from '@linkservice/testing';
 import { createTenant, eventually } from '@linkservice/testing';
 import type { TestGateway } from '../testing';
-import { startGateway } from '../testing';
+import { StatementCounter, startGateway } from '../testing';
 import type { LinkSeed } from '@linkservice/testing';
 import { insertLinks } from '@linkservice/testing';
 
 let gateway: TestGateway;
+const statements = new StatementCounter();
 
 beforeAll(async () => {
-  gateway = await startGateway();
+  gateway = await startGateway({ deps: statements.countingDeps });
 });
 afterAll(async () => {
   await gateway.stop();
@@ -195,6 +196,32 @@ describe('GET /links', () => {
       expect(body.pagination).toEqual({ page: 1, perPage: 200, total: 205, pageCount: 2 });
       expect((await list(many, '?page=2&perPage=500')).links).toHaveLength(5);
       expect((await list(many)).links).toHaveLength(25);
+    });
+  });
+
+  describe('statements', () => {
+    it('answers a page with the key check and one list statement', async () => {
+      const owner = await tenant();
+      await seed(
+        owner,
+        timeline(5, (i) => ({ click_count: i + 1, tags: ['t'] })),
+      );
+      for (const query of ['', '?sort=oldest&tag=t', '?search=x&status=active', '?sort=clicks']) {
+        statements.count = 0;
+        await list(owner, query);
+        expect({ query, statements: statements.count }).toEqual({ query, statements: 2 });
+      }
+    });
+
+    it('takes one more for a sort=clicks page that reaches the never-clicked links', async () => {
+      const owner = await tenant();
+      await seed(
+        owner,
+        timeline(4, (i) => ({ click_count: i < 2 ? 0 : i })),
+      );
+      statements.count = 0;
+      expect((await list(owner, '?sort=clicks')).links).toHaveLength(4);
+      expect(statements.count).toBe(3);
     });
   });
 

@@ -3,7 +3,7 @@ import type { ZodOpenApiOperationObject } from 'zod-openapi';
 import { linkPatchBodySchema } from '@linkservice/contracts';
 import { errorAnswer, jsonAnswer } from '../openapi/responses';
 import { archiveAnswerSchema, linkAnswerSchema, linkListSchema } from '../openapi/schemas';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './links.service';
+import { listQuerySchema } from './list-params';
 
 const linkIdParam = z.object({
   linkId: z.string().meta({
@@ -19,45 +19,13 @@ const notFound = errorAnswer(
   'No such link.',
 );
 
-/** Nothing in the query is ever an error: an unusable value means the default. */
-const listQuery = z.object({
-  search: z.string().optional().meta({
-    description:
-      'Case-insensitive substring of alias, title, campaign, channel or feature. Empty or repeated: no filter.',
-    example: 'spring',
-  }),
-  tag: z.string().optional().meta({
-    description: 'Exact, case-sensitive match of one tag. Empty or repeated: no filter.',
-    example: 'email',
-  }),
-  status: z.enum(['active', 'archived', 'expired']).optional().meta({
-    description:
-      'Only links of this status. Default: all statuses; an unrecognised value falls back to the default without error.',
-  }),
-  sort: z.enum(['newest', 'oldest', 'alias', 'clicks']).default('newest').meta({
-    description:
-      '`newest` createdAt desc, `oldest` createdAt asc, `alias` ascending by code point, `clicks` clickCount desc; ties break by id. An unrecognised value falls back to `newest` without error.',
-  }),
-  page: z.int().min(1).default(1).meta({
-    description:
-      '1-based. Missing, not an integer or < 1: 1. A page past the end is `links: []` with true pagination.',
-  }),
-  perPage: z
-    .int()
-    .min(1)
-    .default(DEFAULT_PER_PAGE)
-    .meta({
-      description: `Missing, not an integer or < 1: ${DEFAULT_PER_PAGE}; values above ${MAX_PER_PAGE} are capped to ${MAX_PER_PAGE} without error.`,
-    }),
-});
-
 export const listLinksDoc: ZodOpenApiOperationObject = {
   operationId: 'listLinks',
   summary: 'List links',
   description:
     'The links of the app in the environment of the key, filtered (filters combine with AND), sorted and paged.',
   tags: ['Links'],
-  requestParams: { query: listQuery },
+  requestParams: { query: listQuerySchema },
   responses: { '200': jsonAnswer('One page of links.', linkListSchema) },
 };
 

@@ -1,7 +1,11 @@
 import type { CountedLinkRow, DbHandle } from '@linkservice/db';
 import { createTenant, testDatabase } from '@linkservice/testing';
-import type { LinkListQuery, LinkScope, LinkSort, LinkStatusFilter } from './links.repository';
-import { escapeLike, LinksRepository } from './links.repository';
+import { LINK_STATUSES } from '@linkservice/contracts';
+import type { LinkSort, LinkStatusFilter } from './list-params';
+import { SORT_NAMES } from './list-params';
+import type { LinkListQuery, LinkScope } from './list-query.sql';
+import { escapeLike } from './list-query.sql';
+import { LinksRepository } from './links.repository';
 import type { LinkSeed } from '@linkservice/testing';
 import { insertLinks } from '@linkservice/testing';
 
@@ -13,8 +17,7 @@ let collecting: LinksRepository;
 /** Always walks the sort index. */
 let walking: LinksRepository;
 
-const SORTS: LinkSort[] = ['newest', 'oldest', 'alias', 'clicks'];
-const STATUSES: (LinkStatusFilter | undefined)[] = [undefined, 'active', 'expired', 'archived'];
+const STATUSES: (LinkStatusFilter | undefined)[] = [undefined, ...LINK_STATUSES];
 
 beforeAll(async () => {
   handle = testDatabase(2);
@@ -75,7 +78,7 @@ describe('LinksRepository.list', () => {
     expect(page.now).toBeInstanceOf(Date);
   });
 
-  describe.each(SORTS)('sorted by %s', (sort) => {
+  describe.each(SORT_NAMES)('sorted by %s', (sort) => {
     it.each(STATUSES)(
       'gives the same pages whichever strategy runs (status %s)',
       async (status) => {
@@ -135,7 +138,7 @@ describe('LinksRepository.list', () => {
       alias: [...rows].sort((a, b) => (a.alias < b.alias ? -1 : 1)),
       clicks: [...rows].sort((a, b) => b.click_count - a.click_count || byId(a, b)),
     };
-    for (const sort of SORTS) {
+    for (const sort of SORT_NAMES) {
       for (const repository of [collecting, walking]) {
         const page = await repository.list(scope, query({ sort }));
         expect({ sort, ids: page.rows.map((r) => r.id) }).toEqual({

@@ -8,7 +8,8 @@ import { pathParam } from '../http/routes';
 import { sendJson } from '../http/send-json';
 import { archiveLinkDoc, getLinkDoc, listLinksDoc, updateLinkDoc } from './links.openapi';
 import type { LinkOwner } from './links.service';
-import { linkOwnerOf, parseListParams } from './links.service';
+import { linkOwnerOf } from './links.service';
+import { parseListParams } from './list-params';
 
 const NOT_FOUND = 'No such link.';
 

@@ -3,13 +3,10 @@ import { parseLinkPatch, toLink } from '@linkservice/contracts';
 import type { CountedLinkRow, Environment } from '@linkservice/db';
 import type { LinkCache } from '@linkservice/link-cache';
 import type { AuthContext, Authenticated } from '../auth/auth-context';
-import type {
-  LinkListQuery,
-  LinkScope,
-  LinkSort,
-  LinkStatusFilter,
-  LinksRepository,
-} from './links.repository';
+import type { ListParams } from './list-params';
+import { offsetOf } from './list-params';
+import type { LinkListQuery, LinkScope } from './list-query.sql';
+import type { LinksRepository } from './links.repository';
 
 /** The caller's app and environment, plus what a Link's URL needs: all from the auth context. */
 export interface LinkOwner {
@@ -22,21 +19,9 @@ export function linkOwnerOf(auth: AuthContext): LinkOwner {
   return { appId: auth.appId, environment: auth.environment, subdomainKey: auth.app.subdomainKey };
 }
 
-export const DEFAULT_PER_PAGE = 25;
-export const MAX_PER_PAGE = 200;
-
 export const ARCHIVE_NOTE =
   'The link was archived. It keeps resolving to its fallback URL, and its alias stays taken: ' +
   'no new link can use it. Archiving cannot be undone.';
-
-export interface ListParams {
-  search: string | undefined;
-  tag: string | undefined;
-  status: LinkStatusFilter | undefined;
-  sort: LinkSort;
-  page: number;
-  perPage: number;
-}
 
 export interface LinkList {
   links: Link[];
@@ -54,72 +39,8 @@ export type ArchiveOutcome =
   | { kind: 'not_found' }
   | { kind: 'already_archived' };
 
-const STATUSES: readonly LinkStatusFilter[] = ['active', 'archived', 'expired'];
-const SORTS: readonly LinkSort[] = ['newest', 'oldest', 'alias', 'clicks'];
-
 /** Ids are opaque to callers, but ours are short and plain; anything else cannot exist. */
 const PLAUSIBLE_ID = /^[A-Za-z0-9_-]{1,128}$/;
-
-function oneOf<T extends string>(allowed: readonly T[], value: unknown): T | undefined {
-  return allowed.find((candidate) => candidate === value);
-}
-
-/**
- * An integer >= 1 written in plain decimal digits, however many (`99999999999999999999` is an
- * integer, not a non-integer), else undefined (`2.5`, `1e3`, `abc`, `0`, `-1`). Digits only give
- * a finite number or, past ~309 digits, Infinity; never NaN.
- */
-function positiveDecimal(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !/^\d+$/.test(value)) return undefined;
-  const number = Number(value);
-  return number >= 1 ? number : undefined;
-}
-
-/**
- * page: any integer >= 1 is that page, past the end or not. Pages beyond 2^53-1 are all the same
- * empty page past the end, so they read as 2^53-1: pagination.page is then an integer that JSON
- * prints in plain digits (1e21 and up, and Infinity as null, would not parse as one) and that an
- * int64 or a double holds exactly.
- */
-function pageOf(value: unknown): number {
-  const page = positiveDecimal(value);
-  return page === undefined ? 1 : Math.min(page, Number.MAX_SAFE_INTEGER);
-}
-
-/** perPage: capped at MAX_PER_PAGE however many digits it has (the spec caps "values above 200"). */
-function perPageOf(value: unknown): number {
-  const perPage = positiveDecimal(value);
-  return perPage === undefined ? DEFAULT_PER_PAGE : Math.min(perPage, MAX_PER_PAGE);
-}
-
-/**
- * Rows skipped before a page. No app holds anywhere near 2^53 links, so any larger offset reads
- * the same empty page; capping keeps it an integer Postgres takes as a bigint (a huge page times
- * perPage would be out of bigint range, or printed as `1e+21`, and fail the statement).
- */
-function offsetOf(page: number, perPage: number): number {
-  return Math.min((page - 1) * perPage, Number.MAX_SAFE_INTEGER);
-}
-
-/** A filter given as one non-empty string; repeated or empty parameters filter nothing. */
-function filterText(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/**
- * GET /links query parameters, with the fallbacks of decisions.md "Lists": nothing here is ever
- * an error; an unusable value means the default.
- */
-export function parseListParams(query: Record<string, unknown>): ListParams {
-  return {
-    search: filterText(query.search),
-    tag: filterText(query.tag),
-    status: oneOf(STATUSES, query.status),
-    sort: oneOf(SORTS, query.sort) ?? 'newest',
-    page: pageOf(query.page),
-    perPage: perPageOf(query.perPage),
-  };
-}
 
 /**
  * Text no stored link can contain matches nothing: NUL (Postgres text cannot hold it), and for

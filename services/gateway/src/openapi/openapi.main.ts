@@ -2,12 +2,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiDocument } from './api-document';
 import { documentText } from './document';
+import { absolutePath, packageValuesFiles } from './package-values';
 
 /** docs/openapi.json at the repository root (this file runs from services/gateway/dist/openapi). */
 export const COMMITTED_DOCUMENT = join(__dirname, '..', '..', '..', '..', 'docs', 'openapi.json');
 
 export const DRIFT_MESSAGE =
-  'docs/openapi.json differs from the document the code generates: run `pnpm openapi` and commit docs/openapi.json.';
+  'docs/openapi.json or a package file generated from it differs from what the code generates: run `pnpm openapi` and commit them.';
 
 /** Where two texts first differ, for people: the line number and both versions of that line. */
 export function firstDifference(committed: string, generated: string): string {
@@ -18,28 +19,46 @@ export function firstDifference(committed: string, generated: string): string {
   return `first difference at line ${at + 1}:\n  committed: ${was[at] ?? '(end of file)'}\n  generated: ${now[at] ?? '(end of file)'}`;
 }
 
-/** `pnpm openapi` writes the file; `pnpm openapi:check` (`--check`) fails when it drifted. */
-function main(args: readonly string[]): void {
-  const generated = documentText(apiDocument());
-  if (!args.includes('--check')) {
-    writeFileSync(COMMITTED_DOCUMENT, generated);
-    process.stdout.write(`wrote ${COMMITTED_DOCUMENT}\n`);
-    return;
-  }
-  let committed: string | undefined;
+function readOrUndefined(path: string): string | undefined {
   try {
-    committed = readFileSync(COMMITTED_DOCUMENT, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch {
-    committed = undefined;
+    return undefined;
   }
-  if (committed !== generated) {
-    process.stderr.write(
-      `${DRIFT_MESSAGE}\n${committed === undefined ? 'docs/openapi.json is missing' : firstDifference(committed, generated)}\n`,
-    );
-    process.exitCode = 1;
+}
+
+/**
+ * `pnpm openapi` writes docs/openapi.json and the packages' values generated from it;
+ * `pnpm openapi:check` (`--check`) fails when any of them drifted.
+ */
+function main(args: readonly string[]): void {
+  const document = apiDocument();
+  const outputs = [
+    { path: COMMITTED_DOCUMENT, name: 'docs/openapi.json', text: documentText(document) },
+    ...packageValuesFiles(document).map((file) => ({
+      path: absolutePath(file),
+      name: file.path,
+      text: file.text,
+    })),
+  ];
+  if (!args.includes('--check')) {
+    for (const { path, text } of outputs) {
+      writeFileSync(path, text);
+      process.stdout.write(`wrote ${path}\n`);
+    }
     return;
   }
-  process.stdout.write('docs/openapi.json is up to date\n');
+  for (const { path, name, text } of outputs) {
+    const committed = readOrUndefined(path);
+    if (committed !== text) {
+      process.stderr.write(
+        `${DRIFT_MESSAGE}\n${name}: ${committed === undefined ? 'missing' : firstDifference(committed, text)}\n`,
+      );
+      process.exitCode = 1;
+      return;
+    }
+  }
+  process.stdout.write(`${outputs.map(({ name }) => name).join(', ')}: up to date\n`);
 }
 
 if (require.main === module) main(process.argv.slice(2));

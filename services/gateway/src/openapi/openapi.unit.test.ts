@@ -5,6 +5,7 @@ import type { ApiRoute } from '../http/routes';
 import { apiDocument, listingOnlyDeps } from './api-document';
 import { buildOpenApiDocument, documentText } from './document';
 import { COMMITTED_DOCUMENT, DRIFT_MESSAGE, firstDifference } from './openapi.main';
+import { absolutePath, packageValuesFiles } from './package-values';
 
 const generated = documentText(apiDocument());
 
@@ -14,6 +15,25 @@ describe('the API document', () => {
     if (committed !== generated) {
       throw new Error(`${DRIFT_MESSAGE}\n${firstDifference(committed, generated)}`);
     }
+  });
+
+  it.each(packageValuesFiles(apiDocument()))(
+    'gives the packages its values ($path, else run `pnpm openapi`)',
+    (file) => {
+      const committed = readFileSync(absolutePath(file), 'utf8');
+      if (committed !== file.text) {
+        throw new Error(`${DRIFT_MESSAGE}\n${firstDifference(committed, file.text)}`);
+      }
+    },
+  );
+
+  it('tells the client the secret-key slugs and the app SDK every slug', () => {
+    const [client, appSdk] = packageValuesFiles(apiDocument()).map((file) => file.text);
+    expect(client).toContain(`export type LinkSort = 'newest' | 'oldest' | 'alias' | 'clicks';`);
+    expect(client).toContain('  method_not_allowed: 405,');
+    // Only the app interface answers `expired`.
+    expect(client).not.toContain('expired: 410');
+    expect(appSdk).toContain(`| 'expired' |`);
   });
 
   it('validates as OpenAPI 3.1', async () => {

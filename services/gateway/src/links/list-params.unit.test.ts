@@ -1,4 +1,5 @@
-import { parseListParams } from './links.service';
+import { LINK_STATUSES } from '@linkservice/contracts';
+import { parseListParams, SORT_NAMES } from './list-params';
 
 describe('parseListParams', () => {
   it('defaults to everything, newest first, page 1 of 25', () => {
@@ -32,11 +33,11 @@ describe('parseListParams', () => {
     });
   });
 
-  it.each(['active', 'archived', 'expired'])('accepts status %s', (status) => {
+  it.each(LINK_STATUSES)('accepts status %s', (status) => {
     expect(parseListParams({ status }).status).toBe(status);
   });
 
-  it.each(['newest', 'oldest', 'alias', 'clicks'])('accepts sort %s', (sort) => {
+  it.each(SORT_NAMES)('accepts sort %s', (sort) => {
     expect(parseListParams({ sort }).sort).toBe(sort);
   });
 

@@ -4,7 +4,8 @@ import { formatExpiry } from './link';
 import { isReservedAlias } from './reserved-aliases';
 
 /**
- * One rule per Link field a caller may send, shared by create and PATCH. Each rule checks one
+ * One rule per Link field a caller may send, shared by create and PATCH (the field table,
+ * link-field-table.ts, names each field's rule and describes its input for the API document). Each rule checks one
  * value and returns its normalised form or a message for people. Lengths count characters (code
  * points), not UTF-16 units, so a 200-emoji title fits the 200-character limit. deepLinkData is
  * the exception: decisions.md measures it "as JSON.stringify writes it", so it counts the UTF-16
@@ -85,19 +86,14 @@ function fromSchema<T>(schema: z.ZodType<T>): FieldRule<T> {
 
 const ALIAS_PATTERN = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,${LIMITS.aliasLength - 1}}$`);
 
-const aliasInput = z
+/** What an alias may look like; the field table describes it for the API document. */
+export const aliasSyntax = z
   .string({ error: MESSAGES.alias })
-  .regex(ALIAS_PATTERN, { error: MESSAGES.alias })
-  .meta({
-    description:
-      'Letters, digits, `-` and `_`, starting with a letter or digit, at most 128 characters; unique within the app and environment; reserved words are refused. Generated (7+ characters) when omitted or null. Cannot be changed after creation (PATCH accepts only the current value).',
-    maxLength: LIMITS.aliasLength,
-    example: 'spring-sale',
-  });
+  .regex(ALIAS_PATTERN, { error: MESSAGES.alias });
 
 /** A caller-chosen alias (null, meaning "generate one", is handled by the create parser). */
 export const aliasRule: FieldRule<string> = fromSchema(
-  aliasInput.refine((alias) => !isReservedAlias(alias), {
+  aliasSyntax.refine((alias) => !isReservedAlias(alias), {
     error: MESSAGES.aliasReserved,
     abort: true,
   }),
@@ -118,25 +114,23 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-/**
- * The length is counted in code points as JSON Schema's maxLength counts it, so the document
- * states the check as it is (zod's .max() would count UTF-16 units). `iri`, not `uri`: the rule
- * takes non-ASCII characters as sent (`https://example.com/ü`), which RFC 3986 would refuse.
- */
-function urlSchema(message: string, description: string, example: string) {
+/** An absolute http(s) URL with a host, at most LIMITS.urlLength characters. */
+export function urlSyntax(message: string) {
   return z
     .string({ error: message })
     .refine(fitsIn(LIMITS.urlLength), { error: message, abort: true })
-    .refine(isHttpUrl, { error: message })
-    .meta({ description, format: 'iri', maxLength: LIMITS.urlLength, example });
+    .refine(isHttpUrl, { error: message });
 }
 
-const webFallbackUrlInput = urlSchema(
-  MESSAGES.webFallbackUrl,
-  'Absolute http or https URL with a host, at most 2,048 characters: where a person without the app ends up (Android uses it). Required on create; cannot be null.',
-  'https://example.com/spring-sale',
-);
-const webFallbackUrlRuleOfSchema = fromSchema(webFallbackUrlInput);
+/**
+ * How the API document states urlSyntax: the length is counted in code points as JSON Schema's
+ * maxLength counts it, so the document states the check as it is (zod's .max() would count
+ * UTF-16 units). `iri`, not `uri`: the rule takes non-ASCII characters as sent
+ * (`https://example.com/ü`), which RFC 3986 would refuse.
+ */
+export const URL_FORMAT = { format: 'iri', maxLength: LIMITS.urlLength } as const;
+
+const webFallbackUrlRuleOfSchema = fromSchema(urlSyntax(MESSAGES.webFallbackUrl));
 
 /** Required: null is refused like a missing value. */
 export const webFallbackUrlRule: FieldRule<string> = (value, now) =>
@@ -144,13 +138,9 @@ export const webFallbackUrlRule: FieldRule<string> = (value, now) =>
     ? { ok: false, message: MESSAGES.required }
     : webFallbackUrlRuleOfSchema(value, now);
 
-const iosFallbackUrlInput = urlSchema(
-  MESSAGES.iosFallbackUrl,
-  'Absolute http or https URL used instead of webFallbackUrl on iOS (e.g. the App Store listing); null when unset.',
-  'https://apps.apple.com/app/id1234567890',
-).nullable();
-
-export const iosFallbackUrlRule: FieldRule<string | null> = fromSchema(iosFallbackUrlInput);
+export const iosFallbackUrlRule: FieldRule<string | null> = fromSchema(
+  urlSyntax(MESSAGES.iosFallbackUrl).nullable(),
+);
 
 /**
  * Every level of nesting writes at least its two brackets, so data nested deeper than this is over
@@ -212,7 +202,8 @@ export const deepLinkDataRule: FieldRule<Record<string, unknown> | null> = (valu
   return { ok: true, value: value as Record<string, unknown> };
 };
 
-const textInput = z
+/** title, campaign, channel and feature accept this; the field table describes each. */
+export const textInput = z
   .string({ error: MESSAGES.text })
   .refine(fitsIn(LIMITS.textLength), { error: MESSAGES.text, abort: true })
   .refine(storable, { error: MESSAGES.unstorable })
@@ -222,15 +213,8 @@ const textInput = z
 /** title, campaign, channel and feature. */
 export const textRule: FieldRule<string | null> = fromSchema(textInput);
 
-/** One of the four free-text fields, with its own words in the API document. */
-function textInputOf(description: string, example: string) {
-  return textInput.meta({
-    description: `${description} At most ${LIMITS.textLength} characters; null clears it.`,
-    example,
-  });
-}
-
-const tagSchema = z
+/** One tag; the field table's `tags` input is an array of these. */
+export const tagSchema = z
   .string()
   .min(1)
   .refine(fitsIn(LIMITS.tagLength), { abort: true })
@@ -238,19 +222,9 @@ const tagSchema = z
   .meta({ maxLength: LIMITS.tagLength });
 
 /**
- * No maxItems: tags past the 25th are dropped silently, not refused (the spec), so a longer list
- * is valid input.
- */
-const tagsInput = z.array(tagSchema).meta({
-  description:
-    'Strings of 1-60 characters. Duplicates are dropped (first kept), then tags past the 25th are dropped silently; replaces the whole list on PATCH.',
-  example: ['spring', 'email'],
-});
-
-/**
  * Every tag is checked before any is dropped, so an invalid tag is reported even past the 25th.
  * Then duplicates go (first kept) and the list is cut to 25, silently, as the spec asks. Checked
- * element by element rather than by tagsInput.safeParse, whose first issue need not name the
+ * element by element rather than by an array schema's safeParse, whose first issue need not name the
  * first bad index.
  */
 export const tagsRule: FieldRule<string[]> = (value) => {
@@ -277,7 +251,9 @@ const TIME_FRACTION = String.raw`(?:[.,]\d+)?`;
 const EXTENDED_DATE_TIME = String.raw`\d{4}-(?:\d{2}-\d{2}|W\d{2}-\d|\d{3})[Tt]\d{2}(?::\d{2}(?::\d{2})?)?${TIME_FRACTION}`;
 const BASIC_DATE_TIME = String.raw`\d{4}(?:\d{4}|W\d{3}|\d{3})[Tt]\d{2}(?:\d{2}(?:\d{2})?)?${TIME_FRACTION}`;
 const ZONE = String.raw`[Zz]|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?`;
-const DATE_TIME_WITH_ZONE = new RegExp(`^(?:${EXTENDED_DATE_TIME}|${BASIC_DATE_TIME})(?:${ZONE})$`);
+export const DATE_TIME_WITH_ZONE = new RegExp(
+  `^(?:${EXTENDED_DATE_TIME}|${BASIC_DATE_TIME})(?:${ZONE})$`,
+);
 
 /**
  * Reads any ISO 8601 date-time that names its zone (calendar, week or ordinal date, basic or
@@ -303,48 +279,3 @@ export const expiresAtRule: FieldRule<string | null> = (value, now) => {
   if (instant.getTime() <= now.getTime()) return { ok: false, message: MESSAGES.expiresAtPast };
   return { ok: true, value: formatExpiry(instant) };
 };
-
-/**
- * The rule's own pattern, not JSON Schema's `date-time`: RFC 3339 would refuse the basic, week
- * and ordinal forms the rule takes, and take a space for the T, which the rule refuses.
- */
-const expiresAtInput = z
-  .string()
-  .meta({
-    description:
-      'ISO 8601 timestamp with a zone (Z or ±hh:mm; calendar, week or ordinal date, basic or extended format), in the future; stored at second precision and returned as `YYYY-MM-DDThh:mm:ssZ`. null clears it.',
-    pattern: DATE_TIME_WITH_ZONE.source,
-    example: '2030-01-31T12:00:00Z',
-  })
-  .nullable();
-
-/**
- * A JSON object's members are anything JSON holds; the limit is on its serialised length, which
- * JSON Schema cannot state, so the description does.
- */
-const deepLinkDataInput = z
-  .record(z.string(), z.unknown())
-  .meta({
-    description: `JSON object handed to the app when the link opens it (an array, string or number is refused); at most ${LIMITS.deepLinkDataLength} characters as JSON.stringify writes it; null clears it.`,
-    example: { screen: 'product', productId: '42' },
-  })
-  .nullable();
-
-/**
- * What each field a caller may send accepts, as zod: the API document's request bodies show
- * these, and the rules above are built on them (aliasRule, the URL and text rules parse with
- * them; the deepLinkData, tags and expiresAt rules check by hand what JSON Schema cannot say:
- * serialised length, per-tag messages, ISO forms and "in the future").
- */
-export const FIELD_INPUTS = {
-  alias: aliasInput,
-  webFallbackUrl: webFallbackUrlInput,
-  iosFallbackUrl: iosFallbackUrlInput,
-  deepLinkData: deepLinkDataInput,
-  title: textInputOf('Free text, e.g. for a dashboard.', 'Spring sale'),
-  campaign: textInputOf('Campaign name for analytics.', 'spring-2030'),
-  channel: textInputOf('Channel name for analytics.', 'email'),
-  feature: textInputOf('Feature name for analytics.', 'sharing'),
-  tags: tagsInput,
-  expiresAt: expiresAtInput,
-} as const;
