@@ -1,6 +1,6 @@
 import { createDb } from '@linkservice/db';
 import type { Database } from '@linkservice/db';
-import { applyClickBatch } from '@linkservice/redirect';
+import { ClickBatchesRepository } from '@linkservice/redirect';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { LoadJob } from './load-protocol';
@@ -11,7 +11,7 @@ import { CAMPAIGNS, seededLinkId } from './seed';
 /**
  * What click traffic costs the links a search reads (issue 15): `search-after-clicks` measures
  * the same searches before and after a million clicks are flushed onto links they find, through
- * the link host's own flush statement (applyClickBatch) in batches shaped like its flushes.
+ * the link host's own flush statement (ClickBatchesRepository.apply) in batches shaped like its flushes.
  * When clicks wrote links rows (UPDATE links SET click_count, never HOT because an index held
  * click_count), every flush left new row versions and index entries, the trigram search index
  * included, and searches slowed; with counts in link_clicks they must not.
@@ -90,6 +90,7 @@ async function applyClicks(db: Kysely<Database>, linkIds: readonly string[]) {
   let next = 0;
   let clicks = 0;
   const started = Date.now();
+  const clickBatches = new ClickBatchesRepository(db);
   const flusher = async (): Promise<void> => {
     for (let batch = next++; batch < batches; batch = next++) {
       const counts = new Map<string, number>();
@@ -98,7 +99,7 @@ async function applyClicks(db: Kysely<Database>, linkIds: readonly string[]) {
         const id = linkIds[Math.floor(Math.random() * linkIds.length)];
         counts.set(id, 1);
       }
-      await applyClickBatch(db, `${run}:${batch}`, counts);
+      await clickBatches.apply(`${run}:${batch}`, counts);
       clicks += counts.size;
     }
   };

@@ -1,31 +1,28 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { withQueryDeadline } from '@linkservice/db';
-import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
-import { throttledErrorLog } from '@linkservice/logger';
-import { activeTraceparent, queueTelemetry } from '@linkservice/telemetry';
-import { Queue, QueueEvents } from 'bullmq';
-import { Redis } from 'ioredis';
+import { activeTraceparent } from '@linkservice/telemetry';
+import type { Queue, QueueEvents } from 'bullmq';
 import type {
-  CreateLinksGroup,
   CreateLinksJobResult,
   CreateLinksPayload,
   CreationClient,
+  CreationJobKind,
   CreationOutcome,
   UnavailableReason,
-} from './create-links.job';
+} from './creation-job.contract';
 import {
-  CREATE_LINKS_GROUP_JOB,
-  CREATE_LINKS_JOB,
-  CREATE_LINKS_QUEUE,
-  createLinksGroupResultSchema,
-  createLinksJobResultSchema,
   createLinksResultSchema,
+  groupJob,
   MAX_GROUP_ENTRIES,
   SETTLE_DEADLINE_MS,
-} from './create-links.job';
+} from './creation-job.contract';
 import type { CreationRequestsRepository } from './creation-requests.repository';
-import { redisOptionsFromUrl } from './redis-options';
+import type { GatherTimers } from './group-gatherer';
+import { GroupGatherer, NODE_TIMERS } from './group-gatherer';
+import type { OutgoingJob } from './pre-group-commit.compat';
+import { resendAlone } from './pre-group-commit.compat';
+import { CreationQueueConnection } from './creation-queue.connection';
 
 export interface CreationClientOptions {
   redisUrl: string;
@@ -54,18 +51,6 @@ export interface CreationClientOptions {
 export const DEFAULT_GROUPS_IN_FLIGHT = 1;
 export const DEFAULT_GROUP_WAIT_MS = 2;
 
-/**
- * How far back the events stream is read when the client starts. QueueEvents' default start,
- * `$`, is resolved only when its first XREAD reaches Redis, so an event written between startup
- * and that moment would be lost (bullmq#2874). Stream ids are Redis-clock milliseconds; the
- * margin covers clock skew. Missing an event would only delay an answer: the settle read-back
- * still finds the committed result.
- */
-const EVENTS_REPLAY_MS = 5_000;
-
-/** Reconnects back off up to this delay; with the connect timeout it bounds close() too. */
-const RECONNECT_MAX_DELAY_MS = 1_000;
-
 class DeadlineReached extends Error {
   constructor() {
     super('no answer from the worker before the deadline');
@@ -79,113 +64,84 @@ interface Waiter {
   payload: CreateLinksPayload;
   answer: (result: CreateLinksJobResult) => void;
   fail: (error: Error) => void;
-  /** Set once its group is added: the group's job id, and whether the request was alone in it. */
+  /** Set once its job is added: the job's id, and whether the request was alone in it. */
   sentAs?: { jobId: string; alone: boolean };
 }
 
-/** A group job on its way: its requests still waiting, by id. */
-interface SentGroup {
+/** A job on its way: its kind, and its requests still waiting, by id. */
+interface SentJob {
+  kind: CreationJobKind;
   waiters: Map<string, Waiter>;
-  /** A create-links job of one request, for a worker from before group commit (see resendAlone). */
-  legacyJob?: true;
 }
 
-/**
- * How a worker from before group commit fails a group job: its processor parsed every job as one
- * request and refused what did not fit, before any statement. A worker of this release words
- * its own refusal differently (`invalid creation job payload`).
- */
-const REFUSED_BY_PREVIOUS_WORKER = 'invalid create-links payload:';
+/** Runs a function in the async context of the request that opened a group. */
+type InContext = <R>(fn: () => R) => R;
 
 /**
- * The gateway's CreationClient: one long-lived Queue and QueueEvents per process. Requests that
- * arrive close together travel as one group job (group commit, see README.md and gather()). Each
- * request waits for its own answer in its group's until its own deadline; on anything else
- * (timeout, failed job, Redis trouble) it settles through Postgres, so every answer is either the
- * committed result or "nothing was and nothing will be created".
+ * The gateway's CreationClient, the transport of group commit: one long-lived Queue and
+ * QueueEvents per process. The GroupGatherer decides when the requests gathered leave as one
+ * job (see README.md, "Group commit"); this class adds the job, hands each request its own
+ * answer from the job's, and settles through Postgres every request that gets none by its own
+ * deadline (timeout, failed job, Redis trouble), so every answer is either the committed result
+ * or "nothing was and nothing will be created".
  */
 export class BullCreationClient implements CreationClient {
-  private readonly queueConnection: Redis;
+  private readonly connection: CreationQueueConnection;
   private readonly queue: Queue;
   private readonly events: QueueEvents;
   private readonly requests: CreationRequestsRepository;
   private readonly logger: Logger;
   private readonly attempts: number;
   private readonly backoffMs: number;
-  private readonly groupsInFlight: number;
-  private readonly groupWaitMs: number;
-  /** Requests gathered for the next group, in arrival order, and their entry count. */
-  private gathering: Waiter[] = [];
-  private gatheredEntries = 0;
-  /** Runs a function in the async context of the gathered group's first request. */
-  private firstContext: (<R>(fn: () => R) => R) | undefined;
-  private sendImmediate: NodeJS.Immediate | undefined;
-  private sendTimer: NodeJS.Timeout | undefined;
-  /** Group jobs added and not answered yet, by job id. */
-  private readonly sent = new Map<string, SentGroup>();
-  private closing: Promise<void> | undefined;
+  private readonly gatherer: GroupGatherer<Waiter, InContext>;
+  /** Jobs added and not answered yet, by job id. */
+  private readonly sent = new Map<string, SentJob>();
 
-  constructor(options: CreationClientOptions) {
+  constructor(options: CreationClientOptions, timers: GatherTimers = NODE_TIMERS) {
     this.logger = options.logger;
     this.attempts = options.attempts ?? 3;
     this.backoffMs = options.backoffMs ?? 100;
-    this.groupsInFlight = options.groupsInFlight ?? DEFAULT_GROUPS_IN_FLIGHT;
-    this.groupWaitMs = options.groupWaitMs ?? DEFAULT_GROUP_WAIT_MS;
     this.requests = options.requests;
-    const redis = redisOptionsFromUrl(options.redisUrl);
-
-    // Fail fast while Redis is down (BullMQ "failing fast when Redis is down"): an HTTP request
-    // must not sit in ioredis' offline queue; the settle answers it instead.
-    this.queueConnection = new Redis({
-      ...REDIS_CONNECTION_DEFAULTS,
-      ...redis,
-      retryStrategy: (attempt: number) =>
-        this.closing ? null : Math.min(100 * 2 ** attempt, RECONNECT_MAX_DELAY_MS),
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectionName: `${options.prefix}:creation-client`,
-    });
-    // The Queue re-emits connection errors as its own 'error' event, which is logged below.
-    this.queueConnection.on('error', () => undefined);
-    this.queue = new Queue(CREATE_LINKS_QUEUE, {
-      connection: this.queueConnection,
-      prefix: options.prefix,
-      // While tracing is on: a producer span per job, whose context the worker continues.
-      telemetry: queueTelemetry(),
-    });
-    this.queue.on(
-      'error',
-      throttledErrorLog(this.logger, { message: 'creation queue: redis error' }),
-    );
-    this.events = new QueueEvents(CREATE_LINKS_QUEUE, {
-      // Reconnect quickly while open; stop once closing, or close() would wait for a Redis
-      // that is not there (QueueEvents.close awaits its connection).
-      connection: {
-        ...REDIS_CONNECTION_DEFAULTS,
-        ...redis,
-        retryStrategy: (attempt: number) =>
-          this.closing ? null : Math.min(100 * 2 ** attempt, RECONNECT_MAX_DELAY_MS),
+    this.gatherer = new GroupGatherer(
+      {
+        groupsInFlight: options.groupsInFlight ?? DEFAULT_GROUPS_IN_FLIGHT,
+        groupWaitMs: options.groupWaitMs ?? DEFAULT_GROUP_WAIT_MS,
+        maxGroupEntries: MAX_GROUP_ENTRIES,
       },
-      prefix: options.prefix,
-      lastEventId: `${Date.now() - EVENTS_REPLAY_MS}-0`,
-    });
-    this.events.on(
-      'error',
-      throttledErrorLog(this.logger, { message: 'creation queue events: redis error' }),
+      timers,
+      {
+        inFlight: () => this.sent.size,
+        // The group's job is added in its first request's async context: while tracing is on,
+        // its producer span is a child of that request (for a lone request, its whole trace).
+        opened: () => AsyncLocalStorage.snapshot(),
+        leave: (waiters, inFirstContext) => {
+          this.sendGroup(waiters, inFirstContext);
+        },
+      },
     );
+    this.connection = new CreationQueueConnection(options);
+    this.queue = this.connection.queue;
+    this.events = this.connection.events;
     // Two listeners for the process' whole life, whatever the traffic: each event finds its
-    // group by job id (a listener per job was two to add and remove per creation).
+    // job by id (a listener per job was two to add and remove per creation).
     this.events.on('completed', ({ jobId, returnvalue }) => {
-      this.groupAnswered(jobId, returnvalue);
+      this.jobAnswered(jobId, returnvalue);
     });
     this.events.on('failed', ({ jobId, failedReason }) => {
-      const group = this.sent.get(jobId);
-      if (!group) return;
-      // Once only: a one-request job that worker refused too is a failure like any other.
-      if (!group.legacyJob && failedReason.startsWith(REFUSED_BY_PREVIOUS_WORKER)) {
-        this.resendAlone(jobId);
-      } else {
-        this.groupFailed(jobId, new JobFailed(failedReason));
+      const job = this.sent.get(jobId);
+      if (!job) return;
+      const requests = [...job.waiters.values()].map((waiter) => waiter.payload);
+      const resend = resendAlone({ kind: job.kind, requests }, failedReason);
+      if (!resend) {
+        this.jobFailed(jobId, new JobFailed(failedReason));
+        return;
+      }
+      this.jobEnded(jobId);
+      for (const outgoing of resend) {
+        const waiters = outgoing.requests.flatMap(
+          ({ requestId }) => job.waiters.get(requestId) ?? [],
+        );
+        this.addJob(outgoing, waiters);
       }
     });
   }
@@ -228,23 +184,12 @@ export class BullCreationClient implements CreationClient {
    * Resolves once the Queue and QueueEvents are connected: until then the queue's connection
    * (no offline queue) fails every add, and a creation would answer 503. For the process's start.
    */
-  async waitUntilReady(): Promise<void> {
-    await Promise.all([this.queue.waitUntilReady(), this.events.waitUntilReady()]);
+  waitUntilReady(): Promise<void> {
+    return this.connection.waitUntilReady();
   }
 
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      if (this.queueConnection.status !== 'ready') {
-        // Redis is away. The retry strategy now gives up at the next attempt; wait for that
-        // while the Queue still listens: once closed it drops its listeners, and the late
-        // failure of its pending connect would surface as an unhandled 'error'.
-        await this.queue.waitUntilReady().catch(() => undefined);
-      }
-      await Promise.allSettled([this.events.close(), this.queue.close()]);
-      // BullMQ leaves a connection it was given open; this one is ours.
-      await closeRedis(this.queueConnection);
-    })();
-    return this.closing;
+    return this.connection.close();
   }
 
   /**
@@ -270,7 +215,7 @@ export class BullCreationClient implements CreationClient {
     // Rejections of the losing side of a race must not surface as unhandled.
     timeUp.catch(() => undefined);
     try {
-      this.gather(waiter);
+      this.gatherer.add(waiter, waiter.payload.entries.length);
       return await Promise.race([answered, timeUp]);
     } finally {
       clearTimeout(timer);
@@ -279,165 +224,84 @@ export class BullCreationClient implements CreationClient {
   }
 
   /**
-   * Adds a request to the group being gathered. While fewer than groupsInFlight groups await
-   * their answer, the group leaves at the end of this event-loop turn: a lone request waits for
-   * nothing, and every request whose bytes arrived with it joins it. Otherwise it leaves when a
-   * group is answered, or groupWaitMs after its first request came, whichever is first: under
-   * load, requests gather while the worker runs the groups before them. It leaves at once when
-   * one more request would take it past MAX_GROUP_ENTRIES.
-   */
-  private gather(waiter: Waiter): void {
-    const entries = waiter.payload.entries.length;
-    if (this.gatheredEntries + entries > MAX_GROUP_ENTRIES) this.sendGroup();
-    if (this.gathering.length === 0) {
-      // The group's job is added in its first request's async context: while tracing is on, its
-      // producer span is a child of that request (for a lone request, its whole trace).
-      this.firstContext = AsyncLocalStorage.snapshot();
-    }
-    this.gathering.push(waiter);
-    this.gatheredEntries += entries;
-    if (this.gatheredEntries >= MAX_GROUP_ENTRIES) this.sendGroup();
-    else if (this.sent.size < this.groupsInFlight) this.sendSoon();
-    else {
-      this.sendTimer ??= setTimeout(() => {
-        this.sendGroup();
-      }, this.groupWaitMs);
-    }
-  }
-
-  /** Sends the gathered group at the end of this event-loop turn. */
-  private sendSoon(): void {
-    if (this.sendImmediate) return;
-    this.sendImmediate = setImmediate(() => {
-      this.sendGroup();
-    });
-  }
-
-  /** A group left the in-flight set: the requests gathered meanwhile may go. */
-  private groupEnded(jobId: string): void {
-    this.sent.delete(jobId);
-    if (this.gathering.length > 0) this.sendSoon();
-  }
-
-  /**
    * Adds the gathered requests as one job. Its id is its first request's id: unique (a request
    * is in one group only), and for a group of one the same id as before group commit.
    */
-  private sendGroup(): void {
-    clearTimeout(this.sendTimer);
-    clearImmediate(this.sendImmediate);
-    this.sendTimer = undefined;
-    this.sendImmediate = undefined;
-    const waiters = this.gathering;
-    const inFirstContext = this.firstContext;
-    this.gathering = [];
-    this.gatheredEntries = 0;
-    this.firstContext = undefined;
-    const first = waiters.at(0);
-    if (!first || !inFirstContext) return;
-    const jobId = first.payload.requestId;
-    const group: SentGroup = {
-      waiters: new Map(waiters.map((waiter) => [waiter.payload.requestId, waiter])),
-    };
-    this.sent.set(jobId, group);
-    for (const waiter of waiters) waiter.sentAs = { jobId, alone: waiters.length === 1 };
-    const payload: CreateLinksGroup = { requests: waiters.map((waiter) => waiter.payload) };
-    inFirstContext(() =>
-      this.queue.add(CREATE_LINKS_GROUP_JOB, payload, {
-        jobId,
-        attempts: this.attempts,
-        backoff: { type: 'exponential', delay: this.backoffMs },
-      }),
-    ).catch((error: unknown) => {
-      this.groupFailed(jobId, error instanceof Error ? error : new Error(String(error)));
+  private sendGroup(waiters: Waiter[], inFirstContext: InContext): void {
+    const requests = waiters.map((waiter) => waiter.payload);
+    inFirstContext(() => {
+      this.addJob({ kind: groupJob, jobId: requests[0].requestId, requests }, waiters);
     });
   }
 
-  /**
-   * A worker from before group commit refused the group (a rolling upgrade that reached the
-   * gateways first): it created nothing, so each request still waiting goes again as the job of
-   * one request that worker takes, answered as before group commit. Its id is the request's with
-   * `-alone`: the group's job keeps the first request's id.
-   */
-  private resendAlone(groupJobId: string): void {
-    const group = this.sent.get(groupJobId);
-    if (!group) return;
-    this.groupEnded(groupJobId);
-    for (const waiter of group.waiters.values()) {
-      const jobId = `${waiter.payload.requestId}-alone`;
-      this.sent.set(jobId, {
-        waiters: new Map([[waiter.payload.requestId, waiter]]),
-        legacyJob: true,
+  /** Registers the job before adding it (the id is new, so it cannot finish unseen). */
+  private addJob({ kind, jobId, requests }: OutgoingJob, waiters: Waiter[]): void {
+    this.sent.set(jobId, {
+      kind,
+      waiters: new Map(waiters.map((waiter) => [waiter.payload.requestId, waiter])),
+    });
+    for (const waiter of waiters) waiter.sentAs = { jobId, alone: waiters.length === 1 };
+    this.queue
+      .add(kind.name, kind.dataOf(requests), {
+        jobId,
+        attempts: this.attempts,
+        backoff: { type: 'exponential', delay: this.backoffMs },
+      })
+      .catch((error: unknown) => {
+        this.jobFailed(jobId, error instanceof Error ? error : new Error(String(error)));
       });
-      waiter.sentAs = { jobId, alone: true };
-      this.queue
-        .add(CREATE_LINKS_JOB, waiter.payload, {
-          jobId,
-          attempts: this.attempts,
-          backoff: { type: 'exponential', delay: this.backoffMs },
-        })
-        .catch((error: unknown) => {
-          this.groupFailed(jobId, error instanceof Error ? error : new Error(String(error)));
-        });
-    }
   }
 
-  /** Hands each waiting request its own answer from the group's return value. */
-  private groupAnswered(jobId: string, returnvalue: unknown): void {
-    const group = this.sent.get(jobId);
-    if (!group) return;
-    this.groupEnded(jobId);
-    if (group.legacyJob) {
-      const answer = createLinksJobResultSchema.safeParse(returnvalue);
-      for (const waiter of group.waiters.values()) {
-        if (answer.success) waiter.answer(answer.data);
-        else waiter.fail(new JobFailed('the job answered in an unknown shape'));
-      }
+  /** A job left the in-flight set: the requests gathered meanwhile may go. */
+  private jobEnded(jobId: string): void {
+    this.sent.delete(jobId);
+    this.gatherer.groupEnded();
+  }
+
+  /** Hands each waiting request its own answer from the job's return value. */
+  private jobAnswered(jobId: string, returnvalue: unknown): void {
+    const job = this.sent.get(jobId);
+    if (!job) return;
+    this.jobEnded(jobId);
+    const answers = job.kind.answersOf(returnvalue, [...job.waiters.keys()]);
+    if (!answers) {
+      this.failWaiters(job, new JobFailed('the creation job answered in an unknown shape'));
       return;
     }
-    const parsed = createLinksGroupResultSchema.safeParse(returnvalue);
-    if (!parsed.success) {
-      this.failWaiters(group, new JobFailed('the group job answered in an unknown shape'));
-      return;
+    for (const { requestId, answer } of answers) {
+      job.waiters.get(requestId)?.answer(answer);
+      job.waiters.delete(requestId);
     }
-    for (const { requestId, answer } of parsed.data.answers) {
-      group.waiters.get(requestId)?.answer(answer);
-      group.waiters.delete(requestId);
-    }
-    // Every request of a group has an answer; one without would be the worker's bug. Its settle
+    // Every request of a job has an answer; one without would be the worker's bug. Its settle
     // still decides it from Postgres.
-    if (group.waiters.size > 0) {
-      this.failWaiters(group, new JobFailed('the group job answered without this request'));
+    if (job.waiters.size > 0) {
+      this.failWaiters(job, new JobFailed('the creation job answered without this request'));
     }
   }
 
-  private groupFailed(jobId: string, error: Error): void {
-    const group = this.sent.get(jobId);
-    if (!group) return;
-    this.groupEnded(jobId);
-    this.failWaiters(group, error);
+  private jobFailed(jobId: string, error: Error): void {
+    const job = this.sent.get(jobId);
+    if (!job) return;
+    this.jobEnded(jobId);
+    this.failWaiters(job, error);
   }
 
-  private failWaiters(group: SentGroup, error: Error): void {
-    for (const waiter of group.waiters.values()) waiter.fail(error);
-    group.waiters.clear();
+  private failWaiters(job: SentJob, error: Error): void {
+    for (const waiter of job.waiters.values()) waiter.fail(error);
+    job.waiters.clear();
   }
 
-  /** A request that stopped waiting (answered, failed or out of time) leaves its group. */
+  /** A request that stopped waiting (answered, failed or out of time) leaves its job. */
   private forget(waiter: Waiter): void {
     if (!waiter.sentAs) {
       // Out of time before its group left (the event loop stalled): it is not sent at all.
-      const index = this.gathering.indexOf(waiter);
-      if (index !== -1) {
-        this.gathering.splice(index, 1);
-        this.gatheredEntries -= waiter.payload.entries.length;
-      }
+      this.gatherer.withdraw(waiter, waiter.payload.entries.length);
       return;
     }
     const { jobId } = waiter.sentAs;
-    const group = this.sent.get(jobId);
-    if (group?.waiters.delete(waiter.payload.requestId) && group.waiters.size === 0) {
-      this.groupEnded(jobId);
+    const job = this.sent.get(jobId);
+    if (job?.waiters.delete(waiter.payload.requestId) && job.waiters.size === 0) {
+      this.jobEnded(jobId);
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Database } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import { SETTLE_LOCK_TIMEOUT_MS } from './create-links.job';
+import { SETTLE_LOCK_TIMEOUT_MS } from './creation-job.contract';
 
 /** What the settle insert found: it abandoned the request, or the worker had committed first. */
 export type SettleResult =

@@ -1,8 +1,8 @@
 import type { Database } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import type { CreateLinksJobResult } from './create-links.job';
-import { createLinksResultSchema } from './create-links.job';
+import type { CreateLinksJobResult } from './creation-job.contract';
+import { createLinksResultSchema } from './creation-job.contract';
 
 /** The app a claimed request creates links for, read from its row under the lock. */
 export interface ClaimedApp {
@@ -18,10 +18,14 @@ export interface ClaimedApp {
 /**
  * What the claim decided. `claimed`: this transaction owns the request and holds the app's lock.
  * `answered`: an earlier delivery or the gateway decided the request; the job answers exactly
- * this and creates nothing.
+ * this and creates nothing. `unknown_app`: this database has no such app (apps are never
+ * deleted, so the job most likely came from another stack's gateway on the same Redis and
+ * prefix); nothing is claimed or created for it.
  */
 export type Claim =
-  { kind: 'claimed'; app: ClaimedApp } | { kind: 'answered'; answer: CreateLinksJobResult };
+  | { kind: 'claimed'; app: ClaimedApp }
+  | { kind: 'answered'; answer: CreateLinksJobResult }
+  | { kind: 'unknown_app' };
 
 /** One request a group's claim tries to own: its id, its app, and its deadline (epoch ms). */
 export interface ClaimRequest {
@@ -132,6 +136,8 @@ export class CreationTransaction {
         INSERT INTO creation_requests (id, app_id, status)
         SELECT id, app_id, 'done' FROM wanted
         WHERE clock_timestamp() < to_timestamp(deadline / 1000)
+          -- An unknown app is a claim refused, not a foreign-key error that aborts the group.
+          AND EXISTS (SELECT 1 FROM apps WHERE apps.id = wanted.app_id)
         ORDER BY position
         ON CONFLICT (id) DO NOTHING
         RETURNING id, app_id
@@ -154,15 +160,15 @@ export class CreationTransaction {
     );
     const claimedIds = new Set(rows.at(0)?.claimed_ids ?? []);
     const claims = new Map<string, Claim>();
-    const unclaimed: string[] = [];
-    for (const { requestId, appId } of requests) {
-      const app = claimedIds.has(requestId) ? apps.get(appId) : undefined;
-      if (app) claims.set(requestId, { kind: 'claimed', app });
-      else unclaimed.push(requestId);
+    const unclaimed: ClaimRequest[] = [];
+    for (const request of requests) {
+      const app = claimedIds.has(request.requestId) ? apps.get(request.appId) : undefined;
+      if (app) claims.set(request.requestId, { kind: 'claimed', app });
+      else unclaimed.push(request);
     }
     if (unclaimed.length > 0) {
-      for (const [requestId, answer] of await this.decidedAnswers(unclaimed)) {
-        claims.set(requestId, { kind: 'answered', answer });
+      for (const [requestId, claim] of await this.unclaimedDecisions(unclaimed)) {
+        claims.set(requestId, claim);
       }
     }
     return claims;
@@ -203,25 +209,40 @@ export class CreationTransaction {
       .catch(() => undefined);
   }
 
-  /** The answers to requests this transaction could not claim, by id. */
-  private async decidedAnswers(
-    requestIds: readonly string[],
-  ): Promise<Map<string, CreateLinksJobResult>> {
-    const rows = await this.db
-      .selectFrom('creation_requests')
-      .select(['id', 'status', 'results'])
-      .where('id', '=', sql<string>`ANY(${sql.val(requestIds)}::text[])`)
-      .execute();
-    const decided = new Map(rows.map((row) => [row.id, row]));
+  /**
+   * What decided the requests this transaction could not claim, by id: their rows (an earlier
+   * delivery's 'done', the gateway's 'abandoned'), else a missing app, else the deadline.
+   */
+  private async unclaimedDecisions(
+    requests: readonly ClaimRequest[],
+  ): Promise<Map<string, Exclude<Claim, { kind: 'claimed' }>>> {
+    const { rows } = await sql<{
+      id: string;
+      status: 'done' | 'abandoned' | null;
+      results: unknown;
+      app_known: boolean;
+    }>`
+      SELECT wanted.id, creation_requests.status, creation_requests.results,
+             EXISTS (SELECT 1 FROM apps WHERE apps.id = wanted.app_id) AS app_known
+      FROM unnest(
+        ${requests.map((request) => request.requestId)}::text[],
+        ${requests.map((request) => request.appId)}::text[]
+      ) AS wanted(id, app_id)
+      LEFT JOIN creation_requests USING (id)`.execute(this.db);
     return new Map(
-      requestIds.map((requestId): [string, CreateLinksJobResult] => {
-        const row = decided.get(requestId);
-        if (!row) return [requestId, { status: 'abandoned', reason: 'deadline_passed' }];
-        if (row.status === 'abandoned') {
-          return [requestId, { status: 'abandoned', reason: 'abandoned_by_gateway' }];
+      rows.map((row): [string, Exclude<Claim, { kind: 'claimed' }>] => {
+        if (row.status === 'done') {
+          // Committed by an earlier delivery of this job: answer exactly what it answered.
+          const result = createLinksResultSchema.parse(row.results);
+          return [row.id, { kind: 'answered', answer: { status: 'done', result } }];
         }
-        // Committed by an earlier delivery of this job: answer exactly what it answered.
-        return [requestId, { status: 'done', result: createLinksResultSchema.parse(row.results) }];
+        if (row.status === 'abandoned') {
+          const answer = { status: 'abandoned', reason: 'abandoned_by_gateway' } as const;
+          return [row.id, { kind: 'answered', answer }];
+        }
+        if (!row.app_known) return [row.id, { kind: 'unknown_app' }];
+        const answer = { status: 'abandoned', reason: 'deadline_passed' } as const;
+        return [row.id, { kind: 'answered', answer }];
       }),
     );
   }

@@ -63,3 +63,20 @@ export function scheduleRetention(
     },
   };
 }
+
+/**
+ * One schedule for several retention tasks, each on its own interval: what a service starts
+ * beside its work and stops on shutdown. Its tasks are a table (label, what to delete, how
+ * often), so a new retention is a row, not another wrapper.
+ */
+export function scheduleRetentions(
+  tasks: readonly RetentionTask[],
+  logger: Pick<Logger, 'info' | 'warn'>,
+): RetentionSchedule {
+  const schedules = tasks.map((task) => scheduleRetention(task, logger));
+  return {
+    stop: async () => {
+      await Promise.all(schedules.map((schedule) => schedule.stop()));
+    },
+  };
+}

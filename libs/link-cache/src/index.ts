@@ -1,5 +1,4 @@
-export * from './keys';
+export * from './link-host-keys';
 export * from './resolution';
 export * from './link-cache';
-export * from './click-tokens';
-export * from './redis-calls';
+export * from './click-token-store';

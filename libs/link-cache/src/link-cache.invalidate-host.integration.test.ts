@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { testEnvironment } from '@linkservice/testing';
-import type { LinkCacheHost } from './link-cache';
-import { LinkCache } from './link-cache';
-import type { LinkRef } from './keys';
-import { linkCacheKeys } from './keys';
+import type { CacheLookup } from './link-cache';
+import { LOOKUP_ENTRY_LUA, LinkCache } from './link-cache';
+import type { LinkCacheHost, LinkRef } from './link-host-keys';
+import { linkCacheKeys } from './link-host-keys';
 
 // LinkCache.invalidateHost against the run's Redis: what linkctl calls after an app's iOS
 // deferred-page setting changes, for every cached alias of the app's host at once. It acts on
@@ -12,14 +12,8 @@ import { linkCacheKeys } from './keys';
 // entries directly, and leave the resolution format to link-cache.integration.test.ts.
 
 const env = testEnvironment();
-let redis: Redis;
-
-beforeAll(() => {
-  redis = new Redis(env.redisUrl);
-});
-afterAll(async () => {
-  await redis.quit();
-});
+const redis = new Redis(env.redisUrl);
+afterAll(() => redis.quit());
 
 /** Every test gets its own subdomain key, so nothing is shared between tests. */
 function freshHost(): LinkCacheHost {
@@ -32,6 +26,19 @@ const at = (host: LinkCacheHost, alias: string): LinkRef => ({ ...host, alias })
 const newCache = (prefix = env.redisPrefix) =>
   new LinkCache(redis, prefix, { positiveSeconds: 300, negativeSeconds: 300 });
 const NEGATIVE_HIT = { kind: 'hit', resolution: null };
+
+/** A lookup as the link host makes it: inside its script (LOOKUP_ENTRY_LUA), read by the cache. */
+async function lookupInScript(cache: LinkCache, ref: LinkRef): Promise<CacheLookup> {
+  const keys = linkCacheKeys(env.redisPrefix, ref);
+  const [entry, generation] = (await redis.eval(
+    `${LOOKUP_ENTRY_LUA}\nreturn { lookUpEntry(KEYS[1], KEYS[2], KEYS[3]) }`,
+    3,
+    keys.entry,
+    keys.generation,
+    keys.hostGeneration,
+  )) as unknown[];
+  return cache.lookupOfReply(ref, entry, generation);
+}
 
 describe('LinkCache.invalidateHost', () => {
   it("drops every entry of the host and bumps each alias' generation", async () => {
@@ -122,9 +129,9 @@ describe('LinkCache.invalidateHost', () => {
     const cache = newCache();
     const host = freshHost();
     const ref = at(host, 'promo');
-    // A redirect misses (through the click-counting lookup, as the link host does) and reads
+    // A redirect misses (through its script's lookup, as the link host does) and reads
     // Postgres; the operator commits and invalidates the host, whose SCAN finds no entry of it.
-    const { lookup } = await cache.lookupCountingClick(ref, null);
+    const lookup = await lookupInScript(cache, ref);
     if (lookup.kind !== 'miss') throw new Error('expected a miss');
     expect(await cache.invalidateHost(host)).toBe(0);
 

@@ -18,7 +18,8 @@ export interface LinkResolution {
 /**
  * Until when (epoch ms, exclusive) the link redirects; null: for ever. Archived links keep
  * redirecting whatever their expiry (archived wins, as in the API's status). The cache entry
- * stores this value, so the click-counting lookup script applies the same rule as `redirectsAt`.
+ * stores this value, so a script reading the entry applies the same rule as `redirectsAt`
+ * (`REDIRECTING_LINK_ID_LUA`).
  */
 export function redirectsUntil(resolution: LinkResolution): number | null {
   return resolution.archived ? null : resolution.expiresAt;
@@ -29,6 +30,21 @@ export function redirectsAt(resolution: LinkResolution, now: number): boolean {
   const until = redirectsUntil(resolution);
   return until === null || now < until;
 }
+
+/**
+ * The rule of `redirectsAt` in Lua, over an encoded entry (`encodeResolution`), for scripts that
+ * decide on a cached link inside Redis (the redirect's lookup, which counts the click of a link
+ * that redirects): `redirectingLinkId(entry, now)` is the entry's link id when it is a link that
+ * redirects at `now` (epoch ms, a number or its text), nil otherwise (an expired link, the
+ * negative marker, an entry it cannot read). Only the two leading fields are read, so an entry of
+ * an earlier format that leads with them is read too.
+ */
+export const REDIRECTING_LINK_ID_LUA = `
+local function redirectingLinkId(entry, now)
+  local untilMs, linkId = string.match(entry, '^(%d*) (%S+) ')
+  if linkId and (untilMs == '' or tonumber(now) < tonumber(untilMs)) then return linkId end
+  return nil
+end`;
 
 /** Stored for an alias that does not exist, so repeated misses do not reach Postgres. */
 export const NEGATIVE_ENTRY = '-';
@@ -47,8 +63,8 @@ const DIGITS = /^\d*$/;
 
 /**
  * `<redirectsUntil> <linkId> <json>`, `redirectsUntil` empty for "for ever". The two leading
- * fields are plain text so the lookup script can count a click without decoding JSON; a link id
- * never contains a space.
+ * fields are plain text so a script can apply `redirectsAt` without decoding JSON
+ * (`REDIRECTING_LINK_ID_LUA`); a link id never contains a space.
  */
 export function encodeResolution(resolution: LinkResolution | null): string {
   if (resolution === null) return NEGATIVE_ENTRY;

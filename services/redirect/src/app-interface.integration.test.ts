@@ -1,43 +1,33 @@
-import type { Environment } from '@linkservice/db';
-import { NOT_WRITABLE_MESSAGE } from '@linkservice/link-cache';
+import { NOT_WRITABLE_MESSAGE } from './redis-calls';
 import { insertLink } from '@linkservice/testing';
-import type { Answer, Harness, TestApp } from './testing/harness';
+import type { Answer } from './testing/harness';
 import {
+  ANDROID,
+  FLUSH_ONLY_WHEN_ASKED,
+  IPHONE,
   LINK_DOMAIN,
   clickCount,
-  clickTokensNaming,
+  clickTokensOfApp,
   createTestApp,
-  startRedirect,
+  redirectForFile,
+  setDeferredPage,
   storedClickToken,
 } from './testing/harness';
 
 /**
  * The link host for people (app-interface.md): query passthrough, click tokens, the Play Store
- * referrer, the iOS deferred page and link previews, through the real service on real Postgres
+ * referrer and the iOS deferred page (link previews: app.previews.integration.test.ts), through the real service on real Postgres
  * and Redis.
  */
 
-const IPHONE =
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
-const ANDROID =
-  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36';
-const FACEBOOK = 'facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)';
-const SLACK = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 const PLAY = 'https://play.google.com/store/apps/details?id=com.example.app';
 const APP_STORE = 'https://apps.apple.com/app/id42';
 const TOKEN_TTL_SECONDS = 900;
 const TOKEN = /^[0-9A-Za-z]{22}$/;
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startRedirect({
-    CLICK_FLUSH_INTERVAL_MS: '600000',
-    CLICK_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
-  });
-});
-afterAll(async () => {
-  await h.close();
+const h = redirectForFile({
+  ...FLUSH_ONLY_WHEN_ASKED,
+  CLICK_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
 });
 
 /** What the link host stored for a token it handed out, or null. */
@@ -58,31 +48,7 @@ function pageToken(answer: Answer): string {
   return token;
 }
 
-/** Click tokens stored for any link of the app. */
-async function tokensOfApp(appId: string): Promise<number> {
-  const links = await h.db.selectFrom('links').select('id').where('app_id', '=', appId).execute();
-  return clickTokensNaming(
-    h.resources.deps.redis,
-    h.config.REDIS_PREFIX,
-    links.map((link) => link.id),
-  );
-}
-
-async function setDeferredPage(app: TestApp, environment: Environment, on: boolean) {
-  await h.db
-    .insertInto('app_associations')
-    .values({
-      app_id: app.appId,
-      environment,
-      ios_team_id: 'ABCDE12345',
-      ios_bundle_id: 'com.example.app',
-      ios_deferred_page: on,
-    })
-    .onConflict((oc) =>
-      oc.columns(['app_id', 'environment']).doUpdateSet({ ios_deferred_page: on }),
-    )
-    .execute();
-}
+const tokensOfApp = (appId: string) => clickTokensOfApp(h, appId);
 
 describe('query passthrough', () => {
   it('appends the raw query to the fallback, before its fragment, on a miss and on a hit', async () => {
@@ -243,8 +209,8 @@ describe('iOS deferred page', () => {
         ios_fallback_url: APP_STORE,
       },
     );
-    await setDeferredPage(app, 'live', true);
-    await setDeferredPage(app, 'test', false);
+    await setDeferredPage(h.db, app, 'live', true);
+    await setDeferredPage(h.db, app, 'test', false);
     return { app, link };
   }
   const iphone = { 'user-agent': IPHONE };
@@ -316,7 +282,7 @@ describe('iOS deferred page', () => {
     expect((await h.get(`/${link.alias}`, { host: app.liveHost, headers: iphone })).status).toBe(
       200,
     );
-    await setDeferredPage(app, 'live', false);
+    await setDeferredPage(h.db, app, 'live', false);
     await h.cache.invalidate([
       { subdomainKey: app.subdomainKey, environment: 'live', alias: link.alias },
     ]);
@@ -327,86 +293,10 @@ describe('iOS deferred page', () => {
 
   it('is not served for a link without an iOS fallback', async () => {
     const app = await createTestApp(h.db);
-    await setDeferredPage(app, 'live', true);
+    await setDeferredPage(h.db, app, 'live', true);
     const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/web' });
     const res = await h.get(`/${link.alias}`, { host: app.liveHost, headers: iphone });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('https://example.com/web');
-  });
-});
-
-describe('link previews', () => {
-  it('gives previewers a page with the title and the link URL, counting and minting nothing', async () => {
-    const app = await createTestApp(h.db);
-    await setDeferredPage(app, 'live', true);
-    const link = await insertLink(h.db, app, {
-      title: `"Summer" <sale> & more`,
-      web_fallback_url: PLAY,
-      ios_fallback_url: APP_STORE,
-    });
-    const linkUrl = `https://${app.subdomainKey}.${LINK_DOMAIN}/${link.alias}`;
-    for (const ua of [FACEBOOK, SLACK]) {
-      const res = await h.get(`/${link.alias}?utm=x`, {
-        host: app.liveHost,
-        headers: { 'user-agent': ua },
-      });
-      expect(res.status).toBe(200);
-      expect(res.headers.get('cache-control')).toBe('no-store');
-      expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'none'/);
-      expect(res.text).toContain(
-        '<meta property="og:title" content="&quot;Summer&quot; &lt;sale&gt; &amp; more">',
-      );
-      expect(res.text).toContain(`<meta property="og:url" content="${linkUrl}">`);
-      expect(res.text).toContain(`<link rel="canonical" href="${linkUrl}">`);
-      expect(res.text).toContain('<title>&quot;Summer&quot; &lt;sale&gt; &amp; more</title>');
-      expect(res.text).not.toContain('ls_click');
-    }
-    // From the cache as well: the lookup itself must not count.
-    await h.cached(app, link.alias);
-    const cached = await h.get(`/${link.alias}`, {
-      host: app.liveHost,
-      headers: { 'user-agent': FACEBOOK },
-    });
-    expect(cached.status).toBe(200);
-    const head = await h.get(`/${link.alias}`, {
-      host: app.liveHost,
-      headers: { 'user-agent': FACEBOOK },
-      method: 'HEAD',
-    });
-    expect(head.status).toBe(200);
-    expect(head.headers.get('content-length')).toBe(cached.headers.get('content-length'));
-
-    await h.resources.flusher.flush();
-    expect(await clickCount(h.db, link.id)).toBe(0);
-    expect(await tokensOfApp(app.appId)).toBe(0);
-  });
-
-  it('titles an untitled link with its alias, previews archived links, and answers 410 and 404 as for people', async () => {
-    const app = await createTestApp(h.db);
-    const untitled = await insertLink(h.db, app);
-    const archived = await insertLink(h.db, app, { title: 'Old', archived_at: new Date() });
-    const expired = await insertLink(h.db, app, { expires_at: new Date(Date.now() - 1000) });
-    const as = { host: app.liveHost, headers: { 'user-agent': FACEBOOK } };
-
-    const plain = await h.get(`/${untitled.alias}`, as);
-    expect(plain.status).toBe(200);
-    expect(plain.text).toContain(`<meta property="og:title" content="${untitled.alias}">`);
-    const emptyTitle = await insertLink(h.db, app, { title: '' });
-    const empty = await h.get(`/${emptyTitle.alias}`, as);
-    expect(empty.text).toContain(`<meta property="og:title" content="${emptyTitle.alias}">`);
-    const old = await h.get(`/${archived.alias}`, as);
-    expect(old.status).toBe(200);
-    expect(old.text).toContain('<meta property="og:title" content="Old">');
-    const gone = await h.get(`/${expired.alias}`, as);
-    expect(gone.status).toBe(410);
-    expect(gone.text).toContain('Link expired');
-    const missing = await h.get('/nope', as);
-    expect(missing.status).toBe(404);
-    expect(missing.text).toContain('Link not found');
-
-    await h.resources.flusher.flush();
-    expect(await clickCount(h.db, untitled.id)).toBe(0);
-    expect(await clickCount(h.db, archived.id)).toBe(0);
-    expect(await tokensOfApp(app.appId)).toBe(0);
   });
 });

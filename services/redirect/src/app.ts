@@ -13,8 +13,8 @@ import { requestHost } from './http/host';
 import { requestPath, requestQuery } from './http/request-target';
 import { logRequestAtDebug } from './http/request-logging';
 import { redirectRouteLabel } from './http/route-label';
-import { PAGES, sendJson, sendPage, sendRedirect } from './http/responses';
-import { CLICK_TOKEN_LENGTH } from './clicks/click-token';
+import { PAGES, sendJsonDocument, sendPage, sendRedirect } from './http/responses';
+import { CLICK_TOKEN_LENGTH } from './clicks/click-token-minter';
 import { DEFERRED_PAGE_HEADERS, renderDeferredPage } from './pages/deferred-page';
 import { PREVIEW_PAGE_HEADERS, renderPreviewPage } from './pages/preview-page';
 import { throttled } from './throttled';
@@ -86,9 +86,9 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
       }
       // The server span is named by its route: a fixed path here, `/:alias` below.
       setHttpRoute(path);
-      const document = await associationDocument(deps.db, host, file);
+      const document = await associationDocument(deps.associations, host, file);
       if (document === null) sendPage(res, 404, PAGES.notFound);
-      else sendJson(res, 200, document);
+      else sendJsonDocument(res, 200, document);
       return;
     }
 

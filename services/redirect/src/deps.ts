@@ -2,17 +2,21 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { pingDatabase } from '@linkservice/db';
-import type { Resources } from '@linkservice/lifecycle';
+import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
+import { AssociationFilesRepository } from './associations/association-files.repository';
+import { ClickBatchesRepository } from './clicks/click-batches.repository';
 import { ClickCounter } from './clicks/click-counter';
 import { ClickFlusher } from './clicks/click-flusher';
-import { clickKeys } from './clicks/click-keys';
+import { CountingLookups } from './clicks/counting-lookups';
 import type { RedirectConfig } from './config';
+import { LinkResolutionRepository } from './links/link-resolution.repository';
 import { RedirectService } from './links/redirect.service';
 import { RedirectMetrics } from './metrics';
 import { RedisBackoff } from './redis-backoff';
+import { pingOnceConnected } from './redis-calls';
 
 /**
  * After a Redis call of a redirect timed out, redirects skip Redis this long (resolving from
@@ -20,17 +24,23 @@ import { RedisBackoff } from './redis-backoff';
  */
 const REDIS_BACKOFF_MS = 1_000;
 
+/** The clients a redirect process opens; what a test may swap (e.g. a Redis behind a proxy). */
+export interface RedirectClients {
+  db: Kysely<Database>;
+  redis: Redis;
+}
+
 /**
  * What request handling needs; built once by buildDeps() (the redirect's composition root) and
  * handed to createApp(), which builds nothing itself.
  */
-export interface RedirectDeps {
+export interface RedirectDeps extends RedirectClients {
   config: Pick<RedirectConfig, 'LINK_DOMAIN' | 'TRUST_FORWARDED_HOST'>;
   logger: Logger;
-  db: Kysely<Database>;
-  redis: Redis;
   /** Resolves aliases and counts the clicks of redirects. */
   redirects: RedirectService;
+  /** What the association files are built from. */
+  associations: AssociationFilesRepository;
   /** The process' Prometheus metrics; main.ts serves them on METRICS_PORT. */
   metrics: RedirectMetrics;
 }
@@ -54,43 +64,56 @@ export interface RedirectResources extends Resources<RedirectDeps> {
   close(): Promise<void>;
 }
 
-export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResources {
+/**
+ * The redirect's composition root: opens its clients, then builds every service over them.
+ * `options.shutdown` is unused: closing disconnects a client that is still reconnecting.
+ */
+export function buildDeps(
+  config: RedirectConfig,
+  logger: Logger,
+  options: BuildOptions<RedirectClients> = {},
+): RedirectResources {
   const postgres = createPostgres(config, { applicationName: 'linkservice-redirect', logger });
-  const redis = createRedisClient(config.REDIS_URL, {
-    connectionName: 'linkservice-redirect',
-    logger,
-    // A redirect must never wait for Redis to come back: while it is disconnected commands
-    // fail at once (no offline queue) and a hung one gives up after REDIS_COMMAND_TIMEOUT_MS;
-    // the service then falls back (Postgres for resolution, memory for the click) and skips
-    // Redis for REDIS_BACKOFF_MS. Reconnection goes on meanwhile. A timed-out command stays on
-    // its connection and may run late: counting is idempotent per click token, so that is
-    // harmless (see ClickCounter).
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
-    // No auto-pipelining: it keeps one pipeline in flight and queues every other command behind
-    // it. Measured at 10 connections: 0.063 -> 0.040 ms CPU per redirect and ~1.5x the
-    // redirects/s without it. LinkCache batches the lookups of one event-loop turn itself.
-    enableAutoPipelining: false,
-  });
+  const opened: RedirectClients = {
+    db: postgres.db,
+    redis: createRedisClient(config.REDIS_URL, {
+      connectionName: 'linkservice-redirect',
+      logger,
+      // A redirect must never wait for Redis to come back: while it is disconnected commands
+      // fail at once (no offline queue) and a hung one gives up after REDIS_COMMAND_TIMEOUT_MS;
+      // the service then falls back (Postgres for resolution, memory for the click) and skips
+      // Redis for REDIS_BACKOFF_MS. Reconnection goes on meanwhile. A timed-out command stays on
+      // its connection and may run late: counting is idempotent per click token, so that is
+      // harmless (see COUNT_CLICK_LUA).
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
+      // No auto-pipelining: it keeps one pipeline in flight and queues every other command
+      // behind it (measured: services/redirect/README.md). CountingLookups batches the lookups
+      // of one event-loop turn itself.
+      enableAutoPipelining: false,
+    }),
+  };
+  const { db, redis } = options.clients ? options.clients(opened) : opened;
 
   const cache = new LinkCache(redis, config.REDIS_PREFIX, {
     positiveSeconds: config.LINK_CACHE_TTL_SECONDS,
     negativeSeconds: config.LINK_CACHE_NEGATIVE_TTL_SECONDS,
   });
-  const keys = clickKeys(config.REDIS_PREFIX);
+  const tokenTtlMs = config.CLICK_TOKEN_TTL_SECONDS * 1000;
+  // One window for the lookups and the clicks: a timeout of either spares the other.
+  const backoff = new RedisBackoff(REDIS_BACKOFF_MS);
   const clicks = new ClickCounter({
     redis,
-    keys,
     redisPrefix: config.REDIS_PREFIX,
-    tokenTtlMs: config.CLICK_TOKEN_TTL_SECONDS * 1000,
+    tokenTtlMs,
     logger,
-    backoff: new RedisBackoff(REDIS_BACKOFF_MS),
+    backoff,
   });
   const flusher = new ClickFlusher({
     redis,
-    db: postgres.db,
-    keys,
+    batches: new ClickBatchesRepository(db),
+    redisPrefix: config.REDIS_PREFIX,
     counter: clicks,
     logger,
     intervalMs: config.CLICK_FLUSH_INTERVAL_MS,
@@ -98,24 +121,36 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
   });
   const metrics = new RedirectMetrics();
   metrics.watchClicks(clicks, flusher);
-  const redirects = new RedirectService(
-    postgres.db,
+  const redirects = new RedirectService({
+    links: new LinkResolutionRepository(db),
     cache,
+    lookups: new CountingLookups({ redis, cache, redisPrefix: config.REDIS_PREFIX, tokenTtlMs }),
     clicks,
-    config.REDIS_PREFIX,
+    backoff,
+    redisPrefix: config.REDIS_PREFIX,
     logger,
-    config.DATABASE_QUERY_TIMEOUT_MS,
-    metrics.cache,
-  );
+    lookupBudgetMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    cacheStats: metrics.cache,
+  });
 
   let closing: Promise<void> | undefined;
   return {
-    deps: { config, logger, db: postgres.db, redis, redirects, metrics },
+    deps: {
+      config,
+      logger,
+      db,
+      redis,
+      redirects,
+      associations: new AssociationFilesRepository(db),
+      metrics,
+    },
     // Redirects would fall back to Postgres without Redis, but a cold start should not: every
-    // click of a fallback waits in memory, and every lookup costs a query.
+    // click of a fallback waits in memory, and every lookup costs a query. Without an offline
+    // queue a PING sent while the client still connects fails ("Stream isn't writeable"): the
+    // first connection is waited for, and only its failure is one.
     dependencies: {
-      postgres: () => pingDatabase(postgres.db),
-      redis: () => redis.ping(),
+      postgres: () => pingDatabase(db),
+      redis: () => pingOnceConnected(redis),
     },
     flusher,
     clicks,
@@ -126,10 +161,11 @@ export function buildDeps(config: RedirectConfig, logger: Logger): RedirectResou
           flusher.start();
         });
     },
+    // What was opened here, whatever a test swapped in.
     close: () =>
       (closing ??= (async () => {
         await flusher.stop();
-        await closeRedis(redis);
+        await closeRedis(opened.redis);
         await postgres.close();
       })()),
   };

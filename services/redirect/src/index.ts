@@ -3,9 +3,8 @@
 export { createApp } from './app';
 export type { AppOptions } from './app';
 export { buildDeps } from './deps';
-export type { RedirectDeps, RedirectResources } from './deps';
+export type { RedirectClients, RedirectDeps, RedirectResources } from './deps';
 export { loadConfig, redirectEnvSchema } from './config';
 export type { RedirectConfig } from './config';
-export { clickKeys } from './clicks/click-keys';
 // The flush statement itself, for the bench's clicks (test/bench/clicks.ts).
-export { applyClickBatch } from './clicks/click-batches.repository';
+export { ClickBatchesRepository } from './clicks/click-batches.repository';

@@ -23,12 +23,11 @@ import {
   testEnvironment,
 } from '@linkservice/testing';
 import { ALIAS_IN_USE } from './creation-plan';
-import type { LinkCreationService } from './create-links.service';
 import {
   completed,
   createdLinks,
   creation,
-  creationService,
+  writeOne,
   linkCounts,
   newHarness,
   requestRow,
@@ -40,10 +39,6 @@ import {
  * transaction, and each is still answered, limited and made exactly-once on its own.
  */
 const kit = useCreationHarness();
-
-const service = (
-  drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
-): LinkCreationService => creationService(kit, drawAliases);
 
 /** The job a group travelled in: its id is its first request's id. */
 async function groupJobOf(first: { requestId: string }): Promise<CreateLinksGroup> {
@@ -170,7 +165,7 @@ describe('group commit', () => {
     const late = withDeadline(creation(app, [linkDraft()]), Date.now() - 1);
     const live = withDeadline(creation(app, [linkDraft({ title: 'live' })]));
 
-    const answers = await service().createGroup([late, live]);
+    const answers = await kit.writer().write([late, live]);
     expect(answers.get(late.requestId)).toEqual({
       status: 'abandoned',
       reason: 'deadline_passed',
@@ -188,7 +183,7 @@ describe('group commit', () => {
     const poison = withDeadline(creation(app, [linkDraft({ title: 'bad\u0000title' })]));
     const alsoGood = withDeadline(creation(app, [linkDraft({ title: 'also good' })]));
 
-    await expect(service().createGroup([good, poison, alsoGood])).rejects.toThrow();
+    await expect(kit.writer().write([good, poison, alsoGood])).rejects.toThrow();
     expect((await linksOf(kit.db, app.appId)).map((row) => row.title).sort()).toEqual([
       'also good',
       'good',
@@ -197,7 +192,7 @@ describe('group commit', () => {
 
     // The job's retry: the committed requests answer from their rows, nothing is created twice.
     const stored = await requestRow(kit.db, good.requestId);
-    await expect(service().createGroup([good, poison, alsoGood])).rejects.toThrow();
+    await expect(kit.writer().write([good, poison, alsoGood])).rejects.toThrow();
     expect(await requestRow(kit.db, good.requestId)).toEqual(stored);
     expect(await linksOf(kit.db, app.appId)).toHaveLength(2);
   });
@@ -212,7 +207,7 @@ describe('group commit', () => {
       await locker.query('SELECT 1 FROM apps WHERE id = $1 FOR NO KEY UPDATE', [busy.appId]);
       const blocked = withDeadline(creation(busy, [linkDraft({ title: 'busy' })]));
       const other = withDeadline(creation(free, [linkDraft({ title: 'free' })]));
-      const creating = service().createGroup([blocked, other]);
+      const creating = kit.writer().write([blocked, other]);
 
       // The free app's link is committed while the busy app's row is still held.
       await eventually(async () => (await linksOf(kit.db, free.appId)).length === 1 || false, {
@@ -303,7 +298,7 @@ describe('group commit', () => {
             `invalid create-links payload: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
           );
         }
-        return service().createLinks(parsed.data);
+        return writeOne(kit.writer(), parsed.data);
       },
       { connection: redisOptionsFromUrl(testEnvironment().redisUrl), prefix: upgrading.prefix },
     );

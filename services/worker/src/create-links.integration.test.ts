@@ -9,14 +9,13 @@ import {
   CreationTransactions,
 } from '@linkservice/creation';
 import { createTenant, eventually, linkDraft, linksOf } from '@linkservice/testing';
-import type { LinkCreationService } from './create-links.service';
-import { LinksRepository } from './links.repository';
+import { LinkInserts } from './link-inserts.repository';
 import {
   CreationHarness,
   completed,
   createdLinks,
   creation,
-  creationService,
+  writeOne,
   linkCounts,
   newHarness,
   requestRow,
@@ -24,10 +23,6 @@ import {
 } from './testing/creation-harness';
 
 const kit = useCreationHarness();
-
-const service = (
-  drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
-): LinkCreationService => creationService(kit, drawAliases);
 
 describe('creating links through the queue', () => {
   it('creates one link with a generated alias and records the request', async () => {
@@ -91,7 +86,7 @@ describe('creating links through the queue', () => {
       ...creation(app, [linkDraft({ title: 'one' }), linkDraft({ title: 'two' })]),
       deadline: Date.now() + 10_000,
     };
-    const answer = await service(drawAliases).createLinks(payload);
+    const answer = await writeOne(kit.writer(drawAliases), payload);
     if (answer.status !== 'done') throw new Error(`expected done, got ${answer.reason}`);
     expect(draws).toEqual([['Taken007', 'Fresh001'], ['Fresh002']]);
     expect(createdLinks(answer.result.results).map((link) => [link.title, link.alias])).toEqual([
@@ -303,7 +298,7 @@ describe('exactly once', () => {
   it('creates nothing for a job past its deadline', async () => {
     const app = await createTenant(kit.db);
     const payload = { ...creation(app, [linkDraft()]), deadline: Date.now() - 1 };
-    expect(await service().createLinks(payload)).toEqual({
+    expect(await writeOne(kit.writer(), payload)).toEqual({
       status: 'abandoned',
       reason: 'deadline_passed',
     });
@@ -333,7 +328,7 @@ describe('exactly once', () => {
         { requestId, appId: app.appId, deadline: Date.now() + 5_000 },
       ]);
       expect(claims.get(requestId)).toMatchObject({ kind: 'claimed' });
-      const rows = await new LinksRepository().insertLinks(tx, [
+      const rows = await new LinkInserts().insertLinks(tx, [
         {
           id: newId('lnk'),
           app_id: app.appId,
@@ -359,7 +354,7 @@ describe('exactly once', () => {
       app.appId,
     );
     expect(settled).toEqual({ kind: 'abandoned' });
-    expect(await service().createLinks(payload)).toEqual({
+    expect(await writeOne(kit.writer(), payload)).toEqual({
       status: 'abandoned',
       reason: 'abandoned_by_gateway',
     });

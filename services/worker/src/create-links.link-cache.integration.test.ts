@@ -3,9 +3,9 @@ import { LinkCache } from '@linkservice/link-cache';
 import { createTenant, linkDraft, testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
 import { CreationTransactions } from '@linkservice/creation';
-import { LinkCreationService } from './create-links.service';
-import { LinksRepository } from './links.repository';
-import { completed, creation, useCreationHarness } from './testing/creation-harness';
+import { CreationGroupWriter } from './creation-group.writer';
+import { LinkInserts } from './link-inserts.repository';
+import { completed, creation, useCreationHarness, writeOne } from './testing/creation-harness';
 
 // The link host caches "no such link" for aliases it was asked for. A link created under such a
 // caller alias must resolve at once: the worker drops those entries after its commit.
@@ -59,17 +59,13 @@ describe('creation and the link host cache', () => {
     };
     // Only a guess of the one alias the draw will give could have cached it as missing.
     await rememberMissing(drawn);
-    const service = new LinkCreationService(
-      new CreationTransactions(kit.db),
-      new LinksRepository(),
-      {
-        linkDomain: kit.harness.linkDomain,
-        logger: kit.harness.logger,
-        linkCache: cache,
-        drawAliases: (count) => Array.from({ length: count }, () => drawn.alias),
-      },
-    );
-    const answer = await service.createLinks({
+    const writer = new CreationGroupWriter(new CreationTransactions(kit.db), new LinkInserts(), {
+      linkDomain: kit.harness.linkDomain,
+      logger: kit.harness.logger,
+      linkCache: cache,
+      drawAliases: (count) => Array.from({ length: count }, () => drawn.alias),
+    });
+    const answer = await writeOne(writer, {
       ...creation(app, [linkDraft()]),
       deadline: Date.now() + 10_000,
     });

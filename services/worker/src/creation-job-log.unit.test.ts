@@ -1,18 +1,6 @@
-import { Writable } from 'node:stream';
 import type { CreateLinksJobResult, CreateLinksPayload } from '@linkservice/creation';
-import { createLogger } from '@linkservice/logger';
 import { logCreationRequest } from './creation-job-log';
-
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, logger: createLogger('worker', 'info', stream) };
-}
+import { loggerToLines } from './testing/log-lines';
 
 const request = {
   requestId: 'crt_1',
@@ -32,7 +20,7 @@ const link = { id: 'lnk_1' } as never;
 
 describe('logCreationRequest', () => {
   it('writes one info line per request with the request, app, counts and duration', async () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = loggerToLines();
     const answer: CreateLinksJobResult = {
       status: 'done',
       result: {
@@ -66,7 +54,7 @@ describe('logCreationRequest', () => {
   });
 
   it("names the group's job when the request was not its first", async () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = loggerToLines();
     const answer: CreateLinksJobResult = { status: 'done', result: { results: [] } };
     logCreationRequest(logger, { request, answer, jobId: 'crt_0', attempt: 2, durationMs: 1 });
     await new Promise(setImmediate);
@@ -74,7 +62,7 @@ describe('logCreationRequest', () => {
   });
 
   it('logs an abandoned request with nothing created', async () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = loggerToLines();
     const answer = { status: 'abandoned', reason: 'deadline_passed' } as const;
     logCreationRequest(logger, { request, answer, jobId: 'crt_1', attempt: 1, durationMs: 1 });
     await new Promise(setImmediate);

@@ -1,6 +1,12 @@
 import type { LinkDraft } from '@linkservice/contracts';
 import { isReservedAlias } from '@linkservice/contracts';
-import type { CreateLinksPayload, EntryResult, StoppedEarly } from '@linkservice/creation';
+import type { Environment } from '@linkservice/db';
+import type {
+  ClaimedApp,
+  CreateLinksPayload,
+  EntryResult,
+  StoppedEarly,
+} from '@linkservice/creation';
 import { ALIAS_REPEATED, entryInvalid } from '@linkservice/creation';
 
 export const ALIAS_IN_USE =
@@ -87,4 +93,65 @@ function stop(
 ): CreationPlan {
   refused.push({ index, ok: false, error: reason, message });
   return { toCreate, refused, stoppedEarly: { reason, atIndex: index, message } };
+}
+
+/** An alias in one app and environment. */
+export interface AliasRef {
+  appId: string;
+  environment: Environment;
+  alias: string;
+}
+
+/** One string per alias, app and environment, for sets and maps. */
+export function aliasKey({ appId, environment, alias }: AliasRef): string {
+  return `${appId}\u0000${environment}\u0000${alias}`;
+}
+
+/** A request this transaction claimed, and its app as the claim read it under the lock. */
+export interface ClaimedRequest {
+  payload: CreateLinksPayload;
+  app: ClaimedApp;
+}
+
+export interface PlannedRequest extends ClaimedRequest {
+  plan: CreationPlan;
+}
+
+/** The caller aliases the claimed requests ask for: the ones whose use must be read first. */
+export function callerAliasesOf(claimed: readonly ClaimedRequest[]): AliasRef[] {
+  return claimed.flatMap(({ payload: { appId, environment, entries } }) =>
+    entries.flatMap(({ draft }) =>
+      draft.alias === null ? [] : [{ appId, environment, alias: draft.alias }],
+    ),
+  );
+}
+
+/**
+ * Plans a group's claimed requests in arrival order, each against what the ones before it will
+ * have created: an app's link count grows by its earlier requests' links (the plan allowance
+ * stays exact), and an alias an earlier request takes is taken for the later ones. The plans are
+ * those of one transaction per request, one after the other. `taken` holds the aliasKey()s the
+ * database already has; it is not changed.
+ */
+export function planGroup(
+  claimed: readonly ClaimedRequest[],
+  taken: ReadonlySet<string>,
+): PlannedRequest[] {
+  const takenSoFar = new Set(taken);
+  const linkCounts = new Map<string, number>();
+  return claimed.map(({ payload, app }) => {
+    const linkCount = linkCounts.get(payload.appId) ?? app.linkCount;
+    const scope = { appId: payload.appId, environment: payload.environment };
+    const plan = planCreations(
+      payload.entries,
+      { has: (alias) => takenSoFar.has(aliasKey({ ...scope, alias })) },
+      { linkCount, linkAllowance: app.linkAllowance },
+      payload.creationBudget,
+    );
+    linkCounts.set(payload.appId, linkCount + plan.toCreate.length);
+    for (const { draft } of plan.toCreate) {
+      if (draft.alias !== null) takenSoFar.add(aliasKey({ ...scope, alias: draft.alias }));
+    }
+    return { payload, app, plan };
+  });
 }

@@ -17,9 +17,9 @@ import {
   IdempotencyKeysRepository,
 } from '@linkservice/creation';
 import type { WorkerConfig } from './config';
-import { LinkCreationService } from './create-links.service';
-import { InstallsRepository } from './installs.repository';
-import { LinksRepository } from './links.repository';
+import { CreationGroupWriter } from './creation-group.writer';
+import { InstallRetentionRepository } from './install-retention.repository';
+import { LinkInserts } from './link-inserts.repository';
 import { WorkerMetrics } from './metrics';
 
 /** The clients a worker process opens; what a test may swap (e.g. its own pool). */
@@ -38,14 +38,14 @@ export interface WorkerClients {
 export interface WorkerDeps extends WorkerClients {
   config: WorkerConfig;
   logger: Logger;
-  links: LinksRepository;
+  links: LinkInserts;
   /** The creation protocol's bookkeeping rows: the cleanup deletes the old ones. */
   creationRequests: CreationRequestsRepository;
   /** The gateway's Idempotency-Key records: the cleanup deletes those past their 24 hours. */
   idempotencyKeys: IdempotencyKeysRepository;
   /** Installs reported through the gateway: the retention deletes the old ones. */
-  installs: InstallsRepository;
-  creation: LinkCreationService;
+  installs: InstallRetentionRepository;
+  creation: CreationGroupWriter;
   /** The process' Prometheus metrics; main.ts serves them on METRICS_PORT. */
   metrics: WorkerMetrics;
 }
@@ -81,11 +81,11 @@ export function buildDeps(
   const opened: WorkerClients = { db: postgres.db, queueRedis, probeRedis };
   const used = clients ? clients(opened) : opened;
 
-  const links = new LinksRepository();
+  const links = new LinkInserts();
   const creationRequests = new CreationRequestsRepository(used.db);
   const idempotencyKeys = new IdempotencyKeysRepository(used.db);
-  const installs = new InstallsRepository(used.db);
-  const creation = new LinkCreationService(new CreationTransactions(used.db), links, {
+  const installs = new InstallRetentionRepository(used.db);
+  const creation = new CreationGroupWriter(new CreationTransactions(used.db), links, {
     linkDomain: config.LINK_DOMAIN,
     logger,
     testDelayMs: config.WORKER_TEST_DELAY_MS,

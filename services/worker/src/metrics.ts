@@ -12,7 +12,7 @@ import {
 } from '@linkservice/metrics';
 import type { Job } from 'bullmq';
 import { Queue, UnrecoverableError } from 'bullmq';
-import type { CreationJobReply } from './create-links.job';
+import type { CreationJobReply } from './creation-job.processor';
 import type { WorkerDeps } from './deps';
 
 /**
@@ -52,6 +52,7 @@ export function outcomeOf(
   if ('value' in result) {
     const reply = result.value;
     const done =
+      // A one-request job's reply (pre-group-commit.compat.ts): goes in 0.3.0.
       'answers' in reply
         ? reply.answers.some(({ answer }) => answer.status === 'done')
         : reply.status === 'done';

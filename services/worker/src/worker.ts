@@ -1,10 +1,6 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import {
-  CREATE_LINKS_QUEUE,
-  scheduleCreationRequestsCleanup,
-  scheduleIdempotencyKeysCleanup,
-} from '@linkservice/creation';
+import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
 import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { pingDatabase } from '@linkservice/db';
 import { createProbeServer, settlesWithin } from '@linkservice/lifecycle';
@@ -12,11 +8,11 @@ import { throttledErrorLog } from '@linkservice/logger';
 import { queueTelemetry } from '@linkservice/telemetry';
 import { Worker } from 'bullmq';
 import type { WorkerConfig } from './config';
-import type { CreationJobReply } from './create-links.job';
-import { createLinksProcessor } from './create-links.job';
+import type { CreationJobReply } from './creation-job.processor';
+import { createLinksProcessor, UnknownAppFailure } from './creation-job.processor';
 import type { WorkerDeps } from './deps';
 import { measuredProcessor } from './metrics';
-import { scheduleInstallRetention } from './installs.retention';
+import { scheduleWorkerRetention } from './retention';
 
 /**
  * Starts consuming create-links jobs on the deps' queue connection, under REDIS_PREFIX (the
@@ -29,7 +25,10 @@ export function startCreationWorker(
   const { config, logger } = deps;
   const worker = new Worker<unknown, CreationJobReply>(
     CREATE_LINKS_QUEUE,
-    measuredProcessor(createLinksProcessor(deps.creation, logger), deps.metrics),
+    measuredProcessor(
+      createLinksProcessor(deps.creation, logger, { redisPrefix: config.REDIS_PREFIX }),
+      deps.metrics,
+    ),
     {
       connection: deps.queueRedis,
       prefix: config.REDIS_PREFIX,
@@ -49,6 +48,8 @@ export function startCreationWorker(
   );
   worker.on('error', throttledErrorLog(logger, { message: 'creation worker: redis error' }));
   worker.on('failed', (job, error) => {
+    // The processor has logged this one, with its likely cause.
+    if (error instanceof UnknownAppFailure) return;
     logger.warn(
       { err: error, jobId: job?.id, attemptsMade: job?.attemptsMade },
       'creation job attempt failed',
@@ -58,8 +59,8 @@ export function startCreationWorker(
 }
 
 /**
- * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer, the
- * creation_requests and idempotency_keys cleanups and the installs retention. Stopping lets in-flight jobs finish
+ * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer and the
+ * retention deletes (retention.ts). Stopping lets in-flight jobs finish
  * (each is bounded by its deadline; the grace period bounds the whole); a job cut off by the exit
  * rolls back and is redelivered, or settled by the gateway: never half-done.
  */
@@ -86,27 +87,7 @@ export async function startWorker(
   await once(probes, 'listening');
 
   const worker = startCreationWorker(deps);
-  const cleanup = scheduleCreationRequestsCleanup(
-    deps.creationRequests,
-    {
-      retentionHours: config.CREATION_REQUESTS_RETENTION_HOURS,
-      intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS,
-    },
-    logger,
-  );
-  const keysCleanup = scheduleIdempotencyKeysCleanup(
-    deps.idempotencyKeys,
-    { intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS },
-    logger,
-  );
-  const installRetention = scheduleInstallRetention(
-    deps.installs,
-    {
-      retentionDays: config.INSTALL_RETENTION_DAYS,
-      intervalMs: config.INSTALL_RETENTION_INTERVAL_MS,
-    },
-    logger,
-  );
+  const retention = scheduleWorkerRetention(deps, config);
   logger.info(
     { healthPort: (probes.address() as AddressInfo).port, concurrency: config.WORKER_CONCURRENCY },
     'worker started',
@@ -123,12 +104,7 @@ export async function startWorker(
           // failure would surface as an unhandled 'error').
           await worker.waitUntilReady().catch(() => undefined);
         }
-        await Promise.all([
-          worker.close(),
-          cleanup.stop(),
-          keysCleanup.stop(),
-          installRetention.stop(),
-        ]);
+        await Promise.all([worker.close(), retention.stop()]);
       })();
       if (!(await settlesWithin(finished, graceMs))) {
         logger.warn('grace period over: exiting with jobs still running; they roll back');

@@ -1,5 +1,3 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '@linkservice/db';
 import type { LinkHost } from '@linkservice/contracts';
 import {
   APPLE_APP_SITE_ASSOCIATION_PATH,
@@ -7,7 +5,7 @@ import {
   appleAppSiteAssociation,
   assetLinks,
 } from './association-files';
-import { findAppAssociation } from './associations.repository';
+import type { AssociationFilesRepository } from './association-files.repository';
 
 export type AssociationFile = 'apple-app-site-association' | 'assetlinks';
 
@@ -24,11 +22,11 @@ export function associationFileFor(path: string): AssociationFile | null {
  * CDN), and an operator's change shows at once.
  */
 export async function associationDocument(
-  db: Kysely<Database>,
+  associations: AssociationFilesRepository,
   host: LinkHost,
   file: AssociationFile,
 ): Promise<unknown> {
-  const association = await findAppAssociation(db, host);
+  const association = await associations.find(host);
   switch (file) {
     case 'apple-app-site-association':
       return association?.ios ? appleAppSiteAssociation(association.ios) : null;

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { DbHandle } from '@linkservice/db';
 import { createTenant, insertLink, insertLinks, testDatabase } from '@linkservice/testing';
 import { clickCount } from '../testing/harness';
-import { applyClickBatch } from './click-batches.repository';
+import { ClickBatchesRepository } from './click-batches.repository';
 
 let postgres: DbHandle;
 
@@ -13,6 +13,9 @@ beforeAll(() => {
 afterAll(async () => {
   await postgres.close();
 });
+
+const apply = (batchId: string, counts: ReadonlyMap<string, number>) =>
+  new ClickBatchesRepository(postgres.db).apply(batchId, counts);
 
 /**
  * Where a link's row version lives and which transaction wrote it: both stay the same exactly
@@ -26,7 +29,7 @@ async function rowVersion(linkId: string) {
   return result.rows[0];
 }
 
-describe('applyClickBatch', () => {
+describe('ClickBatchesRepository.apply', () => {
   it('adds flush after flush to link_clicks and never writes the links row', async () => {
     const app = await createTenant(postgres.db);
     const [a, b] = await insertLinks(postgres.db, { appId: app.appId, environment: 'test' }, [
@@ -43,7 +46,7 @@ describe('applyClickBatch', () => {
         counts.set(b.id, 2);
         expectedB += 2;
       }
-      expect(await applyClickBatch(postgres.db, `test:${randomUUID()}`, counts)).toBe(true);
+      expect(await apply(`test:${randomUUID()}`, counts)).toBe(true);
     }
     expect(await clickCount(postgres.db, a.id)).toBe(expectedA);
     expect(await clickCount(postgres.db, b.id)).toBe(expectedB);
@@ -69,8 +72,8 @@ describe('applyClickBatch', () => {
       [link.id, 3],
       ['lnk_no_such_link', 5],
     ]);
-    expect(await applyClickBatch(postgres.db, batchId, counts)).toBe(true);
-    expect(await applyClickBatch(postgres.db, batchId, counts)).toBe(false);
+    expect(await apply(batchId, counts)).toBe(true);
+    expect(await apply(batchId, counts)).toBe(false);
     expect(await clickCount(postgres.db, link.id)).toBe(3);
     const orphans = await postgres.db
       .selectFrom('link_clicks')
@@ -88,15 +91,15 @@ describe('applyClickBatch', () => {
       Array.from({ length: 12 }, () => ({})),
     );
     // Each batch names the links in another order; half of them are first clicks (inserts).
-    const batches = Array.from({ length: 16 }, (_, i) => {
+    const countsOfEach = Array.from({ length: 16 }, (_, i) => {
       const order = i % 2 === 0 ? links : [...links].reverse();
       return new Map(order.map((link) => [link.id, 1 + (i % 3)]));
     });
     const results = await Promise.all(
-      batches.map((counts) => applyClickBatch(postgres.db, `test:${randomUUID()}`, counts)),
+      countsOfEach.map((counts) => apply(`test:${randomUUID()}`, counts)),
     );
     expect(results.every(Boolean)).toBe(true);
-    const expected = batches.reduce((sum, counts) => sum + [...counts.values()][0], 0);
+    const expected = countsOfEach.reduce((sum, counts) => sum + [...counts.values()][0], 0);
     for (const link of links) expect(await clickCount(postgres.db, link.id)).toBe(expected);
   });
 

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { DbHandle } from '@linkservice/db';
+import type { ClickKeys } from '@linkservice/link-cache';
 import {
   CLICK_TOKEN_TOMBSTONE,
   ClickTokenStore,
-  NOT_WRITABLE_MESSAGE,
+  batchName,
+  clickKeys,
   clickTokenKey,
   hashClickToken,
   parseClickTokenValue,
@@ -19,12 +21,13 @@ import {
   unreachableRedis,
 } from '@linkservice/testing';
 import { clickCount } from '../testing/harness';
-import type { CountedClick } from './click-counter';
+import { NOT_WRITABLE_MESSAGE } from '../redis-calls';
+import { RedisBackoff } from '../redis-backoff';
+import { ClickBatchesRepository } from './click-batches.repository';
+import type { Click } from './click-buffers';
 import type { ClickCounterOptions } from './click-counter';
 import { ClickCounter } from './click-counter';
 import { ClickFlusher } from './click-flusher';
-import type { ClickKeys } from './click-keys';
-import { batchName, clickKeys } from './click-keys';
 
 const env = testEnvironment();
 const logger = createLogger('click-flusher-test', 'silent');
@@ -40,31 +43,36 @@ afterAll(async () => {
   await postgres.close();
 });
 
+interface IsolatedKeys extends ClickKeys {
+  /** The REDIS_PREFIX the keys are under. */
+  prefix: string;
+}
+
 /** Each test counts under its own key namespace, as one deployment would. */
-function isolatedKeys(): ClickKeys {
-  return clickKeys(`${env.redisPrefix}:${randomUUID().slice(0, 8)}`);
+function isolatedKeys(): IsolatedKeys {
+  const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+  return { prefix, ...clickKeys(prefix) };
 }
 
 const TOKEN_TTL_MS = 60_000;
 
 function counterFor(
   client: Redis,
-  keys: ClickKeys,
-  redisPrefix = `${env.redisPrefix}:tokens`,
+  keys: IsolatedKeys,
   limits: Pick<ClickCounterOptions, 'maxUntokened' | 'maxUncertain'> = {},
 ) {
   return new ClickCounter({
     redis: client,
-    keys,
-    redisPrefix,
+    redisPrefix: keys.prefix,
     tokenTtlMs: TOKEN_TTL_MS,
     logger,
+    backoff: new RedisBackoff(1_000),
     ...limits,
   });
 }
 
 /** A click on `linkId` now, with a fresh token (its hash stands for a minted token's). */
-function clickOn(linkId: string, at = Date.now()): CountedClick {
+function clickOn(linkId: string, at = Date.now()): Click {
   return { linkId, tokenHash: hashClickToken(randomUUID()), at };
 }
 
@@ -83,13 +91,13 @@ async function whileRedisRefusesClicks(work: () => Promise<void>): Promise<void>
   }
 }
 
-function flusherFor(keys: ClickKeys, counter = counterFor(redis, keys)) {
+function flusherFor(keys: IsolatedKeys, counter = counterFor(redis, keys)) {
   return {
     counter,
     flusher: new ClickFlusher({
       redis,
-      db: postgres.db,
-      keys,
+      batches: new ClickBatchesRepository(postgres.db),
+      redisPrefix: keys.prefix,
       counter,
       logger,
       intervalMs: 60_000,
@@ -109,9 +117,9 @@ describe('ClickFlusher', () => {
     const { counter, flusher } = flusherFor(keys);
     const [a, b] = await twoLinks();
     await Promise.all([
-      counter.record(clickOn(a.id)),
-      counter.record(clickOn(a.id)),
-      counter.record(clickOn(b.id)),
+      counter.recordClick(clickOn(a.id), 'fresh'),
+      counter.recordClick(clickOn(a.id), 'fresh'),
+      counter.recordClick(clickOn(b.id), 'fresh'),
     ]);
 
     await flusher.flush();
@@ -126,7 +134,7 @@ describe('ClickFlusher', () => {
     const keys = isolatedKeys();
     const { counter, flusher } = flusherFor(keys);
     const [a] = await twoLinks();
-    await counter.record(clickOn(a.id));
+    await counter.recordClick(clickOn(a.id), 'fresh');
     await flusher.flush();
     expect(await clickCount(postgres.db, a.id)).toBe(1);
 
@@ -186,7 +194,9 @@ describe('ClickFlusher', () => {
     let expected = 0;
     for (let round = 0; round < 5; round++) {
       const clicks = replicas.flatMap(({ counter }, i) =>
-        Array.from({ length: 20 + i }, (_, n) => counter.record(clickOn(n % 2 ? a.id : b.id))),
+        Array.from({ length: 20 + i }, (_, n) =>
+          counter.recordClick(clickOn(n % 2 ? a.id : b.id), 'fresh'),
+        ),
       );
       expected += clicks.length;
       // Every replica flushes and recovers everything it sees, all at the same time.
@@ -203,8 +213,8 @@ describe('ClickFlusher', () => {
     const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
     try {
       const counter = counterFor(unreachable, keys);
-      await counter.record(clickOn(a.id));
-      await counter.record(clickOn(a.id));
+      await counter.recordClick(clickOn(a.id), 'fresh');
+      await counter.recordClick(clickOn(a.id), 'fresh');
 
       const { flusher } = flusherFor(keys, counter);
       await flusher.flush();
@@ -216,16 +226,16 @@ describe('ClickFlusher', () => {
 
   it('stores the click tokens Redis refused with their clicks once it answers, with the time they have left', async () => {
     const keys = isolatedKeys();
-    const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const { prefix } = keys;
     const [a] = await twoLinks();
-    const counter = counterFor(redis, keys, prefix);
+    const counter = counterFor(redis, keys);
     const now = Date.now();
     const fresh = clickOn(a.id, now - 20_000);
     const expired = clickOn(a.id, now - TOKEN_TTL_MS - 1);
     // Redis refuses the clicks' round trips, then answers again.
     await whileRedisRefusesClicks(async () => {
-      await counter.record(fresh);
-      await counter.record(expired);
+      await counter.recordClick(fresh, 'fresh');
+      await counter.recordClick(expired, 'fresh');
     });
     expect(counter.untokenedCount).toBe(2);
     expect(await redis.exists(clickTokenKey(prefix, fresh.tokenHash))).toBe(0);
@@ -252,7 +262,7 @@ describe('ClickFlusher', () => {
     const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
     try {
       const counter = counterFor(unreachable, keys);
-      await counter.record(clickOn(a.id));
+      await counter.recordClick(clickOn(a.id), 'fresh');
       expect(await counter.storeUntokened()).toBe(1);
       expect(await counter.storeUntokened()).toBe(1);
     } finally {
@@ -262,12 +272,12 @@ describe('ClickFlusher', () => {
 
   it('keeps at most maxUntokened tokens waiting, dropping the oldest, and still counts every click', async () => {
     const keys = isolatedKeys();
-    const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const { prefix } = keys;
     const [a] = await twoLinks();
-    const counter = counterFor(redis, keys, prefix, { maxUntokened: 10 });
+    const counter = counterFor(redis, keys, { maxUntokened: 10 });
     const clicks = Array.from({ length: 12 }, (_, n) => clickOn(a.id, Date.now() - 12 + n));
     await whileRedisRefusesClicks(async () => {
-      for (const click of clicks) await counter.record(click);
+      for (const click of clicks) await counter.recordClick(click, 'fresh');
     });
     // Past 10, the oldest tenth-and-more went: 11 -> 9 kept, then the 12th: 10.
     expect(counter.untokenedCount).toBe(10);
@@ -282,16 +292,16 @@ describe('ClickFlusher', () => {
 
   it('reconciles uncertain clicks once each: counted if their first call never ran, not again if it did', async () => {
     const keys = isolatedKeys();
-    const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const { prefix } = keys;
     const [a] = await twoLinks();
-    const counter = counterFor(redis, keys, prefix);
+    const counter = counterFor(redis, keys);
     const ran = clickOn(a.id);
     const neverRan = clickOn(a.id);
     // `ran`'s call reached Redis though its caller saw a timeout; `neverRan`'s did not.
-    await counter.record(ran);
-    counter.addUncertain(ran);
-    counter.addUncertain(neverRan);
-    counter.addUncertain(neverRan);
+    await counter.recordClick(ran, 'fresh');
+    await counter.recordClick(ran, 'uncertain');
+    await counter.recordClick(neverRan, 'uncertain');
+    await counter.recordClick(neverRan, 'uncertain');
 
     const { flusher } = flusherFor(keys, counter);
     await flusher.flush();
@@ -307,14 +317,14 @@ describe('ClickFlusher', () => {
 
   it('counts nothing for an uncertain click whose token was used up meanwhile (a tombstone)', async () => {
     const keys = isolatedKeys();
-    const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
+    const { prefix } = keys;
     const [a] = await twoLinks();
-    const counter = counterFor(redis, keys, prefix);
+    const counter = counterFor(redis, keys);
     const click = clickOn(a.id);
-    await counter.record(click);
+    await counter.recordClick(click, 'fresh');
     // An install used the token up (the gateway's ClickTokenStore), then the click is reconciled.
     await new ClickTokenStore(redis, prefix).forget([click.tokenHash]);
-    counter.addUncertain(click);
+    await counter.recordClick(click, 'uncertain');
 
     const { flusher } = flusherFor(keys, counter);
     await flusher.flush();
@@ -325,18 +335,18 @@ describe('ClickFlusher', () => {
   it('drops uncertain clicks past their token time or beyond the cap, counting them in clicksDropped, never writing them to Postgres', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();
-    const counter = counterFor(redis, keys, `${env.redisPrefix}:tokens`, { maxUncertain: 10 });
-    for (let n = 0; n < 11; n++) counter.addUncertain(clickOn(a.id));
+    const counter = counterFor(redis, keys, { maxUncertain: 10 });
+    for (let n = 0; n < 11; n++) await counter.recordClick(clickOn(a.id), 'uncertain');
     // 11 > 10: the oldest two went (down to 9).
     expect(counter.uncertainCount).toBe(9);
     expect(counter.clicksDropped).toBe(2);
     // Within the last tenth of its time: too late to reconcile safely.
-    counter.addUncertain(clickOn(a.id, Date.now() - TOKEN_TTL_MS + 1_000));
+    await counter.recordClick(clickOn(a.id, Date.now() - TOKEN_TTL_MS + 1_000), 'uncertain');
 
     const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
     try {
-      const away = counterFor(unreachable, keys, `${env.redisPrefix}:tokens`);
-      away.addUncertain(clickOn(a.id));
+      const away = counterFor(unreachable, keys);
+      await away.recordClick(clickOn(a.id), 'uncertain');
       const { flusher } = flusherFor(keys, away);
       await flusher.stop();
       expect(away.clicksDropped).toBe(1);
@@ -354,7 +364,7 @@ describe('ClickFlusher', () => {
     const [a] = await twoLinks();
     const { counter, flusher } = flusherFor(keys);
     flusher.start();
-    await counter.record(clickOn(a.id));
+    await counter.recordClick(clickOn(a.id), 'fresh');
     await flusher.stop();
     expect(await clickCount(postgres.db, a.id)).toBe(1);
   });

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
-import type { Database } from '@linkservice/db';
+import type { BatchName, ClickKeys } from '@linkservice/link-cache';
+import { batchName, clickKeys, parseBatchKey } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
-import { applyClickBatch, pruneClickBatches } from './click-batches.repository';
+import type { ClickBatchesRepository } from './click-batches.repository';
 import type { ClickCounter } from './click-counter';
-import type { BatchName, ClickKeys } from './click-keys';
-import { batchName, parseBatchKey } from './click-keys';
 
 // Atomically turns the pending hash into a batch of its own (redirects then start a new pending
 // hash) and registers it as unapplied; answers every unapplied batch, so one round trip both
@@ -23,8 +21,9 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export interface ClickFlusherOptions {
   redis: Redis;
-  db: Kysely<Database>;
-  keys: ClickKeys;
+  batches: ClickBatchesRepository;
+  /** REDIS_PREFIX: the pending hash and the batches are under it (link-host-keys.ts). */
+  redisPrefix: string;
   counter: ClickCounter;
   logger: Logger;
   intervalMs: number;
@@ -60,8 +59,11 @@ export class ClickFlusher {
    * click counted in Redis before then is in Postgres. The flush lag is measured from it.
    */
   private flushedUpTo = Date.now();
+  private readonly keys: ClickKeys;
 
-  constructor(private readonly options: ClickFlusherOptions) {}
+  constructor(private readonly options: ClickFlusherOptions) {
+    this.keys = clickKeys(options.redisPrefix);
+  }
 
   /**
    * The age, in seconds, of the oldest click that may not be in Postgres yet: since the last
@@ -136,7 +138,8 @@ export class ClickFlusher {
   }
 
   private async pass(recoverOlderThanMs: number): Promise<void> {
-    const { redis, keys, counter } = this.options;
+    const { redis, counter } = this.options;
+    const { keys } = this;
     // First, so a pass that fails below still reports drops a warning window held back.
     counter.reportDrops();
     await this.applyLocalBatches();
@@ -175,13 +178,13 @@ export class ClickFlusher {
   }
 
   private async applyBatch(batch: BatchName): Promise<void> {
-    const { redis, db, keys, logger } = this.options;
+    const { redis, batches, logger } = this.options;
     const counts = parseCounts(await redis.hgetall(batch.key));
     if (counts.size > 0) {
-      const applied = await applyClickBatch(db, batch.id, counts);
+      const applied = await batches.apply(batch.id, counts);
       if (!applied) logger.info({ batch: batch.id }, 'click batch was already applied');
     }
-    await redis.multi().del(batch.key).srem(keys.batches, batch.key).exec();
+    await redis.multi().del(batch.key).srem(this.keys.batches, batch.key).exec();
     this.owned.delete(batch.key);
   }
 
@@ -192,7 +195,7 @@ export class ClickFlusher {
     for (;;) {
       const batch = this.localBatches.at(0);
       if (!batch) break;
-      await applyClickBatch(this.options.db, batch.id, batch.counts);
+      await this.options.batches.apply(batch.id, batch.counts);
       this.localBatches.shift();
     }
   }
@@ -200,7 +203,7 @@ export class ClickFlusher {
   private async pruneLedger(now: number): Promise<void> {
     if (now - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = now;
-    await pruneClickBatches(this.options.db, new Date(now - LEDGER_RETENTION_MS));
+    await this.options.batches.pruneAppliedBefore(new Date(now - LEDGER_RETENTION_MS));
   }
 }
 

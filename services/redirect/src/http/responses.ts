@@ -41,7 +41,8 @@ export function sendPage(
   res.end(body);
 }
 
-export function sendJson(
+/** A JSON document (the app association files). */
+export function sendJsonDocument(
   res: ServerResponse,
   status: number,
   value: unknown,

@@ -1,6 +1,7 @@
 import type { DbHandle } from '@linkservice/db';
+import type { LinkRef } from '@linkservice/link-cache';
 import { createTenant, insertLink, testDatabase } from '@linkservice/testing';
-import { findLinkResolution } from './link-resolution.repository';
+import { LinkResolutionRepository } from './link-resolution.repository';
 
 let postgres: DbHandle;
 
@@ -11,7 +12,9 @@ afterAll(async () => {
   await postgres.close();
 });
 
-describe('findLinkResolution', () => {
+const find = (ref: LinkRef) => new LinkResolutionRepository(postgres.db).find(ref);
+
+describe('LinkResolutionRepository.find', () => {
   it('reads the link with its title, and no deferred page without association settings', async () => {
     const app = await createTenant(postgres.db);
     const expiresAt = new Date(Date.UTC(2031, 0, 1));
@@ -24,7 +27,7 @@ describe('findLinkResolution', () => {
     const untitled = await insertLink(postgres.db, app);
     const ref = { subdomainKey: app.subdomainKey, environment: 'live' as const };
 
-    expect(await findLinkResolution(postgres.db, { ...ref, alias: link.alias })).toEqual({
+    expect(await find({ ...ref, alias: link.alias })).toEqual({
       linkId: link.id,
       webFallbackUrl: 'https://example.com/web',
       iosFallbackUrl: 'https://apps.apple.com/app/id1',
@@ -33,11 +36,11 @@ describe('findLinkResolution', () => {
       title: 'Summer sale',
       iosDeferredPage: false,
     });
-    expect(await findLinkResolution(postgres.db, { ...ref, alias: untitled.alias })).toMatchObject({
+    expect(await find({ ...ref, alias: untitled.alias })).toMatchObject({
       title: null,
       iosDeferredPage: false,
     });
-    expect(await findLinkResolution(postgres.db, { ...ref, alias: 'nope' })).toBeNull();
+    expect(await find({ ...ref, alias: 'nope' })).toBeNull();
   });
 
   it("takes the deferred page from the link's own app and environment only", async () => {
@@ -55,7 +58,7 @@ describe('findLinkResolution', () => {
       ])
       .execute();
     const resolve = (environment: 'live' | 'test', alias: string) =>
-      findLinkResolution(postgres.db, { subdomainKey: app.subdomainKey, environment, alias });
+      find({ subdomainKey: app.subdomainKey, environment, alias });
 
     expect(await resolve('test', test.alias)).toMatchObject({ iosDeferredPage: true });
     expect(await resolve('live', live.alias)).toMatchObject({ iosDeferredPage: false });

@@ -1,15 +1,15 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '@linkservice/db';
 import { withQueryDeadline } from '@linkservice/db';
-import type { CountingLookup, LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
-import type { RedisFailure } from '@linkservice/link-cache';
-import { linkCacheKeys, redisFailureOf } from '@linkservice/link-cache';
+import type { LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
+import { linkCacheKeys } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
-import type { ClickCounter } from '../clicks/click-counter';
-import type { ClickToken } from '../clicks/click-token';
-import { ClickTokenMinter } from '../clicks/click-token';
+import type { ClickCounter, ClickState } from '../clicks/click-counter';
+import type { ClickToken } from '../clicks/click-token-minter';
+import { ClickTokenMinter } from '../clicks/click-token-minter';
+import type { CountingLookup, CountingLookups } from '../clicks/counting-lookups';
+import type { RedisBackoff } from '../redis-backoff';
+import { redisFailureOf } from '../redis-calls';
 import { throttled } from '../throttled';
-import { findLinkResolution } from './link-resolution.repository';
+import type { LinkResolutionRepository } from './link-resolution.repository';
 import type { LinkRequest, RedirectOutcome } from './redirect-rules';
 import { countsClick, redirectOutcome } from './redirect-rules';
 import type { LinkCacheStats } from '../metrics';
@@ -25,12 +25,26 @@ export interface LinkHostRequest {
   isGet: boolean;
 }
 
-/**
- * How a click still to be counted came to be: `fresh` (the lookup answered and did not count
- * it), `not-sent` (the lookup was never sent: Redis disconnected, or skipped during a backoff),
- * `uncertain` (the lookup failed and may have counted it, or may still).
- */
-type UncountedClick = 'fresh' | RedisFailure;
+export interface RedirectServiceOptions {
+  links: LinkResolutionRepository;
+  /** Filled after a miss; RedirectService reads it through `lookups`. */
+  cache: LinkCache;
+  /** The lookup of each request, which counts the click of a cache hit in the same call. */
+  lookups: CountingLookups;
+  clicks: ClickCounter;
+  /** When requests skip Redis after a timeout; ClickCounter follows the same one. */
+  backoff: RedisBackoff;
+  /** REDIS_PREFIX: concurrent misses of one cache entry share a Postgres query. */
+  redisPrefix: string;
+  logger: Logger;
+  /**
+   * All of one Postgres lookup, waiting for a connection included (DATABASE_QUERY_TIMEOUT_MS):
+   * the pool's connect and query timeouts would otherwise add up.
+   */
+  lookupBudgetMs: number;
+  /** Told whether each lookup was served by the link cache (`linkservice_link_cache_requests_total`). */
+  cacheStats?: LinkCacheStats;
+}
 
 /**
  * Resolves `<host>/<alias>` to an outcome and counts the click of a person's GET, with the click
@@ -43,8 +57,8 @@ type UncountedClick = 'fresh' | RedisFailure;
  * (REDIS_COMMAND_TIMEOUT_MS), and after a timeout the redirects of the next moment skip Redis
  * (RedisBackoff). The click token is the click's idempotency key (Redis counts a click only
  * with its token's key set NX), so a click whose lookup timed out is never counted again on the
- * fallback: it waits for the flusher to reconcile it (ClickCounter), with no second Redis call
- * on the request.
+ * fallback: it waits for the flusher to reconcile it, with no second Redis call on the request.
+ * What happens to a click is ClickCounter.recordClick's to say.
  */
 export class RedirectService {
   /** Keyed by cache key and generation: a lookup after an invalidation never joins an older query. */
@@ -52,23 +66,10 @@ export class RedirectService {
   private readonly warn: (message: string, error: unknown) => void;
   private readonly tokens = new ClickTokenMinter();
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly cache: LinkCache,
-    private readonly clicks: ClickCounter,
-    private readonly redisPrefix: string,
-    logger: Logger,
-    /**
-     * All of one Postgres lookup, waiting for a connection included (DATABASE_QUERY_TIMEOUT_MS):
-     * the pool's connect and query timeouts would otherwise add up.
-     */
-    private readonly lookupBudgetMs: number,
-    /** Told whether each lookup was served by the link cache (`linkservice_link_cache_requests_total`). */
-    private readonly cacheStats?: LinkCacheStats,
-  ) {
+  constructor(private readonly options: RedirectServiceOptions) {
     // Once per outage-ish, not once per redirect.
     this.warn = throttled(10_000, (message, error) => {
-      logger.warn({ err: error }, message);
+      options.logger.warn({ err: error }, message);
     });
   }
 
@@ -88,69 +89,58 @@ export class RedirectService {
     // One clock for the lookup script and the rules, so both agree on expiry.
     const now = Date.now();
     const request = { client, query, clickToken: token?.token ?? null };
-    if (!this.clicks.backoff.allows(now)) {
+    const { cacheStats } = this.options;
+    if (!this.options.backoff.allows(now)) {
       // A Redis call timed out a moment ago: not another timeout for this redirect.
-      this.cacheStats?.miss();
+      cacheStats?.miss();
       const resolution = await this.fromPostgres(ref);
       return this.decide(resolution, request, now, token, 'not-sent');
     }
     let found: CountingLookup;
     try {
-      found = await this.cache.lookupCountingClick(
+      found = await this.options.lookups.lookUp(
         ref,
-        token
-          ? {
-              hash: this.clicks.pendingKey,
-              at: now,
-              tokenHash: token.hash,
-              tokenTtlMs: this.clicks.tokenTtlMs,
-            }
-          : null,
+        token ? { tokenHash: token.hash, at: now } : null,
       );
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.
       const failure = redisFailureOf(error);
-      if (failure === 'uncertain') this.clicks.backoff.trip();
+      if (failure === 'uncertain') this.options.backoff.trip();
       this.warn('link cache unavailable; resolving from Postgres', error);
-      this.cacheStats?.miss();
+      cacheStats?.miss();
       const resolution = await this.fromPostgres(ref);
       return this.decide(resolution, request, now, token, failure);
     }
     const { lookup, counted } = found;
-    if (lookup.kind === 'hit') this.cacheStats?.hit();
-    else this.cacheStats?.miss();
+    if (lookup.kind === 'hit') cacheStats?.hit();
+    else cacheStats?.miss();
     const resolution =
       lookup.kind === 'hit' ? lookup.resolution : await this.load(ref, lookup.generation);
-    return this.decide(resolution, request, now, counted ? null : token, 'fresh');
+    return this.decide(resolution, request, now, token, counted ? 'counted' : 'fresh');
   }
 
-  /**
-   * The outcome; `uncounted`: the token of a click still to be counted if the link resolves,
-   * and `how` it is still uncounted.
-   */
+  /** The outcome; the click of `token`, in `state`, is recorded if the outcome counts one. */
   private async decide(
     resolution: LinkResolution | null,
     request: LinkRequest,
     now: number,
-    uncounted: ClickToken | null,
-    how: UncountedClick,
+    token: ClickToken | null,
+    state: ClickState,
   ): Promise<RedirectOutcome> {
     const outcome = redirectOutcome(resolution, request, now);
-    if (uncounted && countsClick(outcome)) {
-      const click = { linkId: outcome.linkId, tokenHash: uncounted.hash, at: now };
-      // An uncertain lookup may have counted it (or may yet): no second call, reconciled later.
-      if (how === 'uncertain') this.clicks.addUncertain(click);
-      else await this.clicks.record(click);
+    if (token && countsClick(outcome)) {
+      const click = { linkId: outcome.linkId, tokenHash: token.hash, at: now };
+      await this.options.clicks.recordClick(click, state);
     }
     return outcome;
   }
 
   private fromPostgres(ref: LinkRef): Promise<LinkResolution | null> {
-    return withQueryDeadline(this.lookupBudgetMs, () => findLinkResolution(this.db, ref));
+    return withQueryDeadline(this.options.lookupBudgetMs, () => this.options.links.find(ref));
   }
 
   private load(ref: LinkRef, generation: string | null): Promise<LinkResolution | null> {
-    const flightKey = `${linkCacheKeys(this.redisPrefix, ref).entry}#${generation ?? ''}`;
+    const flightKey = `${linkCacheKeys(this.options.redisPrefix, ref).entry}#${generation ?? ''}`;
     const pending = this.loading.get(flightKey);
     if (pending) return pending;
     const load = this.loadAndFill(ref, generation).finally(() => {
@@ -166,7 +156,7 @@ export class RedirectService {
   ): Promise<LinkResolution | null> {
     const resolution = await this.fromPostgres(ref);
     // The answer does not wait for the cache write; a failed write only costs a later miss.
-    this.cache.fill(ref, generation, resolution).catch((error: unknown) => {
+    this.options.cache.fill(ref, generation, resolution).catch((error: unknown) => {
       this.warn('link cache fill failed', error);
     });
     return resolution;

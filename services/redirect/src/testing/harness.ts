@@ -24,6 +24,16 @@ import { buildDeps } from '../deps';
 
 export const LINK_DOMAIN = 'links.test';
 
+/** For startRedirect: the flush timer never fires during a test; tests flush when they need to. */
+export const FLUSH_ONLY_WHEN_ASKED = { CLICK_FLUSH_INTERVAL_MS: '600000' };
+
+/** User agents the rules tell apart. */
+export const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+export const ANDROID =
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36';
+export const FACEBOOK = 'facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)';
+
 export interface Harness {
   config: RedirectConfig;
   resources: RedirectResources;
@@ -95,6 +105,44 @@ export async function startRedirect(env: Record<string, string> = {}): Promise<H
   };
 }
 
+/**
+ * The redirect of a test file: started before its tests (`startRedirect(env)`), closed after
+ * them. The harness answers for whichever is running.
+ */
+export function redirectForFile(env: Record<string, string> = FLUSH_ONLY_WHEN_ASKED): Harness {
+  let started: Harness | undefined;
+  beforeAll(async () => {
+    started = await startRedirect(env);
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  const running = (): Harness => {
+    if (!started) throw new Error('the redirect starts in beforeAll');
+    return started;
+  };
+  return {
+    get config() {
+      return running().config;
+    },
+    get resources() {
+      return running().resources;
+    },
+    get db() {
+      return running().db;
+    },
+    get cache() {
+      return running().cache;
+    },
+    get port() {
+      return running().port;
+    },
+    get: (path, options) => running().get(path, options),
+    cached: (app, alias, environment) => running().cached(app, alias, environment),
+    close: () => running().close(),
+  };
+}
+
 /** A tenant (see createTenant) with the two hosts its links answer on here. */
 export interface TestApp extends Tenant {
   /** `<key>.links.test` and `<key>-test.links.test`. */
@@ -122,7 +170,7 @@ export async function clickCount(db: Kysely<Database>, linkId: string): Promise<
   return row.click_count ?? 0;
 }
 
-/** A click token as stored (see @linkservice/link-cache's click-tokens.ts), and its time left. */
+/** A click token as stored (see @linkservice/link-cache's click-token-store.ts), and its time left. */
 export interface StoredClickToken extends ClickTokenRecord {
   ttlMs: number;
 }
@@ -168,4 +216,36 @@ export async function clickTokensNaming(
     }
   } while (cursor !== '0');
   return count;
+}
+
+/** Click tokens stored for any link of the app. */
+export async function clickTokensOfApp(h: Harness, appId: string): Promise<number> {
+  const links = await h.db.selectFrom('links').select('id').where('app_id', '=', appId).execute();
+  return clickTokensNaming(
+    h.resources.deps.redis,
+    h.config.REDIS_PREFIX,
+    links.map((link) => link.id),
+  );
+}
+
+/** The app's iOS deferred-page choice for one environment (with made-up iOS settings). */
+export async function setDeferredPage(
+  db: Kysely<Database>,
+  app: TestApp,
+  environment: Environment,
+  on: boolean,
+): Promise<void> {
+  await db
+    .insertInto('app_associations')
+    .values({
+      app_id: app.appId,
+      environment,
+      ios_team_id: 'ABCDE12345',
+      ios_bundle_id: 'com.example.app',
+      ios_deferred_page: on,
+    })
+    .onConflict((oc) =>
+      oc.columns(['app_id', 'environment']).doUpdateSet({ ios_deferred_page: on }),
+    )
+    .execute();
 }

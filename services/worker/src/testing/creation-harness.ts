@@ -4,6 +4,7 @@ import type { Database, DbHandle, Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type {
+  CreateLinksJobResult,
   CreateLinksPayload,
   CreationClientOptions,
   CreationOutcome,
@@ -20,8 +21,9 @@ import { testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Kysely } from 'kysely';
-import { LinkCreationService } from '../create-links.service';
-import { LinksRepository } from '../links.repository';
+import { CreationGroupWriter } from '../creation-group.writer';
+import type { DrawAliases } from '../group-inserts';
+import { LinkInserts } from '../link-inserts.repository';
 import { InProcessWorkers } from './in-process-workers';
 
 /**
@@ -113,6 +115,8 @@ export interface CreationTestKit {
   /** The file's database; opened in beforeAll, closed in afterAll. */
   readonly db: Kysely<Database>;
   readonly harness: CreationHarness;
+  /** A writer on the file's pool, without a queue (see creationWriter). */
+  writer(drawAliases?: DrawAliases): CreationGroupWriter;
 }
 
 /**
@@ -137,14 +141,16 @@ export function useCreationHarness(
     if (!running) throw new Error('the creation harness starts in beforeAll');
     return running;
   };
-  return {
+  const kit: CreationTestKit = {
     get db() {
       return runningOf().postgres.db;
     },
     get harness() {
       return runningOf().harness;
     },
+    writer: (drawAliases) => creationWriter(kit, drawAliases),
   };
+  return kit;
 }
 
 /** The links an answer's entries created, in entry order. */
@@ -153,18 +159,28 @@ export function createdLinks(results: EntryResult[]) {
 }
 
 /**
- * A LinkCreationService on the kit's pool, without a queue (service-level tests), drawing
+ * A CreationGroupWriter on the kit's pool, without a queue (writer-level tests), drawing
  * generated aliases with `drawAliases` when a test needs a collision.
  */
-export function creationService(
-  kit: CreationTestKit,
-  drawAliases?: (count: number, avoid: ReadonlySet<string>) => string[],
-): LinkCreationService {
-  return new LinkCreationService(new CreationTransactions(kit.db), new LinksRepository(), {
+export function creationWriter(
+  kit: Pick<CreationTestKit, 'db' | 'harness'>,
+  drawAliases?: DrawAliases,
+): CreationGroupWriter {
+  return new CreationGroupWriter(new CreationTransactions(kit.db), new LinkInserts(), {
     linkDomain: kit.harness.linkDomain,
     logger: kit.harness.logger,
     ...(drawAliases ? { drawAliases } : {}),
   });
+}
+
+/** One request written on its own, as a job of one request is: its answer. */
+export async function writeOne(
+  writer: CreationGroupWriter,
+  payload: CreateLinksPayload,
+): Promise<CreateLinksJobResult> {
+  const answer = (await writer.write([payload])).get(payload.requestId);
+  if (!answer) throw new Error(`no answer for ${payload.requestId}`);
+  return answer;
 }
 
 /** The job's result, or a failure naming why the answer was not one. */

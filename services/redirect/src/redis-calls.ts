@@ -80,3 +80,39 @@ export class RedisScript {
     }
   }
 }
+
+/** One wait per client for its connection, however many checks ask meanwhile. */
+const connectionWaits = new WeakMap<Redis, Promise<void>>();
+
+/**
+ * A PING once the client is connected, for a dependency check at start-up: a client without an
+ * offline queue fails every command while it connects ("Stream isn't writeable"), so a PING sent
+ * then fails whether Redis is there or not. This one waits for the connection instead (bounded
+ * by the caller's timeout) and rejects with the connection attempt's own error (ECONNREFUSED…)
+ * when it fails.
+ */
+export async function pingOnceConnected(redis: Redis): Promise<unknown> {
+  // A client closed for good never connects again: its PING fails at once.
+  if (redis.status !== 'ready' && redis.status !== 'end') {
+    let wait = connectionWaits.get(redis);
+    if (!wait) {
+      wait = new Promise<void>((resolve, reject) => {
+        const onReady = (): void => {
+          redis.off('error', onError);
+          resolve();
+        };
+        const onError = (error: Error): void => {
+          redis.off('ready', onReady);
+          reject(error);
+        };
+        redis.once('ready', onReady);
+        redis.once('error', onError);
+      }).finally(() => {
+        connectionWaits.delete(redis);
+      });
+      connectionWaits.set(redis, wait);
+    }
+    await wait;
+  }
+  return redis.ping();
+}

@@ -3,35 +3,60 @@ import type {
   CreateLinksGroupResult,
   CreateLinksJobResult,
   CreateLinksPayload,
+  CreationJobKind,
 } from '@linkservice/creation';
-import {
-  COMMIT_GRACE_MS,
-  CREATE_LINKS_GROUP_JOB,
-  CREATE_LINKS_JOB,
-  createLinksGroupSchema,
-  createLinksPayloadSchema,
-} from '@linkservice/creation';
+import { COMMIT_GRACE_MS, groupJob, oneRequestJob } from '@linkservice/creation';
 import type { RemoteSpan } from '@linkservice/telemetry';
 import { setSpanAttributes, startRemoteSpan } from '@linkservice/telemetry';
 import type { Job } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import { logCreationRequest } from './creation-job-log';
-import type { LinkCreationService } from './create-links.service';
+import type { CreationGroupWriter } from './creation-group.writer';
+import { AppNotFound } from './creation-group.writer';
 
 /** What a creation job returns: a group's answers, or a one-request job's own answer. */
 export type CreationJobReply = CreateLinksGroupResult | CreateLinksJobResult;
 
 /**
- * The BullMQ processor of creation jobs: a create-links-group job (group commit) or a
- * create-links job of one request (from a gateway before group commit, answered as it expects).
- * Parses the payload with the shared schema and hands its requests to the service. Thrown
+ * The kinds of creation job this worker takes, by name: group jobs, and the one-request jobs of
+ * 0.1.0 gateways (pre-group-commit.compat.ts in @linkservice/creation; goes in 0.3.0).
+ */
+const JOB_KINDS = new Map<string, CreationJobKind<CreationJobReply>>(
+  [groupJob, oneRequestJob].map((kind) => [kind.name, kind]),
+);
+
+/**
+ * A job failed on purpose, without retries, because it named an app this database does not
+ * have. Its one log line is the processor's; the Worker's 'failed' listener adds none.
+ */
+export class UnknownAppFailure extends UnrecoverableError {
+  constructor(message: string) {
+    super(message);
+    // BullMQ recognises an unrecoverable failure by this name (or instanceof).
+    this.name = 'UnrecoverableError';
+  }
+}
+
+export interface CreationProcessorOptions {
+  /** The queue's Redis prefix, named in the log line of a job from another stack. */
+  redisPrefix: string;
+}
+
+/**
+ * The BullMQ processor of creation jobs. Parses the payload with its kind's shared schema, hands
+ * the requests to the writer, logs one line per request and replies in the kind's shape. Thrown
  * errors are unexpected ones (the transaction rolled back): BullMQ retries them with backoff,
  * except once every request is past its deadline and commit grace, when no attempt could create
- * anything any more.
+ * anything any more, and except a job naming an app this database does not have (another stack
+ * on the same Redis and prefix): that fails at once, with one log line naming the likely cause.
  */
-export function createLinksProcessor(service: LinkCreationService, logger: Logger) {
+export function createLinksProcessor(
+  writer: CreationGroupWriter,
+  logger: Logger,
+  { redisPrefix }: CreationProcessorOptions,
+) {
   return async (job: Job): Promise<CreationJobReply> => {
-    const requests = requestsOf(job);
+    const { kind, requests } = parseJob(job);
     setSpanAttributes(jobAttributes(job, requests));
     // A request of a group gets a span in its own trace (the job's consumer span is in the trace
     // of the request that opened the group); a lone request's trace holds the consumer span.
@@ -45,17 +70,20 @@ export function createLinksProcessor(service: LinkCreationService, logger: Logge
     );
     const startedAt = performance.now();
     try {
-      const answers = await service.createGroup(requests);
-      for (const request of requests) {
-        const answer = answers.get(request.requestId);
-        if (!answer) throw new Error(`the group gave no answer for ${request.requestId}`);
-        const span = spans.get(request.requestId);
+      const answers = await writer.write(requests);
+      const replies = requests.map(({ requestId }) => {
+        const answer = answers.get(requestId);
+        if (!answer) throw new Error(`the group gave no answer for ${requestId}`);
+        return { requestId, answer };
+      });
+      for (const [index, { requestId, answer }] of replies.entries()) {
+        const span = spans.get(requestId);
         const attributes = answerAttributes(answer);
         if (span) span.setAttributes(attributes);
         else setSpanAttributes(attributes);
         inSpan(span, () => {
           logCreationRequest(logger, {
-            request,
+            request: requests[index],
             answer,
             jobId: job.id,
             attempt: job.attemptsMade + 1,
@@ -63,13 +91,22 @@ export function createLinksProcessor(service: LinkCreationService, logger: Logge
           });
         });
       }
-      const replies = requests.map(({ requestId }) => ({
-        requestId,
-        answer: answers.get(requestId) as CreateLinksJobResult,
-      }));
-      // A one-request job's gateway waits for that request's answer itself.
-      return job.name === CREATE_LINKS_JOB ? replies[0].answer : { answers: replies };
+      return kind.replyOf(replies);
     } catch (error) {
+      if (error instanceof AppNotFound) {
+        logger.error(
+          {
+            jobId: job.id,
+            appIds: [...new Set(error.requests.map(({ appId }) => appId))],
+            requestIds: error.requests.map(({ requestId }) => requestId),
+            redisPrefix,
+          },
+          'creation job for an app this database does not have: most likely another stack ' +
+            'with its own database shares this Redis and REDIS_PREFIX (give each stack its own ' +
+            'prefix); failed without retries',
+        );
+        throw new UnknownAppFailure(`${error.message}: another stack on this Redis prefix?`);
+      }
       // Every request of the job by its ids, so a search by any member's X-Request-Id finds it.
       logger.error(
         {
@@ -100,28 +137,21 @@ function inSpan(span: RemoteSpan | undefined, fn: () => void): void {
 }
 
 /**
- * The job's requests, parsed. Never retried when they do not parse: the same bytes would fail
- * the same way. The issues name paths, not values.
+ * The job's kind and requests, parsed. Never retried when they do not parse: the same bytes
+ * would fail the same way. The message names issue paths, not values.
  */
-function requestsOf(job: Job): CreateLinksPayload[] {
-  if (job.name === CREATE_LINKS_GROUP_JOB) {
-    const parsed = createLinksGroupSchema.safeParse(job.data);
-    if (parsed.success) return parsed.data.requests;
-    throw invalidPayload(parsed.error.issues);
-  }
-  if (job.name === CREATE_LINKS_JOB) {
-    const parsed = createLinksPayloadSchema.safeParse(job.data);
-    if (parsed.success) return [parsed.data];
-    throw invalidPayload(parsed.error.issues);
-  }
-  throw new UnrecoverableError(`unknown creation job ${job.name}`);
-}
-
-function invalidPayload(issues: readonly { path: PropertyKey[] }[]): UnrecoverableError {
-  return new UnrecoverableError(
-    // Not the previous release's wording (`invalid create-links payload:`), which gateways read
-    // as "a worker from before group commit" (creation-client.ts).
-    `invalid creation job payload: ${issues.map((i) => i.path.join('.')).join(', ')}`,
+function parseJob(job: Job): {
+  kind: CreationJobKind<CreationJobReply>;
+  requests: CreateLinksPayload[];
+} {
+  const kind = JOB_KINDS.get(job.name);
+  if (!kind) throw new UnrecoverableError(`unknown creation job ${job.name}`);
+  const parsed = kind.requestsOf(job.data);
+  if (parsed.ok) return { kind, requests: parsed.requests };
+  throw new UnrecoverableError(
+    // Not 0.1.0's wording (`invalid create-links payload:`), which gateways read as "a worker
+    // from before group commit" (pre-group-commit.compat.ts).
+    `invalid creation job payload: ${parsed.issuePaths.join(', ')}`,
   );
 }
 

@@ -2,8 +2,11 @@ import type { Database } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 
-/** The worker's statements on installs: only the retention delete (the gateway writes them). */
-export class InstallsRepository {
+/**
+ * The worker's one statement on installs, the retention delete (the gateway's InstallsRepository
+ * writes and erases them).
+ */
+export class InstallRetentionRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**

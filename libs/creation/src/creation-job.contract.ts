@@ -11,11 +11,6 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
  */
 export const CREATE_LINKS_QUEUE = 'link-creations';
 /**
- * A job holding one creation request: what gateways before group commit add. Workers still take
- * it (a request of a gateway not yet upgraded must not be lost), and answer it as before.
- */
-export const CREATE_LINKS_JOB = 'create-links';
-/**
  * A job holding the creation requests that reached one gateway close together (group commit):
  * one job and one worker transaction for all of them, each request still answered, counted and
  * made exactly-once on its own (see ../README.md, "Group commit").
@@ -180,6 +175,52 @@ export const createLinksGroupResultSchema = z.object({
   answers: z.array(z.object({ requestId: z.string(), answer: createLinksJobResultSchema })),
 });
 export type CreateLinksGroupResult = z.infer<typeof createLinksGroupResultSchema>;
+
+/** One request's answer, as a job's return value carries it. */
+export interface RequestAnswer {
+  requestId: string;
+  answer: CreateLinksJobResult;
+}
+
+/** The requests a job's payload carries, or the paths of what did not parse (never values). */
+export type ParsedRequests =
+  { ok: true; requests: CreateLinksPayload[] } | { ok: false; issuePaths: string[] };
+
+/**
+ * How one kind of creation job carries its requests and their answers: defined once, written and
+ * read by the gateway (dataOf, answersOf) and read and written by the worker (requestsOf,
+ * replyOf), so neither side can drift from the other.
+ */
+export interface CreationJobKind<Reply = unknown> {
+  readonly name: string;
+  dataOf(requests: readonly CreateLinksPayload[]): unknown;
+  requestsOf(data: unknown): ParsedRequests;
+  replyOf(answers: readonly RequestAnswer[]): Reply;
+  /** The answers of a return value, or undefined when it has another shape. */
+  answersOf(returnvalue: unknown, requestIds: readonly string[]): RequestAnswer[] | undefined;
+}
+
+/** The issue paths of a failed zod parse, e.g. `requests.0.entries`: never the values. */
+export function issuePathsOf(error: z.ZodError): string[] {
+  return error.issues.map((issue) => issue.path.join('.'));
+}
+
+/** The job of group commit: every request that gathered in one gateway, answered each. */
+export const groupJob: CreationJobKind<CreateLinksGroupResult> = {
+  name: CREATE_LINKS_GROUP_JOB,
+  dataOf: (requests): CreateLinksGroup => ({ requests: [...requests] }),
+  requestsOf: (data) => {
+    const parsed = createLinksGroupSchema.safeParse(data);
+    return parsed.success
+      ? { ok: true, requests: parsed.data.requests }
+      : { ok: false, issuePaths: issuePathsOf(parsed.error) };
+  },
+  replyOf: (answers) => ({ answers: [...answers] }),
+  answersOf: (returnvalue) => {
+    const parsed = createLinksGroupResultSchema.safeParse(returnvalue);
+    return parsed.success ? parsed.data.answers : undefined;
+  },
+};
 
 export type UnavailableReason =
   /** No answer from the worker within the timeout. */

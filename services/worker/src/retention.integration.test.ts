@@ -15,7 +15,7 @@ import {
 import type { Kysely } from 'kysely';
 import { loadConfig } from './config';
 import { buildDeps } from './deps';
-import { InstallsRepository } from './installs.repository';
+import { InstallRetentionRepository } from './install-retention.repository';
 import { startWorker } from './worker';
 
 const DAY_MS = 24 * 3_600_000;
@@ -66,6 +66,31 @@ async function insertMatchedInstall(
   return id;
 }
 
+/** A creation_requests row of `tenant`'s, created `ageHours` ago. */
+async function insertCreationRequest(tenant: Tenant, ageHours: number): Promise<string> {
+  const id = `crt_${randomBytes(8).toString('hex')}`;
+  await postgres.db
+    .insertInto('creation_requests')
+    .values({
+      id,
+      app_id: tenant.appId,
+      status: 'done',
+      results: JSON.stringify({ results: [] }),
+      created_at: new Date(Date.now() - ageHours * 3_600_000),
+    })
+    .execute();
+  return id;
+}
+
+async function creationRequestIds(ids: string[]): Promise<string[]> {
+  const rows = await postgres.db
+    .selectFrom('creation_requests')
+    .select('id')
+    .where('id', 'in', ids)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 /** Which of `ids` still have their installs row and their install_clicks row. */
 async function remaining(
   ids: string[],
@@ -81,7 +106,7 @@ async function remaining(
   };
 }
 
-describe('installs retention', () => {
+describe("the worker's retention", () => {
   it('deletes old installs with their clicks, the oldest first, and keeps recent ones', async () => {
     const [app, other] = await Promise.all([createTenant(postgres.db), createTenant(postgres.db)]);
     // In a transaction rolled back at the end: the worker processes of e2e tests, which run the
@@ -94,7 +119,7 @@ describe('installs retention', () => {
       const recent = await insertMatchedInstall(trx, app, 89);
       const othersRecent = await insertMatchedInstall(trx, other, 1);
       const all = [oldest, older, old, recent, othersRecent];
-      const repository = new InstallsRepository(trx);
+      const repository = new InstallRetentionRepository(trx);
 
       // A bounded slice takes the oldest rows first (the created_at index's order).
       expect(await repository.deleteOlderThan(90, 2)).toBe(2);
@@ -118,11 +143,16 @@ describe('installs retention', () => {
     }
   });
 
-  it('runs in the worker with the configured INSTALL_RETENTION_DAYS', async () => {
+  it('runs in the worker with the configured INSTALL_RETENTION_DAYS, beside the creation requests', async () => {
     const app = await createTenant(postgres.db);
     // Kept by the default 90 days: only the configured 30 deletes it.
     const pastRetention = await insertMatchedInstall(postgres.db, app, 31);
     const withinRetention = await insertMatchedInstall(postgres.db, app, 29);
+    // CREATION_REQUESTS_RETENTION_HOURS: 25 (not the default 24, which any other worker runs).
+    const [oldRequest, freshRequest] = await Promise.all([
+      insertCreationRequest(app, 26),
+      insertCreationRequest(app, 24.5),
+    ]);
 
     const env = testEnvironment();
     const config = loadConfig({
@@ -134,6 +164,7 @@ describe('installs retention', () => {
       REDIS_PREFIX: `${env.redisPrefix}-retention`,
       WORKER_HEALTH_PORT: String(await freePort()),
       INSTALL_RETENTION_DAYS: '30',
+      CREATION_REQUESTS_RETENTION_HOURS: '25',
     });
     const logger = createLogger('worker-test', 'silent');
     const shutdown = new ShutdownState();
@@ -144,11 +175,18 @@ describe('installs retention', () => {
         async () => ((await remaining([pastRetention])).installs.length === 0 ? true : undefined),
         { what: 'the install past INSTALL_RETENTION_DAYS deleted' },
       );
+      await eventually(
+        async () => ((await creationRequestIds([oldRequest])).length === 0 ? true : undefined),
+        {
+          what: 'the creation request past CREATION_REQUESTS_RETENTION_HOURS deleted',
+        },
+      );
     } finally {
       shutdown.begin();
       await started.stop(5_000);
       await resources.close();
     }
+    expect(await creationRequestIds([oldRequest, freshRequest])).toEqual([freshRequest]);
     expect(await remaining([pastRetention, withinRetention])).toEqual({
       installs: [withinRetention],
       clicks: [withinRetention],

@@ -1,5 +1,5 @@
 import { LINK_DRAFT_DEFAULTS, toLink } from '@linkservice/contracts';
-import { createLinksJobResultSchema, createLinksPayloadSchema } from './create-links.job';
+import { createLinksJobResultSchema, createLinksPayloadSchema } from './creation-job.contract';
 import { redisOptionsFromUrl } from './redis-options';
 
 const entry = {

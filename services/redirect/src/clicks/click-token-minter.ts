@@ -6,7 +6,7 @@ import { hashClickToken } from '@linkservice/link-cache';
  * click, which an app hands back after its install to find the link that was tapped. 22 base62
  * characters carry 22 x log2(62) = 131 random bits (at least 96 are required), so a token can be
  * neither guessed nor enumerated. Only its SHA-256 is ever stored (see @linkservice/link-cache's
- * click-tokens.ts for where and how).
+ * click-token-store.ts for where and how).
  */
 export const CLICK_TOKEN_LENGTH = 22;
 

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
-import { createLogger } from '@linkservice/logger';
-import { createTenant, eventually, testEnvironment } from '@linkservice/testing';
-import { scheduleCreationRequestsCleanup } from './creation-requests.cleanup';
+import { createTenant, testEnvironment } from '@linkservice/testing';
 import { CreationRequestsRepository } from './creation-requests.repository';
 
 let postgres: DbHandle;
@@ -37,24 +35,14 @@ function requestRow(requestId: string) {
     .executeTakeFirst();
 }
 
-describe('creation_requests cleanup', () => {
+describe('CreationRequestsRepository.deleteOlderThan', () => {
   it('deletes rows past the retention and keeps newer ones', async () => {
     const { appId } = await createTenant(postgres.db);
     const old = await Promise.all([insertRequest(appId, 30), insertRequest(appId, 25)]);
     const fresh = await insertRequest(appId, 23);
 
-    const cleanup = scheduleCreationRequestsCleanup(
-      new CreationRequestsRepository(postgres.db),
-      { retentionHours: 24, intervalMs: 60_000 },
-      createLogger('cleanup-test', 'silent'),
-    );
-    try {
-      await eventually(async () => ((await requestRow(old[0])) ? undefined : true), {
-        what: 'old rows deleted',
-      });
-    } finally {
-      await cleanup.stop();
-    }
+    await new CreationRequestsRepository(postgres.db).deleteOlderThan(24, 100_000);
+    expect(await requestRow(old[0])).toBeUndefined();
     expect(await requestRow(old[1])).toBeUndefined();
     expect(await requestRow(fresh)).toBeDefined();
   });

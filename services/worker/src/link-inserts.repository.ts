@@ -1,27 +1,17 @@
 import type { StoredLink } from '@linkservice/contracts';
 import { STORED_LINK_COLUMNS } from '@linkservice/contracts';
 import type { CreationTransaction } from '@linkservice/creation';
-import type { Environment, NewLink } from '@linkservice/db';
+import type { NewLink } from '@linkservice/db';
 import { sql } from 'kysely';
-
-/** An alias in one app and environment. */
-export interface AliasRef {
-  appId: string;
-  environment: Environment;
-  alias: string;
-}
-
-/** One string per alias, app and environment, for sets and maps. */
-export function aliasKey({ appId, environment, alias }: AliasRef): string {
-  return `${appId}\u0000${environment}\u0000${alias}`;
-}
+import type { AliasRef } from './creation-plan';
+import { aliasKey } from './creation-plan';
 
 /**
- * The worker's statements about links. They run inside a creation transaction (its claim holds
- * the app's lock), on the transaction's connection; the protocol's own statements live in
- * @linkservice/creation.
+ * The worker's statements about links: the two a creation needs. They run inside a creation
+ * transaction (its claim holds the app's lock), on the transaction's connection; the protocol's
+ * own statements live in @linkservice/creation. (The gateway's LinksRepository reads links.)
  */
-export class LinksRepository {
+export class LinkInserts {
   /**
    * Which of the wanted aliases exist, archived links included, as aliasKey()s: one statement for
    * a whole group, whatever its apps and environments (the unique index on app, environment and

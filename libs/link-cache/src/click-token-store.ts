@@ -1,13 +1,14 @@
 import { hash } from 'node:crypto';
+import { clickTokenKey } from './link-host-keys';
 
 /**
  * Click tokens (app-interface.md): the `ls_click` value the link host mints with every counted
  * click, which an app hands back after its install to find the link that was tapped. They live
  * in Redis, one key per token that expires with the token (CLICK_TOKEN_TTL_SECONDS): minting is
  * one more command inside the round trip that counts the click, and nothing is written to
- * Postgres for the (many) tokens that are never used. This module is the one place that knows
- * the key scheme and the stored value, for the link host that writes them and the app interface
- * that reads them.
+ * Postgres for the (many) tokens that are never used. This module knows the stored value (the key
+ * is `clickTokenKey`, link-host-keys.ts), for the link host that writes it and the app interface
+ * that reads it.
  *
  * Only the token's SHA-256 is ever stored (in the key's name), and with it the link clicked,
  * which names its app and environment, and the click time: no address, no user agent.
@@ -27,11 +28,6 @@ export function hashClickToken(token: string | Buffer): string {
  */
 export const CLICK_TOKEN_PARAMETER = 'ls_click';
 
-/** `<prefix>:click-token:<SHA-256 of the token, base64url>`. */
-export function clickTokenKey(prefix: string, tokenHash: string): string {
-  return `${prefix}:click-token:${tokenHash}`;
-}
-
 /** What a token's key holds. */
 export interface ClickTokenRecord {
   linkId: string;
@@ -39,7 +35,7 @@ export interface ClickTokenRecord {
   clickedAt: number;
 }
 
-/** `<linkId> <clickedAtMs>`; the lookup script writes the same from the cache entry. */
+/** `<linkId> <clickedAtMs>`; the redirect's counting script (COUNT_CLICK_LUA) writes the same. */
 export function clickTokenValue({ linkId, clickedAt }: ClickTokenRecord): string {
   return `${linkId} ${clickedAt}`;
 }

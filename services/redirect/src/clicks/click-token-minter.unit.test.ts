@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { hashClickToken } from '@linkservice/link-cache';
-import { CLICK_TOKEN_LENGTH, ClickTokenMinter } from './click-token';
+import { CLICK_TOKEN_LENGTH, ClickTokenMinter } from './click-token-minter';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

@@ -1,0 +1,81 @@
+import { LOOKUP_ENTRY_LUA, REDIRECTING_LINK_ID_LUA } from '@linkservice/link-cache';
+
+/**
+ * The counting rule, the one place it is written: a click is counted in the pending hash only
+ * when its click token's key was set, and the key is set only if it does not exist (NX), to the
+ * token's record `<linkId> <at>` (`clickTokenValue`) with `ttlMs` to live. The token is the
+ * click's idempotency key: any second execution of a click's count (ioredis resending a call
+ * after a reconnect, a timed-out call a frozen Redis runs when it resumes, a reconciliation)
+ * finds the key and counts nothing, and so does a click counted after its token was used up
+ * (the key is then a tombstone, `ClickTokenStore.forget`). Returns 1 when it counted, 0 when the
+ * key was there. Every script that counts clicks is composed with it.
+ */
+export const COUNT_CLICK_LUA = `
+local function countClick(pendingKey, tokenKey, linkId, at, ttlMs)
+  if redis.call('SET', tokenKey, linkId .. ' ' .. at, 'PX', ttlMs, 'NX') then
+    redis.call('HINCRBY', pendingKey, linkId, 1)
+    return 1
+  end
+  return 0
+end`;
+
+/**
+ * The redirect's lookups of one event-loop turn, in one call: per lookup the cache entry and the
+ * generation a fill needs (`LOOKUP_ENTRY_LUA`), and, when it carries a click time, the click of
+ * a link that redirects at that time (`REDIRECTING_LINK_ID_LUA`, the rule the service decides
+ * its 410 with) counted with its token (`countClick`).
+ *
+ * KEYS: the pending hash, then (entry, generation, host generation, token key) per lookup (a
+ * lookup without a click has its entry key in the token's place; it is not touched). ARGV: the
+ * tokens' TTL (ms), then the click time per lookup (empty: count nothing). Replies (entry,
+ * generation, counted) per lookup; counted is 1 also when the token's key was there already (an
+ * earlier execution counted the click, or its token was used up since): the caller must not
+ * count it again either way. `false` becomes a nil reply (a nil in a Lua table would end it).
+ */
+export const LOOKUP_COUNTING_CLICK = `${LOOKUP_ENTRY_LUA}${REDIRECTING_LINK_ID_LUA}${COUNT_CLICK_LUA}
+local replies = {}
+local pendingKey, tokenTtl = KEYS[1], ARGV[1]
+for i = 1, #ARGV - 1 do
+  local at = ARGV[i + 1]
+  local entry, generation = lookUpEntry(KEYS[i * 4 - 2], KEYS[i * 4 - 1], KEYS[i * 4])
+  local counted = 0
+  if entry and at ~= '' then
+    local linkId = redirectingLinkId(entry, at)
+    if linkId then
+      countClick(pendingKey, KEYS[i * 4 + 1], linkId, at, tokenTtl)
+      counted = 1
+    end
+  end
+  replies[i * 3 - 2] = entry
+  replies[i * 3 - 1] = generation
+  replies[i * 3] = counted
+end
+return replies`;
+
+/**
+ * Counts clicks no lookup counted (a miss, a reconciliation), each with `countClick`. Skips a
+ * click that could double-count after its token expired: one counted once its token (had an
+ * earlier execution stored it) may have expired, that is at or after `at + ttl - margin` by
+ * Redis' clock, counts nothing and answers -1 for it. `margin` covers the clock difference
+ * between this service and Redis. A click's token lives what is left of its TTL.
+ *
+ * KEYS: the pending hash, then the token key per click. ARGV: the token TTL (ms), the margin
+ * (ms), then (link id, click time ms) per click. Replies per click: 1 counted, 0 counted before
+ * (or a tombstone), -1 too late.
+ */
+export const COUNT_CLICKS = `${COUNT_CLICK_LUA}
+redis.replicate_commands()
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local tokenTtl, margin = tonumber(ARGV[1]), tonumber(ARGV[2])
+local replies = {}
+for i = 1, #KEYS - 1 do
+  local linkId, at = ARGV[i * 2 + 1], ARGV[i * 2 + 2]
+  local left = tonumber(at) + tokenTtl - now
+  if left <= margin then
+    replies[i] = -1
+  else
+    replies[i] = countClick(KEYS[1], KEYS[i + 1], linkId, at, left)
+  end
+end
+return replies`;

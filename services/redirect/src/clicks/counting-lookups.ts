@@ -1,0 +1,134 @@
+import type { Redis } from 'ioredis';
+import type { CacheLookup, LinkCache, LinkRef } from '@linkservice/link-cache';
+import { clickKeys, clickTokenKey, linkCacheKeys } from '@linkservice/link-cache';
+import { RedisCallError, RedisScript, callRedis } from '../redis-calls';
+import { LOOKUP_COUNTING_CLICK } from './click-scripts';
+
+/** The click a lookup counts when its link redirects at `at`. */
+export interface LookupClick {
+  /** SHA-256 of the click token minted for this click (`hashClickToken`). */
+  tokenHash: string;
+  /** The request's clock, epoch ms: the same value the caller decides the outcome with. */
+  at: number;
+}
+
+/** What `lookUp` found, and whether the click it was given is counted. */
+export interface CountingLookup {
+  lookup: CacheLookup;
+  /**
+   * The click is counted (its token stored with it): the entry was a link that redirects at
+   * `click.at`, and this call counted it, or an earlier execution of the same click did (its
+   * token's key was there already). Also possible with a miss: an entry of an earlier format
+   * leads with the same two fields, so the script counts it though it reads as unreadable here;
+   * the caller must then not count again.
+   */
+  counted: boolean;
+}
+
+export interface CountingLookupsOptions {
+  redis: Redis;
+  /** Resolution entries are read as this cache writes them. */
+  cache: LinkCache;
+  /** REDIS_PREFIX: the cache's entries, the pending hash and the click tokens are under it. */
+  redisPrefix: string;
+  /** CLICK_TOKEN_TTL_SECONDS, in ms: a counted click's token expires this long after it. */
+  tokenTtlMs: number;
+}
+
+/** Keeps one call's reply (and Redis' time inside one script) small under a burst. */
+const MAX_LOOKUPS_PER_CALL = 64;
+const lookupCountingClickScript = new RedisScript(LOOKUP_COUNTING_CLICK);
+
+interface QueuedLookup {
+  ref: LinkRef;
+  click: LookupClick | null;
+  resolve: (found: CountingLookup) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The redirect's one Redis round trip per cached redirect: the cache lookup and, for a person's
+ * GET, the click counted with its token (LOOKUP_COUNTING_CLICK), for every redirect of the same
+ * event-loop turn in one script call.
+ */
+export class CountingLookups {
+  private readonly pendingKey: string;
+  /** Lookups asked for in this event-loop turn, sent together once it ends. */
+  private queued: QueuedLookup[] = [];
+
+  constructor(private readonly options: CountingLookupsOptions) {
+    this.pendingKey = clickKeys(options.redisPrefix).pending;
+  }
+
+  /**
+   * The cache lookup of `ref` and, when `click` is given and the entry is a link that redirects
+   * at `click.at`, that click counted. The caller decides its outcome with the same `click.at`,
+   * so it counts a click itself only when the lookup did not (a miss, or Redis unavailable).
+   *
+   * A failure rejects with a `RedisCallError` that says whether the call was `not-sent` (the
+   * client was not ready, or refused to write it: nothing was counted) or `uncertain` (a
+   * timeout or a lost connection: the script may have run, or may still run later).
+   */
+  lookUp(ref: LinkRef, click: LookupClick | null): Promise<CountingLookup> {
+    return new Promise((resolve, reject) => {
+      // setImmediate runs once this turn's I/O callbacks are done: every request read in the
+      // turn has queued its lookup by then, and they all leave as one script call. Per call,
+      // not per lookup, is where Redis and ioredis spend most of their time (services/redirect
+      // README, "Clicks").
+      if (this.queued.length === 0) {
+        setImmediate(() => {
+          this.sendQueued();
+        });
+      }
+      this.queued.push({ ref, click, resolve, reject });
+    });
+  }
+
+  private sendQueued(): void {
+    const queued = this.queued;
+    this.queued = [];
+    for (let start = 0; start < queued.length; start += MAX_LOOKUPS_PER_CALL) {
+      void this.lookUpAll(queued.slice(start, start + MAX_LOOKUPS_PER_CALL));
+    }
+  }
+
+  /**
+   * One script call for `lookups`; its failure is each lookup's, as a RedisCallError
+   * (`callRedis`). A reply that cannot be read is an uncertain failure too.
+   */
+  private async lookUpAll(lookups: QueuedLookup[]): Promise<void> {
+    const { redis, cache, redisPrefix, tokenTtlMs } = this.options;
+    const keys: string[] = [this.pendingKey];
+    const args: string[] = [String(tokenTtlMs)];
+    for (const { ref, click } of lookups) {
+      const { entry, generation, hostGeneration } = linkCacheKeys(redisPrefix, ref);
+      keys.push(
+        entry,
+        generation,
+        hostGeneration,
+        click ? clickTokenKey(redisPrefix, click.tokenHash) : entry,
+      );
+      args.push(click ? String(click.at) : '');
+    }
+    try {
+      const replies = (await callRedis(redis, () =>
+        lookupCountingClickScript.run(redis, keys.length, [...keys, ...args]),
+      )) as unknown[];
+      lookups.forEach((queued, index) => {
+        const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
+        const answer = (lookup: CacheLookup) => {
+          queued.resolve({ lookup, counted: counted === 1 });
+        };
+        const lookup = cache.lookupOfReply(queued.ref, entry, generation);
+        if (lookup instanceof Promise) void lookup.then(answer);
+        else answer(lookup);
+      });
+    } catch (error) {
+      // Nobody awaits this call: every lookup must settle, also when reading the reply throws
+      // (a lookup already resolved ignores the rejection); the script has run then.
+      const failure =
+        error instanceof RedisCallError ? error : new RedisCallError('uncertain', error);
+      for (const queued of lookups) queued.reject(failure);
+    }
+  }
+}
