@@ -13,7 +13,7 @@ import type { ApiRoute } from './http/routes';
 import { allowedMethods, methodNotAllowed, notFound, routerFor } from './http/routes';
 import { buildOpenApiDocument, documentText, OPENAPI_PATH } from './openapi/document';
 import { serveOpenApiDocument } from './openapi/openapi.routes';
-import { createRoutes } from './links/create.routes';
+import { creationRoutes } from './creation/creation.routes';
 import { linksRoutes } from './links/links.routes';
 import { installsRoutes } from './sdk/installs.routes';
 import { jwksRoutes } from './sdk/jwks.routes';
@@ -33,8 +33,8 @@ export const SDK_BASE_PATH = `${API_BASE_PATH}/sdk`;
 export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
   return [
     ...appsRoutes(deps),
-    ...createRoutes(deps),
-    // After createRoutes, so /links/batch is its own path (405 for GET) and not a link id.
+    ...creationRoutes(deps),
+    // After creationRoutes, so /links/batch is its own path (405 for GET) and not a link id.
     ...linksRoutes(deps),
   ];
 }

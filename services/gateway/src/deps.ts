@@ -17,8 +17,8 @@ import { KeysRepository } from './auth/keys.repository';
 import type { GatewayConfig } from './config';
 import { CreationLimiter } from './limits/creation-limiter';
 import { SdkLimiter } from './limits/sdk-limiter';
-import { LinkCreationService } from './links/create.service';
-import { IdempotencyService } from './links/idempotency.service';
+import { LinkSubmissionService } from './creation/link-submission.service';
+import { IdempotencyService } from './creation/idempotency.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
 import { GatewayMetrics } from './metrics';
@@ -54,7 +54,7 @@ export interface GatewayDeps extends GatewayClients {
   keys: KeysRepository;
   apps: AppsService;
   links: LinksService;
-  creation: LinkCreationService;
+  linkSubmission: LinkSubmissionService;
   /** The Idempotency-Key records of the creation endpoints (docs/decisions.md). */
   idempotency: IdempotencyService;
   /** CREATION_LIMIT_PER_HOUR per app, on `redis`. */
@@ -101,7 +101,7 @@ function buildServices(
       config.LINK_DOMAIN,
       new LinkCache(redis, config.REDIS_PREFIX),
     ),
-    creation: new LinkCreationService({
+    linkSubmission: new LinkSubmissionService({
       creations,
       creationLimiter,
       creationTimeoutMs: config.CREATION_TIMEOUT_MS,

@@ -3,6 +3,7 @@ import type { GatewayDeps } from '../deps';
 import { errors } from '../http/errors';
 import type { ApiRoute } from '../http/routes';
 import { pathParam } from '../http/routes';
+import { sendJson } from '../http/send-json';
 import { getAppDoc, getCurrentAppDoc } from './apps.openapi';
 
 export function appsRoutes(deps: GatewayDeps): ApiRoute[] {
@@ -13,7 +14,7 @@ export function appsRoutes(deps: GatewayDeps): ApiRoute[] {
       path: '/app',
       openapi: getCurrentAppDoc,
       handler: (_req, res) => {
-        res.json(apps.current(authOf(res)));
+        sendJson(res, apps.current(authOf(res)));
       },
     },
     {
@@ -23,7 +24,7 @@ export function appsRoutes(deps: GatewayDeps): ApiRoute[] {
       handler: (req, res) => {
         const view = apps.byId(authOf(res), pathParam(req, 'appId'));
         if (!view) throw errors.notFound('No such app.');
-        res.json(view);
+        sendJson(res, view);
       },
     },
   ];

@@ -31,6 +31,9 @@ let mismatched: {
 };
 let secretRoutes: { method: HttpMethod; path: string }[];
 let appRoutes: { method: HttpMethod; path: string }[];
+/** The routes above with a parameter, named by an undecodable value. */
+let undecodableSecretRoutes: ReturnType<typeof withUndecodableParameters>;
+let undecodableAppRoutes: ReturnType<typeof withUndecodableParameters>;
 
 const SECRET_UNAUTHORISED = {
   error: 'unauthorised',
@@ -41,12 +44,34 @@ const SDK_UNAUTHORISED = {
   message: 'A valid publishable key is required.',
 };
 
-/** Any value will do for path parameters: auth is decided before anything reads them. */
-function walkable(base: string, routes: ApiRoute[]) {
+/** By default an id that names nothing; any value will do: auth is decided before anything reads it. */
+function walkable(
+  base: string,
+  routes: ApiRoute[],
+  value = (name: string) => `${name}_0000000000`,
+) {
   return routes.map(({ method, path }) => ({
     method,
-    path: `${base}${path.replace(/:(\w+)/g, (_m, name: string) => `${name}_0000000000`)}`,
+    path: `${base}${path.replace(/:(\w+)/g, (_m, name: string) => value(name))}`,
   }));
+}
+
+/** %-escapes that do not decode: not hex, cut short, or bytes that are not UTF-8. */
+const UNDECODABLE = ['%ZZ', '%E0%A4%A', '%FF'];
+
+/**
+ * The routes with a path parameter, once per undecodable value in its place, each with the path
+ * that names an unknown id instead (what the undecodable one must answer like).
+ */
+function withUndecodableParameters(base: string, routes: ApiRoute[]) {
+  const withParameter = routes.filter(({ path }) => path.includes('/:'));
+  const unknownIds = walkable(base, withParameter);
+  return UNDECODABLE.flatMap((escape) =>
+    walkable(base, withParameter, () => escape).map((route, index) => ({
+      ...route,
+      unknownIdPath: unknownIds[index].path,
+    })),
+  );
 }
 
 /** A key whose text says one thing and whose stored record another. */
@@ -89,6 +114,8 @@ beforeAll(async () => {
   };
   secretRoutes = walkable(API_BASE_PATH, apiRoutes(gateway.deps));
   appRoutes = walkable(SDK_BASE_PATH, sdkRoutes(gateway.deps));
+  undecodableSecretRoutes = withUndecodableParameters(API_BASE_PATH, apiRoutes(gateway.deps));
+  undecodableAppRoutes = withUndecodableParameters(SDK_BASE_PATH, sdkRoutes(gateway.deps));
 });
 
 afterAll(async () => {
@@ -96,6 +123,15 @@ afterAll(async () => {
 });
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** A request whose body does not parse: reading it answers 400, so another answer never read it. */
+function sendMalformedBody(method: HttpMethod, path: string, headers: Record<string, string>) {
+  return gateway.api(path, {
+    method,
+    headers: { ...headers, 'content-type': 'application/json' },
+    rawBody: '{not json',
+  });
+}
 
 const badSecretCredentials: [string, () => Record<string, string>][] = [
   ['no Authorization header', () => ({})],
@@ -130,17 +166,19 @@ const badPublishableCredentials: [string, () => Record<string, string>][] = [
 it('has routes to check', () => {
   expect(secretRoutes.length).toBeGreaterThan(0);
   expect(appRoutes.length).toBeGreaterThan(0);
+  // The parameters an attacker probes with undecodable escapes (issue 25).
+  const named = (routes: { method: string; path: string }[]) =>
+    routes.map(({ method, path }) => `${method} ${path}`);
+  expect(named(undecodableSecretRoutes)).toEqual(
+    expect.arrayContaining([`GET ${API_BASE_PATH}/links/%ZZ`, `GET ${API_BASE_PATH}/apps/%ZZ`]),
+  );
+  expect(named(undecodableAppRoutes)).toContain(`DELETE ${SDK_BASE_PATH}/installs/%ZZ`);
 });
 
 describe.each(badSecretCredentials)('every /api/v1 route with %s', (_case, credentials) => {
-  it('answers the identical 401 without reading the body', async () => {
-    for (const { method, path } of secretRoutes) {
-      // A malformed body: reading it would have produced 400 instead of 401.
-      const res = await gateway.api(path, {
-        method,
-        headers: { ...credentials(), 'content-type': 'application/json' },
-        rawBody: '{not json',
-      });
+  it('answers the identical 401 without reading the body, whatever the path names', async () => {
+    for (const { method, path } of [...secretRoutes, ...undecodableSecretRoutes]) {
+      const res = await sendMalformedBody(method, path, credentials());
       expect({ route: `${method} ${path}`, status: res.status, body: res.body }).toEqual({
         route: `${method} ${path}`,
         status: 401,
@@ -158,13 +196,8 @@ describe.each(badPublishableCredentials)(
     it('answers the identical 401, no-store, whatever the body', async () => {
       // An unknown path too: without a good key nothing tells a route from no route.
       const unknown = { method: 'POST' as const, path: `${SDK_BASE_PATH}/no-such-thing` };
-      for (const { method, path } of [...appRoutes, unknown]) {
-        // A malformed body: answering it would have produced 400 instead of 401.
-        const res = await gateway.api(path, {
-          method,
-          headers: { ...credentials(), 'content-type': 'application/json' },
-          rawBody: '{not json',
-        });
+      for (const { method, path } of [...appRoutes, ...undecodableAppRoutes, unknown]) {
+        const res = await sendMalformedBody(method, path, credentials());
         expect({ route: `${method} ${path}`, status: res.status, text: res.text }).toEqual({
           route: `${method} ${path}`,
           status: 401,
@@ -182,22 +215,7 @@ describe('every /api/v1 route with a valid secret key', () => {
   it.each(['live', 'test'] as const)(
     'gets past auth and routing to the body check (%s key)',
     async (environment) => {
-      for (const { method, path } of secretRoutes) {
-        // Nothing is created or changed: the malformed body stops the request after routing.
-        const res = await gateway.api(path, {
-          method,
-          headers: {
-            authorization: `Bearer ${tenant[environment].secret}`,
-            'content-type': 'application/json',
-          },
-          rawBody: '{not json',
-        });
-        expect({ route: `${method} ${path}`, status: res.status, error: res.body?.error }).toEqual({
-          route: `${method} ${path}`,
-          status: 400,
-          error: 'invalid_body',
-        });
-      }
+      await expectBodyCheckReached(secretRoutes, tenant[environment].secret);
     },
   );
 
@@ -210,22 +228,7 @@ describe('every /api/v1/sdk route with a valid publishable key', () => {
   it.each(['live', 'test'] as const)(
     'gets past auth and routing to the body check (%s key)',
     async (environment) => {
-      for (const { method, path } of appRoutes) {
-        const res = await gateway.api(path, {
-          method,
-          headers: {
-            authorization: `Bearer ${tenant.publishable[environment].secret}`,
-            'content-type': 'application/json',
-          },
-          rawBody: '{not json',
-        });
-        expect({ route: `${method} ${path}`, status: res.status, error: res.body?.error }).toEqual({
-          route: `${method} ${path}`,
-          status: 400,
-          error: 'invalid_body',
-        });
-        expect(res.headers.get('cache-control')).toBe('no-store');
-      }
+      await expectBodyCheckReached(appRoutes, tenant.publishable[environment].secret, 'no-store');
     },
   );
 
@@ -251,6 +254,58 @@ describe('every /api/v1/sdk route with a valid publishable key', () => {
     expect(app.status).toBe(404);
   });
 });
+
+describe('a path parameter that does not decode, with a valid key', () => {
+  /** The answer of a request, as far as telling one object from another goes. */
+  async function answerOf(method: HttpMethod, path: string, key: string) {
+    const res = await gateway.api(path, {
+      method,
+      key,
+      // PATCH needs a body to reach its lookup; `{}` changes nothing.
+      ...(['POST', 'PUT', 'PATCH'].includes(method) && { body: {} }),
+    });
+    return {
+      status: res.status,
+      text: res.text,
+      cacheControl: res.headers.get('cache-control'),
+      contentType: res.headers.get('content-type'),
+    };
+  }
+
+  it.each([
+    ['/api/v1', () => undecodableSecretRoutes, () => tenant.live.secret],
+    ['/api/v1/sdk', () => undecodableAppRoutes, () => tenant.publishable.live.secret],
+  ])('answers every %s route exactly as for an unknown id', async (_base, routes, key) => {
+    for (const { method, path, unknownIdPath } of routes()) {
+      const unknownId = await answerOf(method, unknownIdPath, key());
+      expect(unknownId.status).toBe(404);
+      expect({ route: `${method} ${path}`, ...(await answerOf(method, path, key())) }).toEqual({
+        route: `${method} ${path}`,
+        ...unknownId,
+      });
+    }
+  });
+});
+
+/**
+ * Each route gets past auth and routing to the body check: its malformed body stops it there,
+ * so nothing is created or changed.
+ */
+async function expectBodyCheckReached(
+  routes: { method: HttpMethod; path: string }[],
+  key: string,
+  cacheControl?: string,
+): Promise<void> {
+  for (const { method, path } of routes) {
+    const res = await sendMalformedBody(method, path, bearer(key));
+    expect({ route: `${method} ${path}`, status: res.status, error: res.body?.error }).toEqual({
+      route: `${method} ${path}`,
+      status: 400,
+      error: 'invalid_body',
+    });
+    if (cacheControl !== undefined) expect(res.headers.get('cache-control')).toBe(cacheControl);
+  }
+}
 
 async function expectMethodNotAllowed(
   routes: { method: HttpMethod; path: string }[],

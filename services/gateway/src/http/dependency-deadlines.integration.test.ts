@@ -17,8 +17,8 @@ import {
   timed,
 } from '@linkservice/testing';
 import { Queue } from 'bullmq';
-import type { CreationStack } from '../links/create.testing';
-import { startCreationStack } from '../links/create.testing';
+import type { CreationStack } from '../creation/creation.testing';
+import { startCreationStack } from '../creation/creation.testing';
 
 const LINK_DOMAIN = 'go.example.test';
 const CREATION_TIMEOUT_MS = 1_000;
@@ -55,41 +55,64 @@ function requestsOf(stack: CreationStack, tenant: Tenant, link: { id: string; al
   };
 }
 
-describe('with Postgres frozen', () => {
-  let proxy: FreezableProxy;
-  let stack: CreationStack;
-  let direct: DbHandle;
-  let tenant: Tenant;
-  let link: { id: string; alias: string };
+interface FrozenStack {
+  proxy: FreezableProxy;
+  stack: CreationStack;
+  /** The run's database, not through the proxy: reads what happened while it was frozen. */
+  direct: DbHandle;
+  tenant: Tenant;
+  link: { id: string; alias: string };
+}
 
+/**
+ * For the calling describe block: a creation stack that reaches Postgres or Redis (`target`)
+ * through a FreezableProxy, with a tenant and one link; thawed after every test.
+ */
+function useFrozenStack(
+  target: 'databaseUrl' | 'redisUrl',
+  env: (proxiedUrl: string) => Record<string, string>,
+): FrozenStack {
+  const frozen = {} as FrozenStack;
   beforeAll(async () => {
-    proxy = await proxyFor(testEnvironment().databaseUrl);
-    direct = testDatabase();
-    stack = await startCreationStack({
+    const url = testEnvironment()[target];
+    frozen.proxy = await proxyFor(url);
+    frozen.direct = testDatabase();
+    frozen.stack = await startCreationStack({
       env: {
-        DATABASE_URL: proxy.rewrite(testEnvironment().databaseUrl),
         LINK_DOMAIN,
         CREATION_TIMEOUT_MS: String(CREATION_TIMEOUT_MS),
-        // Only the request budget bounds the gateway's queries and its waits for a connection:
-        // no pool default to hide a request that lost its scope (e.g. across the body read).
-        DATABASE_QUERY_TIMEOUT_MS: '0',
-        DATABASE_CONNECT_TIMEOUT_MS: '60000',
+        ...env(frozen.proxy.rewrite(url)),
       },
     });
-    tenant = await createTenant(direct.db);
-    link = await insertLink(direct.db, { appId: tenant.appId, environment: 'live' });
+    frozen.tenant = await createTenant(frozen.direct.db);
+    frozen.link = await insertLink(frozen.direct.db, {
+      appId: frozen.tenant.appId,
+      environment: 'live',
+    });
   });
   afterEach(() => {
-    proxy.thaw();
+    frozen.proxy.thaw();
   });
   afterAll(async () => {
-    proxy.thaw();
-    await stack.stop();
-    await proxy.close();
-    await direct.close();
+    frozen.proxy.thaw();
+    await frozen.stack.stop();
+    await frozen.proxy.close();
+    await frozen.direct.close();
   });
+  return frozen;
+}
+
+describe('with Postgres frozen', () => {
+  const frozen = useFrozenStack('databaseUrl', (proxiedUrl) => ({
+    DATABASE_URL: proxiedUrl,
+    // Only the request budget bounds the gateway's queries and its waits for a connection:
+    // no pool default to hide a request that lost its scope (e.g. across the body read).
+    DATABASE_QUERY_TIMEOUT_MS: '0',
+    DATABASE_CONNECT_TIMEOUT_MS: '60000',
+  }));
 
   it('GET, list, a creation and an SDK resolve answer 503 with Retry-After within 3 s, then work again after the thaw', async () => {
+    const { proxy, stack, direct, tenant, link } = frozen;
     const requests = requestsOf(stack, tenant, link);
     // Connections in the pool first, so the freeze meets open connections as well as new ones.
     expect((await requests.get()).status).toBe(200);
@@ -119,6 +142,7 @@ describe('with Postgres frozen', () => {
   });
 
   it('a creation whose settle meets the freeze answers 503 within CREATION_TIMEOUT_MS + SETTLE_DEADLINE_MS', async () => {
+    const { proxy, stack, direct, tenant, link } = frozen;
     const requests = requestsOf(stack, tenant, link);
     const queue = new Queue(CREATE_LINKS_QUEUE, {
       connection: { url: testEnvironment().redisUrl },
@@ -158,36 +182,10 @@ describe('with Postgres frozen', () => {
 });
 
 describe('with Redis frozen', () => {
-  let proxy: FreezableProxy;
-  let stack: CreationStack;
-  let direct: DbHandle;
-  let tenant: Tenant;
-  let link: { id: string; alias: string };
-
-  beforeAll(async () => {
-    proxy = await proxyFor(testEnvironment().redisUrl);
-    direct = testDatabase();
-    stack = await startCreationStack({
-      env: {
-        REDIS_URL: proxy.rewrite(testEnvironment().redisUrl),
-        LINK_DOMAIN,
-        CREATION_TIMEOUT_MS: String(CREATION_TIMEOUT_MS),
-      },
-    });
-    tenant = await createTenant(direct.db);
-    link = await insertLink(direct.db, { appId: tenant.appId, environment: 'live' });
-  });
-  afterEach(() => {
-    proxy.thaw();
-  });
-  afterAll(async () => {
-    proxy.thaw();
-    await stack.stop();
-    await proxy.close();
-    await direct.close();
-  });
+  const frozen = useFrozenStack('redisUrl', (proxiedUrl) => ({ REDIS_URL: proxiedUrl }));
 
   it('a creation answers within CREATION_TIMEOUT_MS + 1 s; reads keep working', async () => {
+    const { proxy, stack, direct, tenant, link } = frozen;
     const requests = requestsOf(stack, tenant, link);
     expect((await requests.create('before-freeze')).status).toBe(201);
 
@@ -221,6 +219,7 @@ describe('with Redis frozen', () => {
   });
 
   it('a creation whose wait for the worker meets the freeze answers within CREATION_TIMEOUT_MS + 1 s', async () => {
+    const { proxy, stack, direct, tenant, link } = frozen;
     const requests = requestsOf(stack, tenant, link);
     await stack.worker.stop();
     try {

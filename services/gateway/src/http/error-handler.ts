@@ -1,6 +1,7 @@
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler } from 'express';
 import { isDependencyFailure } from './dependency-failure';
 import { ApiError, errors } from './errors';
+import { sendError } from './send-json';
 
 /** body-parser's failures, recognised by their `type`; each one means "nothing was read". */
 function bodyParserError(error: unknown): ApiError | undefined {
@@ -21,15 +22,6 @@ function bodyParserError(error: unknown): ApiError | undefined {
   }
 }
 
-/** express rejects a path whose %-escapes do not decode; no resource has such an id. */
-function isUndecodablePath(error: unknown): boolean {
-  return error instanceof URIError && (error as { status?: unknown }).status === 400;
-}
-
-function send(res: Response, error: ApiError): void {
-  res.status(error.status).set(error.headers).json(error.toBody());
-}
-
 /**
  * The one error middleware. Known failures keep their slug; Postgres/Redis outages become 503
  * `unavailable`; anything else is answered with a bare 500 `internal`, so no stack, SQL or
@@ -45,19 +37,15 @@ export function errorHandler(): ErrorRequestHandler {
     }
     if (error instanceof ApiError) {
       if (error.slug === 'unavailable' && error.cause instanceof Error) res.err = error.cause;
-      send(res, error);
+      sendError(res, error);
       return;
     }
     const fromBody = bodyParserError(error);
     if (fromBody) {
-      send(res, fromBody);
-      return;
-    }
-    if (isUndecodablePath(error)) {
-      send(res, errors.notFound());
+      sendError(res, fromBody);
       return;
     }
     res.err = error instanceof Error ? error : new Error(String(error));
-    send(res, isDependencyFailure(error) ? errors.unavailable() : errors.internal());
+    sendError(res, isDependencyFailure(error) ? errors.unavailable() : errors.internal());
   };
 }

@@ -233,6 +233,23 @@ describe('routing', () => {
     }
   });
 
+  it('names the unknown path as it was sent, an undecodable one too, without its query', async () => {
+    for (const [path, named] of [
+      ['/api/v1/nope?x=1', '/api/v1/nope'],
+      ['/api/v1/nope/%ZZ', '/api/v1/nope/%ZZ'],
+      ['/api/v1/sdk/nope/%ZZ', '/api/v1/sdk/nope/%ZZ'],
+      ['/nope/%E0%A4%A', '/nope/%E0%A4%A'],
+    ]) {
+      const sdk = path.startsWith('/api/v1/sdk');
+      const res = await gateway.api(path, { key: sdk ? tenant.publishable.live.secret : key });
+      expect({ path, status: res.status, body: res.body }).toEqual({
+        path,
+        status: 404,
+        body: { error: 'not_found', message: `No route for GET ${named}.` },
+      });
+    }
+  });
+
   it('answers 405 method_not_allowed with Allow for a known path', async () => {
     const res = await gateway.api('/api/v1/app', { key, method: 'DELETE' });
     expect(res.status).toBe(405);

@@ -4,8 +4,17 @@ import express from 'express';
 import type { ApiError } from './errors';
 import { afterBody } from './request-budget';
 import { errors } from './errors';
+import { nestsDeeperThan } from './json-depth';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/**
+ * How deep objects and arrays may nest in a body, the body itself being level 1. Code that walks
+ * a body by recursion (the Idempotency-Key's canonical form, JSON.stringify, the field rules)
+ * then stays far from the stack's end, so no valid body turns into a 500; and no sensible
+ * deepLinkData comes near it (it has 127 levels in POST /links and PATCH, 125 in a batch entry).
+ */
+export const MAX_BODY_DEPTH = 128;
 
 export type JsonObject = Record<string, unknown>;
 
@@ -72,7 +81,13 @@ function readBody(req: Request, res: Response, done: (error?: unknown) => void):
         if (error !== undefined) done(undecodableBody(req, error) ?? error);
         else if (!isJsonObject(req.body))
           done(errors.invalidBody('The request body must be a JSON object.'));
-        else done();
+        else if (nestsDeeperThan(req.body, MAX_BODY_DEPTH)) {
+          done(
+            errors.invalidBody(
+              `The request body nests objects and arrays more than ${MAX_BODY_DEPTH} levels deep.`,
+            ),
+          );
+        } else done();
       });
     }),
   );
@@ -80,8 +95,9 @@ function readBody(req: Request, res: Response, done: (error?: unknown) => void):
 
 /**
  * Runs per matched route (after auth, after 404/405), so nothing is read for a request that is
- * refused anyway. Any body must be a JSON object sent as `application/json`, at most 2 MiB;
- * anything else is 400 `invalid_body` (413 `payload_too_large` past the limit). One middleware,
+ * refused anyway. Any body must be a JSON object sent as `application/json`, at most 2 MiB and
+ * nested at most MAX_BODY_DEPTH levels; anything else is 400 `invalid_body` (413
+ * `payload_too_large` past the size). One middleware,
  * and a request without a body (every GET) never reaches the parser. A body an authenticated
  * load already read (readJsonBody) is not read again: its outcome is answered as it was found.
  */

@@ -7,6 +7,15 @@ import { labelRoute } from './route-label';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/** The express route method that mounts each HTTP method's handlers. */
+const ROUTE_METHOD = {
+  GET: 'get',
+  POST: 'post',
+  PUT: 'put',
+  PATCH: 'patch',
+  DELETE: 'delete',
+} as const satisfies Record<HttpMethod, string>;
+
 /**
  * One endpoint. Feature modules export a function `(deps) => ApiRoute[]`, and app.ts lists those
  * in `apiRoutes` (secret keys) or `sdkRoutes` (publishable keys): each list is both what gets
@@ -68,6 +77,35 @@ export interface RouterOptions {
   authenticate?: RequestHandler;
 }
 
+/** A path segment as written when its %-escapes do not decode, so that it decodes to itself. */
+function decodableSegment(segment: string): string {
+  try {
+    decodeURIComponent(segment);
+    return segment;
+  } catch {
+    return encodeURIComponent(segment);
+  }
+}
+
+/**
+ * Takes a path segment whose %-escapes do not decode (`/links/%ZZ`) as written: its parameter
+ * is then the text `%ZZ`, which names nothing. Left alone, express refuses such a path while it
+ * matches routes, before anything authenticates the request: an unknown key would learn which
+ * paths exist, and a route could not answer its own 404. This way the key is checked first and
+ * the route answers exactly as for an unknown id.
+ */
+export function undecodableSegmentsAsWritten(): RequestHandler {
+  return (req, _res, next) => {
+    const queryAt = req.url.indexOf('?');
+    const path = queryAt === -1 ? req.url : req.url.slice(0, queryAt);
+    if (path.includes('%')) {
+      const written = path.split('/').map(decodableSegment).join('/');
+      if (written !== path) req.url = `${written}${req.url.slice(path.length)}`;
+    }
+    next();
+  };
+}
+
 /**
  * Mounts routes grouped by path: each method gets authentication, JSON body handling, then its
  * handler; every other method on a known path is authenticated, then 405 with Allow. Unknown
@@ -78,6 +116,7 @@ export interface RouterOptions {
 export function routerFor(routes: readonly ApiRoute[], options: RouterOptions = {}): Router {
   const router = express.Router({ caseSensitive: true });
   const { before, authenticate } = options;
+  router.use(undecodableSegmentsAsWritten());
   if (before) router.use(before);
   const byPath = new Map<string, ApiRoute[]>();
   for (const route of routes) {
@@ -96,23 +135,7 @@ export function routerFor(routes: readonly ApiRoute[], options: RouterOptions = 
       const handlers = authentication
         ? [authentication, jsonBody(), handler]
         : [jsonBody(), handler];
-      switch (method) {
-        case 'GET':
-          route.get(handlers);
-          break;
-        case 'POST':
-          route.post(handlers);
-          break;
-        case 'PUT':
-          route.put(handlers);
-          break;
-        case 'PATCH':
-          route.patch(handlers);
-          break;
-        case 'DELETE':
-          route.delete(handlers);
-          break;
-      }
+      route[ROUTE_METHOD[method]](handlers);
     }
     const refuse = methodNotAllowed(allowedMethods(group.map((r) => r.method)));
     route.all(authenticate ? [authenticate, refuse] : refuse);
@@ -128,9 +151,13 @@ export function pathParam(req: Request, name: string): string {
   return value;
 }
 
-/** Last before the error middleware (or of a mounted API): nothing matched the path. */
+/**
+ * Last before the error middleware (or of a mounted API): nothing matched the path. It names the
+ * path as the client sent it (undecodableSegmentsAsWritten may have escaped a segment since).
+ */
 export function notFound(): RequestHandler {
   return (req, _res, next) => {
-    next(errors.notFound(`No route for ${req.method} ${req.baseUrl}${req.path}.`));
+    const [path] = req.originalUrl.split('?', 1);
+    next(errors.notFound(`No route for ${req.method} ${path}.`));
   };
 }

@@ -2,8 +2,8 @@ import type { Link } from '@linkservice/contracts';
 import { EDITABLE_FIELDS, LINK_FIELD_EXAMPLES } from '@linkservice/contracts';
 import type { Tenant } from '@linkservice/testing';
 import { createTenant } from '@linkservice/testing';
-import type { CreationStack } from './create.testing';
-import { startCreationStack } from './create.testing';
+import type { CreationStack } from '../creation/creation.testing';
+import { startCreationStack } from '../creation/creation.testing';
 
 /**
  * Walks the link field table through the API, so that a derivation that misses a field (the

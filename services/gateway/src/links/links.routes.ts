@@ -17,7 +17,7 @@ function ownerOf(res: Response): LinkOwner {
   return linkOwnerOf(authOf(res));
 }
 
-/** Reading, changing, archiving and listing links; creation lives in create.routes.ts. */
+/** Reading, changing, archiving and listing links; creation lives in creation/creation.routes.ts. */
 export function linksRoutes(deps: GatewayDeps): ApiRoute[] {
   const { links } = deps;
   // The hottest API read: the key check and the link read go out as one statement.

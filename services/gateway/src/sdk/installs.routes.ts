@@ -4,6 +4,7 @@ import type { GatewayDeps } from '../deps';
 import { errors } from '../http/errors';
 import { bodyOf } from '../http/json-body';
 import type { ApiRoute } from '../http/routes';
+import { sendJson } from '../http/send-json';
 import { parseInstallRequest } from './install-request';
 import { eraseInstallDoc, reportInstallDoc } from './installs.openapi';
 
@@ -33,7 +34,7 @@ export function installsRoutes(deps: GatewayDeps): ApiRoute[] {
       handler: async (req, res) => {
         const parsed = parseInstallRequest(bodyOf(req));
         if (!parsed.ok) throw errors.invalidRequest(parsed.fields);
-        res.status(201).json(await installs.report(authOf(res), parsed.value));
+        sendJson(res, await installs.report(authOf(res), parsed.value), { status: 201 });
       },
     },
     {
@@ -47,7 +48,7 @@ export function installsRoutes(deps: GatewayDeps): ApiRoute[] {
           installSecretOf(req),
         );
         if (!erased) throw errors.notFound(NO_SUCH_INSTALL);
-        res.json(erased);
+        sendJson(res, erased);
       },
     },
   ];

@@ -1,5 +1,6 @@
 import type { GatewayDeps } from '../deps';
 import type { ApiRoute } from '../http/routes';
+import { sendJson } from '../http/send-json';
 
 /** Where the erasure receipts' verification key is published (app-interface.md). */
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -15,9 +16,9 @@ export function jwksRoutes(deps: GatewayDeps): ApiRoute[] {
       method: 'GET',
       path: JWKS_PATH,
       handler: (_req, res) => {
-        res
-          .set({ 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' })
-          .json(body);
+        sendJson(res, body, {
+          headers: { 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' },
+        });
       },
     },
   ];

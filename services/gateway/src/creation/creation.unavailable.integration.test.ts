@@ -3,7 +3,7 @@ import type { Tenant } from '@linkservice/testing';
 import { aliasesOf, freePort, timed } from '@linkservice/testing';
 import type { ApiResponse } from '@linkservice/testing';
 import { startGateway } from '../testing';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 
 const TIMEOUT_MS = 1_000;
 /** The settle step may wait this long for a worker transaction still holding the request. */

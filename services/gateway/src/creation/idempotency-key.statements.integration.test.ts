@@ -1,6 +1,6 @@
 import type { ApiResponse, Tenant } from '@linkservice/testing';
 import { StatementCounter } from '../testing';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 
 /** The gateway's own statements (the creation's settle and the worker's are not on its Kysely). */
 const statements = new StatementCounter();

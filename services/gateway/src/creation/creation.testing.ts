@@ -88,6 +88,8 @@ export interface CreationTestKit {
   postBatch: (key: string, body: unknown) => Promise<ApiResponse>;
   /** POST /api/v1/links/batch with `{ links }`. */
   createBatch: (key: string, links: unknown[]) => Promise<ApiResponse>;
+  /** Archives the app's link with this alias in the database, as an archive leaves it. */
+  archiveAlias: (appId: string, alias: string) => Promise<void>;
 }
 
 /**
@@ -121,5 +123,13 @@ export function useCreationStack(
     create: (key, body) => post('/api/v1/links', key, body),
     postBatch: (key, body) => post('/api/v1/links/batch', key, body),
     createBatch: (key, links) => post('/api/v1/links/batch', key, { links }),
+    archiveAlias: async (appId, alias) => {
+      await stackOf()
+        .gateway.deps.db.updateTable('links')
+        .set({ archived_at: new Date() })
+        .where('app_id', '=', appId)
+        .where('alias', '=', alias)
+        .execute();
+    },
   };
 }

@@ -3,9 +3,9 @@ import type { ZodOpenApiOperationObject, ZodOpenApiResponseObject } from 'zod-op
 import { linkCreateBodySchema } from '@linkservice/contracts';
 import { errorAnswer, HEADERS, jsonAnswer, rateLimitHeaders } from '../openapi/responses';
 import { batchReportSchema, linkAnswerSchema } from '../openapi/schemas';
-import { MAX_BATCH_ENTRIES } from './create.batch';
+import { MAX_BATCH_ENTRIES } from './batch-request';
 
-/** The plan of issue 14, implemented in create.routes.ts and documented in docs/decisions.md. */
+/** The plan of issue 14, implemented in idempotency-key.routes.ts and documented in docs/decisions.md. */
 const idempotencyHeader = z.object({
   'Idempotency-Key': z
     .string()

@@ -1,7 +1,7 @@
 import { ALIAS_REPEATED } from '@linkservice/creation';
 import type { Tenant } from '@linkservice/testing';
 import { aliasesOf, batchBody, creationRequestCount } from '@linkservice/testing';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 
 const kit = useCreationStack({ env: { LINK_DOMAIN: 'go.example.test' } });
 const { newTenant, postBatch, createBatch } = kit;
@@ -106,12 +106,7 @@ describe('POST /links/batch', () => {
 
   it('refuses the later of two entries with the same alias, and an alias already taken or archived', async () => {
     await createBatch(tenant.live.secret, [valid({ alias: 'taken' }), valid({ alias: 'gone' })]);
-    await kit.stack.gateway.deps.db
-      .updateTable('links')
-      .set({ archived_at: new Date() })
-      .where('app_id', '=', tenant.appId)
-      .where('alias', '=', 'gone')
-      .execute();
+    await kit.archiveAlias(tenant.appId, 'gone');
 
     const res = await createBatch(tenant.live.secret, [
       valid({ alias: 'twin' }),

@@ -1,8 +1,8 @@
 import type { Link } from '@linkservice/contracts';
 import { createLogger } from '@linkservice/logger';
 import type { CreationLimitState } from '../limits/creation-limiter';
-import type { CreationScope } from './create.service';
-import { LinkCreationService, remainingMs } from './create.service';
+import type { CreationScope } from './link-submission.service';
+import { LinkSubmissionService, remainingMs } from './link-submission.service';
 
 describe('remainingMs', () => {
   it('is what is left of the creation deadline, never below 0', () => {
@@ -13,14 +13,14 @@ describe('remainingMs', () => {
   });
 });
 
-describe('LinkCreationService rebuilds', () => {
+describe('LinkSubmissionService rebuilds', () => {
   const unused: CreationLimitState = { limit: 300, remaining: 300, resetSeconds: 3_600 };
   const link = { id: 'lnk_1' } as unknown as Link;
 
   /** A limiter whose Redis is away: every read fails. */
-  function serviceWithoutRedis(): LinkCreationService {
+  function serviceWithoutRedis(): LinkSubmissionService {
     const away = () => Promise.reject(new Error('Connection is closed.'));
-    return new LinkCreationService({
+    return new LinkSubmissionService({
       creations: { submit: away, close: () => Promise.resolve() },
       creationLimiter: { state: away, reserve: away, release: away, unusedWindow: () => unused },
       creationTimeoutMs: 1_000,

@@ -11,6 +11,10 @@ import { ALIAS_REPEATED, entryInvalid } from '@linkservice/creation';
 /** The most entries one POST /links/batch may carry. */
 export const MAX_BATCH_ENTRIES = 100;
 
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** The batch response body, as the spec and decisions.md define it. */
 export interface BatchReport {
   created: number;
@@ -84,4 +88,40 @@ export function mergeBatchResults(
   };
   if (stoppedEarly) report.stoppedEarly = stoppedEarly;
   return report;
+}
+
+type BatchRequest =
+  { ok: true; entries: Record<string, unknown>[] } | { ok: false; fieldErrors: FieldErrors };
+
+const LINKS_SHAPE = `must be an array of 1 to ${MAX_BATCH_ENTRIES} link objects`;
+
+/**
+ * The request-level rules of POST /links/batch. Any failure here rejects the whole request and
+ * creates nothing; a bad field inside an entry is that entry's own validation_failed instead.
+ */
+export function checkBatchRequest(body: Record<string, unknown>): BatchRequest {
+  // A Map copied with Object.fromEntries, as in parseLinkCreate: assigned into `{}`, a member
+  // named `__proto__` would vanish and the request pass instead of naming it in the 422.
+  const errors = new Map<string, string>();
+  for (const field of Object.keys(body)) {
+    if (field !== 'links') errors.set(field, 'is not a field of a batch request');
+  }
+  const links = body.links;
+  if (links === undefined) errors.set('links', `is required and ${LINKS_SHAPE}`);
+  else if (!Array.isArray(links)) errors.set('links', LINKS_SHAPE);
+  else if (links.length === 0) errors.set('links', `${LINKS_SHAPE}; it is empty`);
+  else if (links.length > MAX_BATCH_ENTRIES) {
+    errors.set('links', `${LINKS_SHAPE}; it has ${links.length}`);
+  } else {
+    const notObjects = links.flatMap((entry: unknown, index) =>
+      isJsonObject(entry) ? [] : [index],
+    );
+    if (notObjects.length > 0) {
+      errors.set('links', `${LINKS_SHAPE}; not an object at index ${notObjects.join(', ')}`);
+    }
+  }
+  if (errors.size > 0 || !Array.isArray(links)) {
+    return { ok: false, fieldErrors: Object.fromEntries(errors) };
+  }
+  return { ok: true, entries: links as Record<string, unknown>[] };
 }

@@ -11,7 +11,7 @@ import {
   timed,
 } from '@linkservice/testing';
 import { sql } from 'kysely';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 import { requestHash } from './idempotency.service';
 
 /** Short, so a stopped worker answers 503 quickly and a waiter gives up (409) quickly. */
@@ -551,6 +551,32 @@ describe('Idempotency-Key on POST /links', () => {
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(linkOf(retry).alias).toBe('after-submit');
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
+  });
+
+  it('keeps the key after a 503 whose outcome Postgres could not tell: the retry replays the link', async () => {
+    // The worker committed, then the settle could not read Postgres: links may exist.
+    nextSubmit = async (submit) => {
+      expect((await submit()).kind).toBe('completed');
+      return { kind: 'unavailable', reason: 'database_unreachable' };
+    };
+    const unknown = await createWithKey(draft({ alias: 'unknown-outcome' }), 'unknown');
+    expect(unknown.status).toBe(503);
+    expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
+
+    // Not freed (a retry would create a second link): still the first attempt's, unanswered.
+    const record = await new IdempotencyKeysRepository(kit.db).read({
+      appId: tenant.appId,
+      environment: 'live',
+      key: 'unknown',
+    });
+    expect(record).toMatchObject({ answer: null, ownerGone: false });
+
+    await ownerDied('unknown');
+    const retry = await createWithKey(draft({ alias: 'unknown-outcome' }), 'unknown');
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(linkOf(retry).alias).toBe('unknown-outcome');
     expect(await linksOf(kit.db, tenant.appId)).toHaveLength(1);
   });
 

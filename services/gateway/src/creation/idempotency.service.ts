@@ -11,7 +11,7 @@ import type {
 import { createLinksResultSchema, SETTLE_DEADLINE_MS } from '@linkservice/creation';
 import { withQueryDeadline } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
-import { newCreationRequestId } from './create.service';
+import { newCreationRequestId } from './link-submission.service';
 
 /** The two requests an Idempotency-Key may be sent with; part of what "the same request" is. */
 export type IdempotentEndpoint = 'POST /links' | 'POST /links/batch';
@@ -72,7 +72,16 @@ export interface IdempotencyDeps {
   logger: Logger;
   /** How often a waiting request reads the key's record again. */
   pollIntervalMs?: number;
+  /** The wait's clock and timer; the real ones unless a test brings its own. */
+  clock?: Clock;
 }
+
+export interface Clock {
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+const REAL_CLOCK: Clock = { now: () => Date.now(), sleep: (ms) => sleep(ms) };
 
 /** 503 and 429 created nothing and say "retry"; 500 is ours. Everything else is kept. */
 function isStored(status: number): boolean {
@@ -114,6 +123,7 @@ export function requestHash(endpoint: IdempotentEndpoint, body: Record<string, u
  */
 export class IdempotencyService {
   private readonly pollIntervalMs: number;
+  private readonly clock: Clock;
   /**
    * How long an attempt owns its key without an answer: its claim, the creation
    * (CREATION_TIMEOUT_MS), the settle and storing the answer, plus a margin. Past it the worker
@@ -124,6 +134,7 @@ export class IdempotencyService {
 
   constructor(private readonly deps: IdempotencyDeps) {
     this.pollIntervalMs = deps.pollIntervalMs ?? 40;
+    this.clock = deps.clock ?? REAL_CLOCK;
     this.leaseMs = deps.creationTimeoutMs + SETTLE_DEADLINE_MS + 2 * deps.queryTimeoutMs + 1_000;
   }
 
@@ -138,7 +149,7 @@ export class IdempotencyService {
     };
     const hash = requestHash(request.endpoint, request.body);
     // Counted from this request's arrival: a waiter answers within the creation timeout too.
-    const waitUntil = Date.now() + this.deps.creationTimeoutMs;
+    const waitUntil = this.clock.now() + this.deps.creationTimeoutMs;
     // Only the first statement, and one after the key was found free, is the claim (an upsert
     // that locks the row); a waiter polls with a plain read, so it never queues on the row.
     let claimNext = true;
@@ -164,7 +175,7 @@ export class IdempotencyService {
           // its wait a request does not start a creation of its own (that would answer a full
           // creation timeout later): it answers 409 and the caller's retry claims.
           claimNext = true;
-          if (Date.now() >= waitUntil) return { kind: 'in_progress' };
+          if (this.clock.now() >= waitUntil) return { kind: 'in_progress' };
           continue;
         }
       }
@@ -177,8 +188,8 @@ export class IdempotencyService {
         claimNext = true;
         continue;
       }
-      if (Date.now() + this.pollIntervalMs >= waitUntil) return { kind: 'in_progress' };
-      await sleep(this.pollIntervalMs);
+      if (this.clock.now() + this.pollIntervalMs >= waitUntil) return { kind: 'in_progress' };
+      await this.clock.sleep(this.pollIntervalMs);
     }
   }
 

@@ -1,6 +1,7 @@
 import type { KeyClaim, KeyRecord, SettleResult, StoredAnswer } from '@linkservice/creation';
 import { createLogger } from '@linkservice/logger';
 import type {
+  Clock,
   IdempotencyDeps,
   IdempotentCreation,
   IdempotentRequest,
@@ -44,6 +45,18 @@ const unavailable: StoredAnswer = { status: 503, headers: { 'Retry-After': '5' }
 const claimedAt = new Date('2026-11-25T06:00:00Z');
 const claimed: KeyClaim = { kind: 'claimed', claimedAt };
 
+/** A clock that moves only when the service sleeps: waits take no time and never run late. */
+function virtualClock(): Clock {
+  let now = 0;
+  return {
+    now: () => now,
+    sleep: (ms) => {
+      now += ms;
+      return Promise.resolve();
+    },
+  };
+}
+
 /**
  * A key store in memory: answers the claims and reads in turn from `states` (a claimed state
  * answers only a claim), and records what the service asked of it, statement by statement.
@@ -86,6 +99,7 @@ function fakeDeps(states: (KeyClaim | undefined)[], overrides: Partial<Idempoten
     queryTimeoutMs: 100,
     logger: createLogger('idempotency-test', 'silent'),
     pollIntervalMs: 5,
+    clock: virtualClock(),
     ...overrides,
   };
   return { deps, calls };
@@ -225,10 +239,10 @@ describe('IdempotencyService', () => {
   it('gives up with in_progress after the creation timeout', async () => {
     const { deps } = fakeDeps([running()]);
     deps.keys.read = () => Promise.resolve(running());
-    const started = Date.now();
     const outcome = await new IdempotencyService(deps).answer(request, creationAnswering(created));
     expect(outcome).toEqual({ kind: 'in_progress' });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    // It polled until one more poll would pass the timeout (200 ms, polls every 5 ms).
+    expect(deps.clock?.now()).toBe(195);
   });
 
   it('refuses another request under the key', async () => {

@@ -1,7 +1,7 @@
 import type { Link } from '@linkservice/contracts';
 import type { EntryResult } from '@linkservice/creation';
 import { ALIAS_REPEATED, ENTRY_INVALID_MESSAGE } from '@linkservice/creation';
-import { checkBatchEntries, mergeBatchResults } from './create.batch';
+import { checkBatchEntries, mergeBatchResults } from './batch-request';
 
 const link = (alias: string) => ({ alias }) as unknown as Link;
 const created = (index: number): EntryResult => ({ index, ok: true, link: link(`a${index}`) });

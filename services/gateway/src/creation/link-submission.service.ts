@@ -5,16 +5,21 @@ import type { Environment } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { setSpanAttributes } from '@linkservice/telemetry';
 import type {
+  CreateLinksPayload,
   CreateLinksResult,
   CreationClient,
   CreationOutcome,
   UnavailableReason,
 } from '@linkservice/creation';
-import type { CreationLimiter, CreationLimitState } from '../limits/creation-limiter';
-import type { BatchReport } from './create.batch';
-import { checkBatchEntries, MAX_BATCH_ENTRIES, mergeBatchResults } from './create.batch';
+import type {
+  CreationLimiter,
+  CreationLimitState,
+  CreationReservation,
+} from '../limits/creation-limiter';
+import type { BatchReport } from './batch-request';
+import { checkBatchEntries, checkBatchRequest, mergeBatchResults } from './batch-request';
 
-export interface LinkCreationDeps {
+export interface LinkSubmissionDeps {
   creations: CreationClient;
   creationLimiter: Pick<CreationLimiter, 'state' | 'reserve' | 'release' | 'unusedWindow'>;
   /**
@@ -45,20 +50,29 @@ export interface CreationScope {
    * entries the worker never saw exactly as this attempt did. Otherwise the current time.
    */
   checkedAt?: Date;
+  /**
+   * Told the job id as soon as it is made, before the job is submitted, so the request's log
+   * line names the job even when the answer is a 503 (and a key's owner knows links may exist).
+   */
+  onJob?: (jobId: string) => void;
 }
+
+type Invalid = { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState };
+type Unavailable = { kind: 'unavailable'; reason: UnavailableReason; limit: CreationLimitState };
 
 /** Every outcome carries the limiter's state for the RateLimit-* headers. */
 export type CreateLinkOutcome =
   | { kind: 'created'; link: Link; limit: CreationLimitState }
-  | { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState }
+  | Invalid
   | { kind: 'plan_limit_reached'; limit: CreationLimitState }
   | { kind: 'rate_limited'; limit: CreationLimitState }
-  | { kind: 'unavailable'; reason: UnavailableReason; limit: CreationLimitState };
+  | Unavailable;
 
 export type CreateBatchOutcome =
-  | { kind: 'reported'; report: BatchReport; limit: CreationLimitState }
-  | { kind: 'invalid'; fieldErrors: FieldErrors; limit: CreationLimitState }
-  | { kind: 'unavailable'; reason: UnavailableReason; limit: CreationLimitState };
+  { kind: 'reported'; report: BatchReport; limit: CreationLimitState } | Invalid | Unavailable;
+
+/** What came of a submitted job: the worker's results, or an unavailable outcome to answer. */
+type Submitted = Extract<CreationOutcome, { kind: 'completed' }> | Unavailable;
 
 /**
  * The job id and creation_requests key: unique per attempt, never derived from input. An
@@ -69,67 +83,32 @@ export function newCreationRequestId(): string {
 }
 
 /**
- * Told the job id as soon as it is made, before the job is submitted, so the request's log line
- * names the job even when the answer is a 503.
+ * The gateway's half of link creation: validates, reserves units of the hourly limit, submits the
+ * valid entries to the worker as one job and waits for its answer, then gives back every
+ * reserved unit that did not become a link. Returns values; the routes turn them into HTTP.
  */
-export type OnCreationJob = (jobId: string) => void;
-
-function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * Link creation: validates in the gateway, reserves units of the hourly limit, hands the valid
- * entries to the worker as one job and waits for its answer, then gives back every reserved unit
- * that did not become a link. Returns values; the routes turn them into HTTP.
- */
-export class LinkCreationService {
-  constructor(private readonly deps: LinkCreationDeps) {}
+export class LinkSubmissionService {
+  constructor(private readonly deps: LinkSubmissionDeps) {}
 
   async createLink(
     scope: CreationScope,
     body: Record<string, unknown>,
-    onJob?: OnCreationJob,
   ): Promise<CreateLinkOutcome> {
-    const { creations, creationLimiter } = this.deps;
     const parsed = parseLinkCreate(body);
-    if (!parsed.ok) {
-      return {
-        kind: 'invalid',
-        fieldErrors: parsed.fieldErrors,
-        limit: await creationLimiter.state(scope.appId),
-      };
-    }
+    if (!parsed.ok) return this.invalid(scope, parsed.fieldErrors);
 
     const deadline = this.creationDeadline();
-    const reservation = await creationLimiter.reserve(scope.appId, 1);
+    const reservation = await this.deps.creationLimiter.reserve(scope.appId, 1);
     // Nothing could be created: no job, and no unit to give back (reserve kept none).
     if (reservation.granted === 0) return { kind: 'rate_limited', limit: reservation };
 
-    const requestId = scope.creationRequestId ?? newCreationRequestId();
-    onJob?.(requestId);
-    setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': 1 });
-    const outcome = await creations.submit(
-      {
-        requestId,
-        appId: scope.appId,
-        environment: scope.environment,
-        ...(scope.httpRequestId === undefined ? {} : { httpRequestId: scope.httpRequestId }),
-        entries: [{ index: 0, draft: parsed.draft }],
-        creationBudget: 1,
-      },
-      remainingMs(deadline),
-    );
-    if (outcome.kind === 'unavailable') {
-      this.deps.onUnavailable?.(outcome.reason);
-      return {
-        kind: 'unavailable',
-        reason: outcome.reason,
-        limit: await this.releaseUnlessUnknown(outcome, 1, scope, reservation),
-      };
-    }
+    const submitted = await this.submit(scope, deadline, reservation, {
+      entries: [{ index: 0, draft: parsed.draft }],
+      entryCount: 1,
+    });
+    if (submitted.kind === 'unavailable') return submitted;
 
-    const entry = singleEntryOf(outcome.result);
+    const entry = singleEntryOf(submitted.result);
     if (entry.ok) {
       setSpanAttributes({ 'linkservice.link_id': entry.link.id });
       return { kind: 'created', link: entry.link, limit: reservation };
@@ -137,6 +116,47 @@ export class LinkCreationService {
 
     const limit = await this.release(scope.appId, 1, reservation);
     return failedLinkOutcome(entry, limit);
+  }
+
+  async createBatch(
+    scope: CreationScope,
+    body: Record<string, unknown>,
+  ): Promise<CreateBatchOutcome> {
+    const request = checkBatchRequest(body);
+    if (!request.ok) return this.invalid(scope, request.fieldErrors);
+
+    // One clock for the whole batch, so "expiresAt in the future" means the same for every entry.
+    const { valid, failures: gatewayFailures } = checkBatchEntries(
+      request.entries,
+      scope.checkedAt ?? new Date(),
+    );
+    const entryCount = request.entries.length;
+
+    if (valid.length === 0) {
+      return {
+        kind: 'reported',
+        report: mergeBatchResults(entryCount, gatewayFailures, undefined),
+        limit: await this.deps.creationLimiter.state(scope.appId),
+      };
+    }
+
+    // Fewer units than valid entries is still worth a job: the worker decides in order, so
+    // entries that fail there (alias taken) come before the first one refused as rate_limited.
+    const deadline = this.creationDeadline();
+    const reservation = await this.deps.creationLimiter.reserve(scope.appId, valid.length);
+    const submitted = await this.submit(scope, deadline, reservation, {
+      entries: valid,
+      entryCount,
+    });
+    if (submitted.kind === 'unavailable') return submitted;
+
+    const report = mergeBatchResults(entryCount, gatewayFailures, submitted.result);
+    const unused = reservation.granted - report.created;
+    return {
+      kind: 'reported',
+      report,
+      limit: await this.release(scope.appId, unused, reservation),
+    };
   }
 
   /**
@@ -178,6 +198,48 @@ export class LinkCreationService {
     };
   }
 
+  /** A request refused before anything was reserved: the limiter's state as it stands. */
+  private async invalid(scope: CreationScope, fieldErrors: FieldErrors): Promise<Invalid> {
+    return {
+      kind: 'invalid',
+      fieldErrors,
+      limit: await this.deps.creationLimiter.state(scope.appId),
+    };
+  }
+
+  /**
+   * Hands the entries to the worker as one job with the reservation's units, and waits until
+   * `deadline`. When that fails, the units come back unless links may exist.
+   */
+  private async submit(
+    scope: CreationScope,
+    deadline: number,
+    reservation: CreationReservation,
+    job: { entries: CreateLinksPayload['entries']; entryCount: number },
+  ): Promise<Submitted> {
+    const requestId = scope.creationRequestId ?? newCreationRequestId();
+    scope.onJob?.(requestId);
+    setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': job.entryCount });
+    const outcome = await this.deps.creations.submit(
+      {
+        requestId,
+        appId: scope.appId,
+        environment: scope.environment,
+        ...(scope.httpRequestId === undefined ? {} : { httpRequestId: scope.httpRequestId }),
+        entries: job.entries,
+        creationBudget: reservation.granted,
+      },
+      remainingMs(deadline),
+    );
+    if (outcome.kind === 'completed') return outcome;
+    this.deps.onUnavailable?.(outcome.reason);
+    return {
+      kind: 'unavailable',
+      reason: outcome.reason,
+      limit: await this.releaseUnlessUnknown(outcome, reservation.granted, scope, reservation),
+    };
+  }
+
   /**
    * A rebuilt answer is in Postgres already, and a replay calls no limiter: Redis being away
    * must not turn it into a 503. The headers then show an unused window (the limit, all of it
@@ -194,72 +256,6 @@ export class LinkCreationService {
       );
       return this.deps.creationLimiter.unusedWindow();
     }
-  }
-
-  async createBatch(
-    scope: CreationScope,
-    body: Record<string, unknown>,
-    onJob?: OnCreationJob,
-  ): Promise<CreateBatchOutcome> {
-    const { creations, creationLimiter } = this.deps;
-    const request = checkBatchRequest(body);
-    if (!request.ok) {
-      return {
-        kind: 'invalid',
-        fieldErrors: request.fieldErrors,
-        limit: await creationLimiter.state(scope.appId),
-      };
-    }
-
-    // One clock for the whole batch, so "expiresAt in the future" means the same for every entry.
-    const { valid, failures: gatewayFailures } = checkBatchEntries(
-      request.entries,
-      scope.checkedAt ?? new Date(),
-    );
-    const entryCount = request.entries.length;
-
-    if (valid.length === 0) {
-      return {
-        kind: 'reported',
-        report: mergeBatchResults(entryCount, gatewayFailures, undefined),
-        limit: await creationLimiter.state(scope.appId),
-      };
-    }
-
-    // Fewer units than valid entries is still worth a job: the worker decides in order, so
-    // entries that fail there (alias taken) come before the first one refused as rate_limited.
-    const deadline = this.creationDeadline();
-    const reservation = await creationLimiter.reserve(scope.appId, valid.length);
-    const requestId = scope.creationRequestId ?? newCreationRequestId();
-    onJob?.(requestId);
-    setSpanAttributes({ 'linkservice.job_id': requestId, 'linkservice.entries': entryCount });
-    const outcome = await creations.submit(
-      {
-        requestId,
-        appId: scope.appId,
-        environment: scope.environment,
-        ...(scope.httpRequestId === undefined ? {} : { httpRequestId: scope.httpRequestId }),
-        entries: valid,
-        creationBudget: reservation.granted,
-      },
-      remainingMs(deadline),
-    );
-    if (outcome.kind === 'unavailable') {
-      this.deps.onUnavailable?.(outcome.reason);
-      return {
-        kind: 'unavailable',
-        reason: outcome.reason,
-        limit: await this.releaseUnlessUnknown(outcome, reservation.granted, scope, reservation),
-      };
-    }
-
-    const report = mergeBatchResults(entryCount, gatewayFailures, outcome.result);
-    const unused = reservation.granted - report.created;
-    return {
-      kind: 'reported',
-      report,
-      limit: await this.release(scope.appId, unused, reservation),
-    };
   }
 
   /**
@@ -330,40 +326,4 @@ function failedLinkOutcome(
  */
 export function remainingMs(deadline: number, now = Date.now()): number {
   return Math.max(0, deadline - now);
-}
-
-type BatchRequest =
-  { ok: true; entries: Record<string, unknown>[] } | { ok: false; fieldErrors: FieldErrors };
-
-const LINKS_SHAPE = `must be an array of 1 to ${MAX_BATCH_ENTRIES} link objects`;
-
-/**
- * The request-level rules of POST /links/batch. Any failure here rejects the whole request and
- * creates nothing; a bad field inside an entry is that entry's own validation_failed instead.
- */
-export function checkBatchRequest(body: Record<string, unknown>): BatchRequest {
-  // A Map copied with Object.fromEntries, as in parseLinkCreate: assigned into `{}`, a member
-  // named `__proto__` would vanish and the request pass instead of naming it in the 422.
-  const errors = new Map<string, string>();
-  for (const field of Object.keys(body)) {
-    if (field !== 'links') errors.set(field, 'is not a field of a batch request');
-  }
-  const links = body.links;
-  if (links === undefined) errors.set('links', `is required and ${LINKS_SHAPE}`);
-  else if (!Array.isArray(links)) errors.set('links', LINKS_SHAPE);
-  else if (links.length === 0) errors.set('links', `${LINKS_SHAPE}; it is empty`);
-  else if (links.length > MAX_BATCH_ENTRIES) {
-    errors.set('links', `${LINKS_SHAPE}; it has ${links.length}`);
-  } else {
-    const notObjects = links.flatMap((entry: unknown, index) =>
-      isJsonObject(entry) ? [] : [index],
-    );
-    if (notObjects.length > 0) {
-      errors.set('links', `${LINKS_SHAPE}; not an object at index ${notObjects.join(', ')}`);
-    }
-  }
-  if (errors.size > 0 || !Array.isArray(links)) {
-    return { ok: false, fieldErrors: Object.fromEntries(errors) };
-  }
-  return { ok: true, entries: links as Record<string, unknown>[] };
 }

@@ -1,7 +1,7 @@
 import type { Tenant } from '@linkservice/testing';
 import { batchBody, creationRequestCount, linksOf } from '@linkservice/testing';
 import type { ApiResponse } from '@linkservice/testing';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 
 const LIMIT = 5;
 const kit = useCreationStack({

@@ -1,5 +1,5 @@
 import { linkOf } from '@linkservice/testing';
-import { useCreationStack } from './create.testing';
+import { useCreationStack } from './creation.testing';
 
 const kit = useCreationStack({ logLevel: 'info' });
 
