@@ -732,7 +732,7 @@ export interface operations {
                     "application/json": components["schemas"]["AppAnswer"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -849,7 +849,7 @@ export interface operations {
                     "application/json": components["schemas"]["AppAnswer"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -994,7 +994,7 @@ export interface operations {
                     "application/json": components["schemas"]["LinkList"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1122,7 +1122,7 @@ export interface operations {
                     "application/json": components["schemas"]["LinkAnswer"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1351,7 +1351,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchReport"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1525,7 +1525,7 @@ export interface operations {
                     "application/json": components["schemas"]["LinkAnswer"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1660,7 +1660,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArchiveAnswer"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1817,7 +1817,7 @@ export interface operations {
                     "application/json": components["schemas"]["LinkAnswer"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1998,7 +1998,7 @@ export interface operations {
                     "application/json": components["schemas"]["ResolveAnswer"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2199,7 +2199,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallReported"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2366,7 +2366,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallErased"];
                 };
             };
-            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read. */
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

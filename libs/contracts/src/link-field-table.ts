@@ -181,7 +181,7 @@ export const LINK_FIELDS = {
     input: z
       .record(z.string(), z.unknown())
       .meta({
-        description: `JSON object handed to the app when the link opens it (an array, string or number is refused); at most ${LIMITS.deepLinkDataLength} characters as JSON.stringify writes it; null clears it.`,
+        description: `JSON object handed to the app when the link opens it (an array, string or number is refused); at most ${LIMITS.deepLinkDataLength} characters as JSON.stringify writes it; null clears it. The request body nests objects and arrays at most ${LIMITS.bodyDepth} levels deep, the body itself being level 1 (so at most ${LIMITS.bodyDepth - 3} inside deepLinkData of a batch entry); a deeper body is a 400 \`invalid_body\`.`,
         example: { screen: 'product', productId: '42' },
       })
       .nullable(),

@@ -16,6 +16,8 @@ export const LIMITS = {
   aliasLength: 128,
   urlLength: 2048,
   deepLinkDataLength: 8000,
+  /** How deep objects and arrays nest in a request body, the body itself being level 1. */
+  bodyDepth: 128,
   textLength: 200,
   tagLength: 60,
   tagCount: 25,

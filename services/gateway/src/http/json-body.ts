@@ -1,6 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { Request, RequestHandler, Response } from 'express';
 import express from 'express';
+import { LINK_INPUT_LIMITS } from '@linkservice/contracts';
 import type { ApiError } from './errors';
 import { afterBody } from './request-budget';
 import { errors } from './errors';
@@ -14,7 +15,7 @@ export const MAX_BODY_BYTES = 2 * 1024 * 1024;
  * then stays far from the stack's end, so no valid body turns into a 500; and no sensible
  * deepLinkData comes near it (it has 127 levels in POST /links and PATCH, 125 in a batch entry).
  */
-export const MAX_BODY_DEPTH = 128;
+export const MAX_BODY_DEPTH = LINK_INPUT_LIMITS.bodyDepth;
 
 export type JsonObject = Record<string, unknown>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LINK_INPUT_LIMITS } from '@linkservice/contracts';
 import type { ZodOpenApiResponseObject } from 'zod-openapi';
 import type { ErrorSlug } from '../http/errors';
 import { ERROR_STATUS } from '../http/errors';
@@ -91,7 +92,7 @@ export const SDK_UNAUTHORISED = errorAnswer(
 export const COMMON_ERRORS = {
   '400': errorAnswer(
     'invalid_body',
-    'the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, or missing where required; nothing was read.',
+    `the body is not valid JSON, not a JSON object, not sent as \`Content-Type: application/json\`, nested more than ${LINK_INPUT_LIMITS.bodyDepth} levels deep, or missing where required; nothing was read.`,
     'The request body must be a JSON object.',
   ),
   '401': errorAnswer(
