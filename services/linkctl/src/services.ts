@@ -1,18 +1,18 @@
 import type { Database } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { AppsRepository } from './apps/apps.repository';
-import type { AppsServiceOptions } from './apps/apps.service';
-import { AppsService } from './apps/apps.service';
-import { AssociationsRepository } from './associations/associations.repository';
-import { AssociationsService } from './associations/associations.service';
-import { KeysRepository } from './keys/keys.repository';
-import { KeysService } from './keys/keys.service';
+import type { AppAdminOptions } from './apps/app-admin.service';
+import { AppAdminService } from './apps/app-admin.service';
+import { AssociationAdminRepository } from './associations/association-admin.repository';
+import { AssociationAdminService } from './associations/association-admin.service';
+import { KeyAdminRepository } from './keys/key-admin.repository';
+import { KeyAdminService } from './keys/key-admin.service';
 
 /** Every service a command may use; commands get them from here and never build their own. */
 export interface LinkctlServices {
-  apps: AppsService;
-  keys: KeysService;
-  associations: AssociationsService;
+  apps: AppAdminService;
+  keys: KeyAdminService;
+  associations: AssociationAdminService;
 }
 
 /**
@@ -21,12 +21,16 @@ export interface LinkctlServices {
  */
 export function createLinkctlServices(
   db: Kysely<Database>,
-  options: AppsServiceOptions,
+  options: AppAdminOptions,
 ): LinkctlServices {
-  const apps = new AppsService(new AppsRepository(db), options);
+  const apps = new AppAdminService(new AppsRepository(db), options);
   return {
     apps,
-    keys: new KeysService(new KeysRepository(db)),
-    associations: new AssociationsService(new AssociationsRepository(db), apps, options.linkDomain),
+    keys: new KeyAdminService(new KeyAdminRepository(db)),
+    associations: new AssociationAdminService(
+      new AssociationAdminRepository(db),
+      apps,
+      options.linkDomain,
+    ),
   };
 }
