@@ -26,6 +26,15 @@ const FP_B = Array.from({ length: 32 }, () => 'AB').join(':');
 
 const database = useLinkctlDatabase();
 
+/** The association row of set-ios com.example.shop on the live host, Android unset. */
+const LIVE_ROW_OF_SHOP_IOS_ALONE = {
+  environment: 'live',
+  ios_team_id: 'ABCDE12345',
+  ios_bundle_id: 'com.example.shop',
+  android_package_name: null,
+  android_sha256_fingerprints: null,
+};
+
 async function createApp(): Promise<{ id: string; subdomainKey: string }> {
   const subdomain = `assoc-${randomBytes(4).toString('hex')}`;
   const doc = jsonOf(
@@ -110,15 +119,7 @@ describe('linkctl app set-ios', () => {
         android: null,
       },
     });
-    expect(await associationRows(app.id)).toEqual([
-      {
-        environment: 'live',
-        ios_team_id: 'ABCDE12345',
-        ios_bundle_id: 'com.example.shop',
-        android_package_name: null,
-        android_sha256_fingerprints: null,
-      },
-    ]);
+    expect(await associationRows(app.id)).toEqual([LIVE_ROW_OF_SHOP_IOS_ALONE]);
   });
 
   it('keeps environments apart and replaces only the iOS pair', async () => {
@@ -320,15 +321,7 @@ describe('linkctl app unset-ios / unset-android', () => {
       ios: { appId: 'ABCDE12345.com.example.shop' },
       android: null,
     });
-    expect(await associationRows(app.id)).toEqual([
-      {
-        environment: 'live',
-        ios_team_id: 'ABCDE12345',
-        ios_bundle_id: 'com.example.shop',
-        android_package_name: null,
-        android_sha256_fingerprints: null,
-      },
-    ]);
+    expect(await associationRows(app.id)).toEqual([LIVE_ROW_OF_SHOP_IOS_ALONE]);
   });
 
   it('removes the row once neither platform is set, leaving the app as if never set', async () => {

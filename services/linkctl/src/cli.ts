@@ -10,7 +10,7 @@ import type { LinkctlConfig } from './config';
 import { loadConfig } from './config';
 import { describeFailure } from './failure-reason';
 import { LinkHostCache } from './link-host-cache';
-import { createLinkctlServices } from './services';
+import { createLinkctlServices } from './deps';
 
 /** 1: refused or failed; 2: the command line is wrong; 78 (EX_CONFIG): bad environment. */
 export const EXIT_DONE = 0;

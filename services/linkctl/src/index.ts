@@ -1,6 +1,6 @@
 // Programmatic access for tests and tooling (benchmark, e2e seeding): the same rules as the CLI.
 export * from './result';
-export * from './services';
+export * from './deps';
 export * from './config';
 export * from './apps/app-rules';
 export * from './apps/apps.repository';

@@ -248,18 +248,27 @@ describe('linkctl app set-allowance', () => {
 });
 
 describe('linkctl key create', () => {
-  it.each(['live', 'test'] as const)(
-    'creates a %s key, prints its secret once and stores only its SHA-256 hash',
-    async (env) => {
+  it.each([
+    ['live', undefined, 'ls_sk_live_'],
+    ['test', undefined, 'ls_sk_test_'],
+    ['live', 'publishable', 'ls_pk_live_'],
+    ['test', 'publishable', 'ls_pk_test_'],
+  ] as const)(
+    'creates a %s key of type %s (secret when not given), prints its text once and stores only its SHA-256 hash',
+    async (env, type, prefix) => {
       const app = await createApp('--name', 'Keys');
-      const created = await createKey(app.id, env);
+      const created = await createKey(app.id, env, type);
 
       expect(Object.keys(created).sort()).toEqual(['key', 'secret']);
       expect(Object.keys(created.key)).toEqual(['id', 'appId', 'environment', 'type', 'createdAt']);
-      expect(created.key).toMatchObject({ appId: app.id, environment: env, type: 'secret' });
+      expect(created.key).toMatchObject({
+        appId: app.id,
+        environment: env,
+        type: type ?? 'secret',
+      });
       expect(created.key.id).toMatch(/^key_[0-9A-Z]{26}$/);
       expect(created.key.createdAt).toMatch(TIMESTAMP);
-      expect(created.secret).toMatch(new RegExp(`^ls_sk_${env}_[0-9A-Za-z]{32,}$`));
+      expect(created.secret).toMatch(new RegExp(`^${prefix}[0-9A-Za-z]{32,}$`));
 
       const row = await database()
         .db.selectFrom('api_keys')
@@ -269,50 +278,20 @@ describe('linkctl key create', () => {
       expect(row).toMatchObject({
         app_id: app.id,
         environment: env,
-        type: 'secret',
+        type: type ?? 'secret',
         revoked_at: null,
       });
       expect(row.key_hash.equals(hashSecretKey(created.secret))).toBe(true);
       expect(row.created_at.toISOString()).toBe(created.key.createdAt);
 
-      // Neither the secret nor its random part is stored anywhere, in any table.
-      const randomPart = created.secret.slice(`ls_sk_${env}_`.length);
+      // Neither the key's text nor its random part is stored anywhere, in any table.
+      const randomPart = created.secret.slice(prefix.length);
       for (const table of ['apps', 'api_keys', 'links', 'creation_requests']) {
         const found = await sql<{ count: number }>`
           SELECT count(*)::int AS count FROM ${sql.table(table)} t
           WHERE t::text LIKE ${`%${randomPart}%`}`.execute(database().db);
         expect({ table, count: found.rows[0]?.count }).toEqual({ table, count: 0 });
       }
-    },
-  );
-
-  it.each(['live', 'test'] as const)(
-    'creates a publishable %s key with --type publishable, stored as its SHA-256 hash only',
-    async (env) => {
-      const app = await createApp('--name', 'Apps');
-      const created = await createKey(app.id, env, 'publishable');
-
-      expect(Object.keys(created.key)).toEqual(['id', 'appId', 'environment', 'type', 'createdAt']);
-      expect(created.key).toMatchObject({ appId: app.id, environment: env, type: 'publishable' });
-      expect(created.secret).toMatch(new RegExp(`^ls_pk_${env}_[0-9A-Za-z]{32,}$`));
-      const row = await database()
-        .db.selectFrom('api_keys')
-        .selectAll()
-        .where('id', '=', created.key.id)
-        .executeTakeFirstOrThrow();
-      expect(row).toMatchObject({
-        app_id: app.id,
-        environment: env,
-        type: 'publishable',
-        revoked_at: null,
-      });
-      expect(row.key_hash.equals(hashSecretKey(created.secret))).toBe(true);
-
-      const randomPart = created.secret.slice(`ls_pk_${env}_`.length);
-      const found = await sql<{ count: number }>`
-        SELECT count(*)::int AS count FROM api_keys t
-        WHERE t::text LIKE ${`%${randomPart}%`}`.execute(database().db);
-      expect(found.rows[0]?.count).toBe(0);
     },
   );
 

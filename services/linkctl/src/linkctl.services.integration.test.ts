@@ -7,7 +7,7 @@ import { AppsRepository } from './apps/apps.repository';
 import { AppAdminService } from './apps/app-admin.service';
 import { LinkHostCache } from './link-host-cache';
 import { unwrap } from './result';
-import { createLinkctlServices } from './services';
+import { createLinkctlServices } from './deps';
 
 // The exported services against the run's database, for what the CLI cannot show directly:
 // retries on derived-key collisions, concurrent use, the stored iOS deferred-page setting, and
