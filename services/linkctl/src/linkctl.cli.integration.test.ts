@@ -36,6 +36,15 @@ async function expectFailures(prefix: string[], cases: FailureCase[]): Promise<v
   });
 }
 
+async function storedAllowance(appId: string): Promise<number | null> {
+  const row = await database()
+    .db.selectFrom('apps')
+    .select('link_allowance')
+    .where('id', '=', appId)
+    .executeTakeFirstOrThrow();
+  return row.link_allowance;
+}
+
 function uniqueKey(prefix: string): string {
   return `${prefix}-${randomBytes(4).toString('hex')}`;
 }
@@ -134,12 +143,7 @@ describe('linkctl app create', () => {
   it('takes --link-allowance none as unlimited, like set-allowance', async () => {
     const app = await createApp('--name', 'Open', '--link-allowance', 'none');
     expect(app.linkAllowance).toBeNull();
-    const row = await database()
-      .db.selectFrom('apps')
-      .select('link_allowance')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(row.link_allowance).toBeNull();
+    expect(await storedAllowance(app.id)).toBeNull();
 
     const human = await linkctl('app', 'create', '--name', 'Open', '--link-allowance', 'none');
     expect(human).toMatchObject({ code: 0, stderr: '' });
@@ -213,12 +217,7 @@ describe('linkctl app set-allowance', () => {
     expect(human.stdout).toMatch(new RegExp(`^Updated app ${app.id}\n`));
     expect(human.stdout).toContain('link allowance  unlimited');
 
-    const row = await database()
-      .db.selectFrom('apps')
-      .select('link_allowance')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(row.link_allowance).toBeNull();
+    expect(await storedAllowance(app.id)).toBeNull();
   });
 
   it('refuses an unknown app', async () => {
