@@ -9,8 +9,10 @@ import { repositoryRoot } from '../support/service-process';
  * `pnpm start` as the README runs it, stopped by a signal sent to the pnpm process alone, as a
  * supervisor, `timeout` or a script's `child.kill()` does (a terminal's Ctrl-C reaches the whole
  * process group, which hides a script that does not pass signals on). Every service must shut
- * down gracefully and nothing of the process tree may outlive pnpm. Without RECEIPT_SIGNING_KEY
- * the gateway runs on a development key it announces with a warning; with one, it uses that key.
+ * down gracefully, say so in one line, and nothing of the process tree may outlive pnpm, which
+ * exits 0. Each service says once started on which ports it listens (metrics ports picked for a
+ * 0 included). Without RECEIPT_SIGNING_KEY the gateway runs on a development key it announces
+ * with a warning; with one, it uses that key.
  */
 
 const SERVICES = ['gateway', 'worker', 'redirect'] as const;
@@ -21,6 +23,15 @@ const PORT_VARIABLES: Record<Service, string> = {
   worker: 'WORKER_HEALTH_PORT',
   redirect: 'REDIRECT_PORT',
 };
+
+const METRICS_PORT_VARIABLES: Record<Service, string> = {
+  gateway: 'GATEWAY_METRICS_PORT',
+  worker: 'WORKER_METRICS_PORT',
+  redirect: 'REDIRECT_METRICS_PORT',
+};
+
+/** The role runService's started line names each service's own port by. */
+const PORT_ROLES: Record<Service, string> = { gateway: 'http', worker: 'health', redirect: 'http' };
 
 /** `pnpm start` builds (a no-op after `pnpm test`'s build) and migrates before it starts. */
 const READY_TIMEOUT_MS = 90_000;
@@ -47,18 +58,19 @@ afterEach(() => {
 /** The warning the gateway logs when dev.main.ts made it a development key. */
 const DEVELOPMENT_KEY_WARNING = /\[gateway\] \{"level":"warn".*"msg":"RECEIPT_SIGNING_KEY is unset/;
 
-async function startWithPnpm(receiptSigningKey?: string): Promise<Started> {
+function startWithPnpm(
+  ports: Record<Service, number>,
+  extraEnv: Record<string, string>,
+  receiptSigningKey?: string,
+): Started {
   const env = testEnvironment();
-  const ports = {} as Record<Service, number>;
-  for (const service of SERVICES) ports[service] = await freePort();
   const childEnv: Record<string, string> = {
     DATABASE_URL: env.databaseUrl,
     REDIS_URL: env.redisUrl,
     REDIS_PREFIX: `${env.redisPrefix}-start-${randomBytes(3).toString('hex')}`,
     LOG_LEVEL: 'info',
     OTEL_SDK_DISABLED: 'true',
-    // Each service picks a free metrics port: the defaults may be taken by a running stack.
-    METRICS_PORT: '0',
+    ...extraEnv,
     ...(receiptSigningKey === undefined ? {} : { RECEIPT_SIGNING_KEY: receiptSigningKey }),
   };
   for (const name of ['HOME', 'TMPDIR', 'LANG']) {
@@ -108,6 +120,21 @@ async function answersReady(port: number): Promise<boolean> {
   }
 }
 
+async function freePorts(): Promise<Record<Service, number>> {
+  const ports = {} as Record<Service, number>;
+  for (const service of SERVICES) ports[service] = await freePort();
+  return ports;
+}
+
+/** The metrics port a service's `<name> started: …` line names. */
+function startedMetricsPort(output: string, service: Service, ownPort: number): number | undefined {
+  const line = new RegExp(
+    `^\\[${service}\\] ${service} started: ${PORT_ROLES[service]} port ${ownPort}, metrics port (\\d+)$`,
+    'm',
+  ).exec(output);
+  return line ? Number(line[1]) : undefined;
+}
+
 async function answersAtAll(port: number): Promise<boolean> {
   try {
     await sendRequest(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 1_000 });
@@ -142,15 +169,28 @@ async function servedKeys(gatewayPort: number): Promise<Jwks['keys']> {
   return res.body?.keys ?? [];
 }
 
-// Two runs, each stopped by one of the two signals: one without a key, one with.
+// Two runs, each stopped by one of the two signals: one without a key and with METRICS_PORT=0
+// (a free metrics port each), one with a key and a metrics port of each service's own, which
+// wins over a METRICS_PORT that would otherwise be refused.
 describe.each([
   ['SIGINT', 'without'],
   ['SIGTERM', 'with'],
 ] as const)('pnpm start, then %s to pnpm (%s RECEIPT_SIGNING_KEY)', (signal, keyGiven) => {
-  it('serves receipts from the right key, then stops every service gracefully and leaves no process behind', async () => {
+  it('serves receipts from the right key, then stops every service gracefully, exits 0 and leaves no process behind', async () => {
     const givenKey = keyGiven === 'with' ? generateReceiptSigningKey() : undefined;
-    started = await startWithPnpm(givenKey);
-    const { child, ports, output } = started;
+    const ports = await freePorts();
+    const ownMetricsPorts = keyGiven === 'with' ? await freePorts() : undefined;
+    const metricsEnv: Record<string, string> = ownMetricsPorts
+      ? {
+          METRICS_PORT: String(await freePort()),
+          ...Object.fromEntries(
+            SERVICES.map((s) => [METRICS_PORT_VARIABLES[s], String(ownMetricsPorts[s])]),
+          ),
+        }
+      : // The defaults may be taken by a running stack.
+        { METRICS_PORT: '0' };
+    started = startWithPnpm(ports, metricsEnv, givenKey);
+    const { child, output } = started;
     const pid = child.pid!;
     await waitUntil(
       async () => (await Promise.all(SERVICES.map((s) => answersReady(ports[s])))).every(Boolean),
@@ -158,6 +198,15 @@ describe.each([
       'the gateway, worker and redirect were not all ready',
       output,
     );
+    for (const service of SERVICES) {
+      const metricsPort = startedMetricsPort(output(), service, ports[service]);
+      expect({ service, metricsPort }).toEqual({
+        service,
+        metricsPort: ownMetricsPorts ? ownMetricsPorts[service] : expect.any(Number),
+      });
+      const scrape = await sendRequest(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect({ service, status: scrape.status }).toEqual({ service, status: 200 });
+    }
 
     // One Ed25519 public key: the development key, or the one given.
     const keys = await servedKeys(ports.gateway);
@@ -192,10 +241,34 @@ describe.each([
       `processes of pnpm start outlived pnpm after ${signal}`,
       output,
     );
+    expect({ exitCode: child.exitCode, signalCode: child.signalCode }).toEqual({
+      exitCode: 0,
+      signalCode: null,
+    });
     for (const service of SERVICES) {
       expect(await answersAtAll(ports[service])).toBe(false);
       // Each service logs "stopped" only at the end of its graceful shutdown.
       expect(output()).toMatch(new RegExp(`\\[${service}\\] \\{[^\\n]*"msg":"stopped"`));
+      // concurrently's line for the process, which exited with runService's code.
+      expect(output()).toMatch(new RegExp(`^\\[${service}\\] .*exited with code 0$`, 'm'));
+      expect(output()).not.toMatch(new RegExp(`^\\[${service}\\] .*exited with code [^0]`, 'm'));
     }
   });
+});
+
+it('refuses one METRICS_PORT for the three services at once, with one line, before building', async () => {
+  started = startWithPnpm(await freePorts(), { METRICS_PORT: '9500' });
+  const { child, output } = started;
+  await waitUntil(
+    () => child.exitCode !== null,
+    STOP_TIMEOUT_MS,
+    'pnpm start did not refuse METRICS_PORT=9500',
+    output,
+  );
+  expect(child.exitCode).toBe(78);
+  expect(output()).toContain(
+    'pnpm start: METRICS_PORT=9500 would be one port for three services; set ' +
+      'GATEWAY_METRICS_PORT, WORKER_METRICS_PORT and REDIRECT_METRICS_PORT instead',
+  );
+  expect(output()).not.toContain('pnpm start: compiling');
 });

@@ -10,7 +10,10 @@ const execFileAsync = promisify(execFile);
 export const chartDir = path.resolve(__dirname, '../../helm/linkservice');
 export const RELEASE = 'links';
 export const NAMESPACE = 'linkservice';
-/** policy/v1 and autoscaling/v2 need 1.23+; helm 3.6 would otherwise assume 1.20. */
+/**
+ * The Kubernetes version every chart test renders for (and the chart README's `helm template`):
+ * policy/v1 and autoscaling/v2 need 1.23+; helm 3.6 would otherwise assume 1.20.
+ */
 export const KUBE_VERSION = '1.29.0';
 
 const helmBinary = path.join(
@@ -66,15 +69,19 @@ export class HelmSandbox {
     await rm(this.dir, { recursive: true, force: true });
   }
 
+  /** helm's settings, kept inside the sandbox. */
+  env(): Record<string, string> {
+    return {
+      HELM_CACHE_HOME: path.join(this.dir, 'cache'),
+      HELM_CONFIG_HOME: path.join(this.dir, 'config'),
+      HELM_DATA_HOME: path.join(this.dir, 'data'),
+      KUBECONFIG: path.join(this.dir, 'no-kubeconfig'),
+    };
+  }
+
   async helm(args: string[]): Promise<string> {
     const { stdout } = await execFileAsync(helmBinary, args, {
-      env: {
-        PATH: process.env.PATH,
-        HELM_CACHE_HOME: path.join(this.dir, 'cache'),
-        HELM_CONFIG_HOME: path.join(this.dir, 'config'),
-        HELM_DATA_HOME: path.join(this.dir, 'data'),
-        KUBECONFIG: path.join(this.dir, 'no-kubeconfig'),
-      },
+      env: { PATH: process.env.PATH, ...this.env() },
       maxBuffer: 16 * 1024 * 1024,
     });
     return stdout;

@@ -44,13 +44,28 @@ const redisUrl = z
   .url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' })
   .default('redis://127.0.0.1:6379');
 
-export const port = (fallback: number) =>
-  z.coerce
-    .number({ error: 'must be a port number' })
-    .int('must be a port number')
-    .min(0, 'must be a port number')
-    .max(65535, 'must be a port number')
-    .default(fallback);
+const portNumber = z.coerce
+  .number({ error: 'must be a port number' })
+  .int('must be a port number')
+  .min(0, 'must be a port number')
+  .max(65535, 'must be a port number');
+
+export const port = (fallback: number) => portNumber.default(fallback);
+
+/**
+ * The Prometheus port of one service: its own variable (GATEWAY_METRICS_PORT, …) wins over
+ * METRICS_PORT, so the three services of one `pnpm start` can each have one while METRICS_PORT
+ * keeps serving a service run alone (and the chart, one service per pod). Each variable is
+ * checked under its own name; the config keeps the answer in METRICS_PORT.
+ */
+export const ownMetricsPort = portNumber.optional();
+
+export function withOwnMetricsPort<C extends { METRICS_PORT: number }>(
+  config: C,
+  own: number | undefined,
+): C {
+  return own === undefined ? config : { ...config, METRICS_PORT: own };
+}
 
 export const positiveInt = (fallback: number) =>
   z.coerce

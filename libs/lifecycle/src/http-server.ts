@@ -61,10 +61,12 @@ export async function startHttpService(
     server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.listen(port);
   await once(server, 'listening');
-  logger.info({ port: (server.address() as AddressInfo).port }, `${name} listening`);
+  const listening = (server.address() as AddressInfo).port;
+  logger.info({ port: listening }, `${name} listening`);
   return {
     server,
     intake: 'connections',
+    ports: { http: listening },
     stop: async (graceMs) => {
       await closeServerWithin(server, graceMs, logger, drain);
       return 'drained';

@@ -38,13 +38,14 @@ describe('runService', () => {
     });
   });
 
-  it('leaves a service that started alone', async () => {
-    const result = await run(
-      service(
-        'worker',
-        `process.stdout.write('started'); return { intake: 'jobs', stop: async () => 'drained' };`,
-      ),
-    );
-    expect(result).toEqual({ code: 0, stdout: 'started', stderr: '' });
+  it.each([
+    [
+      `{ intake: 'jobs', ports: { health: 8082, metrics: 41877 }, stop: async () => 'drained' }`,
+      'worker started: health port 8082, metrics port 41877\n',
+    ],
+    [`{ intake: 'jobs', stop: async () => 'drained' }`, 'worker started\n'],
+  ])('leaves a service that started (%s) alone once it said so', async (started, line) => {
+    const result = await run(service('worker', `process.stdout.write('up'); return ${started};`));
+    expect(result).toEqual({ code: 0, stdout: 'up', stderr: line });
   });
 });

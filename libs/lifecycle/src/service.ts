@@ -66,6 +66,11 @@ export interface StartedService {
   /** What stop() stops accepting, for the shutdown line: 'connections', 'jobs'. */
   intake: string;
   /**
+   * The ports it listens on, by role ({ http: 8080, metrics: 9464 }): the ports asked for, or
+   * the ones picked for a 0. runService prints them in its one `<name> started:` line.
+   */
+  ports?: Record<string, number>;
+  /**
    * Stops accepting new work before it returns (whoever reads the shutdown line may rely on
    * that), then resolves once the work in flight has ended, at most `graceMs` later: 'drained'
    * when nothing is left (what was still open when the grace ended was cut), 'unfinished' when
@@ -93,6 +98,15 @@ export interface ServiceDefinition<C extends ServiceConfig, R extends Resources<
   start(resources: R, context: ServiceContext<C>): Promise<StartedService>;
   /** How long the resources' dependencies may take to answer; STARTUP_TIMEOUT_MS by default. */
   startupTimeoutMs?: number;
+}
+
+/**
+ * The one plain line a started service prints (on stderr: stdout holds its JSON log), for
+ * whoever started it by hand: `gateway started: http port 8080, metrics port 41877`.
+ */
+export function startedLine(name: string, started: Pick<StartedService, 'ports'>): string {
+  const ports = Object.entries(started.ports ?? {}).map(([role, port]) => `${role} port ${port}`);
+  return `${name} started${ports.length > 0 ? `: ${ports.join(', ')}` : ''}`;
 }
 
 /** True when `work` finished in time; false when the time ran out first. */
@@ -133,6 +147,7 @@ export function runService<C extends ServiceConfig, R extends Resources<unknown>
       });
     }
     const started = await service.start(resources, { config, logger, shutdown });
+    process.stderr.write(`${startedLine(service.name, started)}\n`);
 
     const stop = async (signal: ShutdownSignal): Promise<void> => {
       if (shutdown.inProgress) return;

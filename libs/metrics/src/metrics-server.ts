@@ -88,6 +88,7 @@ export async function startMetricsServer(
 export function alongsideMetrics(started: StartedService, metrics: MetricsServer): StartedService {
   return {
     intake: started.intake,
+    ports: { ...started.ports, metrics: metrics.port },
     stop: async (graceMs) => {
       try {
         return await started.stop(graceMs);

@@ -1,6 +1,13 @@
 import { DEFAULT_GROUP_WAIT_MS, DEFAULT_GROUPS_IN_FLIGHT } from '@linkservice/creation';
 import { z } from 'zod';
-import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
+import {
+  baseEnvSchema,
+  ownMetricsPort,
+  parseEnv,
+  port,
+  positiveInt,
+  withOwnMetricsPort,
+} from '@linkservice/config';
 import {
   generateReceiptSigningKey,
   readReceiptSigningKey,
@@ -63,6 +70,8 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   GATEWAY_PORT: port(8080),
   /** Prometheus' scrape target: `GET /metrics` on this port of its own (0: any free port). */
   METRICS_PORT: port(9464),
+  /** Wins over METRICS_PORT (withOwnMetricsPort): one port each for the services of `pnpm start`. */
+  GATEWAY_METRICS_PORT: ownMetricsPort,
   /** Link creations per app per hour, live and test together. */
   CREATION_LIMIT_PER_HOUR: positiveInt(300),
   /**
@@ -132,5 +141,8 @@ export function loadConfig(
     gatewayEnvSchema,
     generate ? { ...env, RECEIPT_SIGNING_KEY: generateReceiptSigningKey() } : env,
   );
-  return { ...config, receiptSigningKeyGenerated: generate };
+  return {
+    ...withOwnMetricsPort(config, config.GATEWAY_METRICS_PORT),
+    receiptSigningKeyGenerated: generate,
+  };
 }

@@ -4,10 +4,10 @@ import { LinkCache } from '@linkservice/link-cache';
 import { testDatabase, testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
 import { AppsRepository } from './apps/apps.repository';
-import { AppsService } from './apps/apps.service';
+import { AppAdminService } from './apps/app-admin.service';
 import { LinkHostCache } from './link-host-cache';
 import { unwrap } from './result';
-import { createLinkctlServices } from './services';
+import { createLinkctlServices } from './deps';
 
 // The exported services against the run's database, for what the CLI cannot show directly:
 // retries on derived-key collisions, concurrent use, the stored iOS deferred-page setting, and
@@ -26,7 +26,7 @@ afterAll(async () => {
 
 const hex = () => randomBytes(3).toString('hex');
 
-describe('AppsService', () => {
+describe('AppAdminService', () => {
   it('draws a new suffix when a derived subdomain key is taken', async () => {
     const tag = hex();
     const { apps } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
@@ -34,7 +34,7 @@ describe('AppsService', () => {
     unwrap(await apps.createApp({ name: 'x', subdomainKey: `clash-${tag}-bbbbbb` }));
 
     const suffixes = ['aaaaaa', 'bbbbbb', 'cccccc'];
-    const service = new AppsService(new AppsRepository(handle.db), {
+    const service = new AppAdminService(new AppsRepository(handle.db), {
       linkDomain: LINK_DOMAIN,
       nextSuffix: () => suffixes.shift() ?? 'zzzzzz',
     });
@@ -47,7 +47,7 @@ describe('AppsService', () => {
     const tag = hex();
     const { apps } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
     unwrap(await apps.createApp({ name: 'x', subdomainKey: `stuck-${tag}-aaaaaa` }));
-    const service = new AppsService(new AppsRepository(handle.db), {
+    const service = new AppAdminService(new AppsRepository(handle.db), {
       linkDomain: LINK_DOMAIN,
       nextSuffix: () => 'aaaaaa',
       derivationAttempts: 3,
@@ -109,7 +109,7 @@ describe('AppsService', () => {
   });
 });
 
-describe('KeysService', () => {
+describe('KeyAdminService', () => {
   it('revokes once under concurrent revocations and keeps the first revokedAt', async () => {
     const { apps, keys } = createLinkctlServices(handle.db, { linkDomain: LINK_DOMAIN });
     const app = unwrap(await apps.createApp({ name: 'Keys' }));
@@ -143,7 +143,7 @@ describe('KeysService', () => {
   });
 });
 
-describe('AssociationsService: the iOS deferred page', () => {
+describe('AssociationAdminService: the iOS deferred page', () => {
   const IOS = { teamId: 'ABCDE12345', bundleId: 'com.example.shop' };
   const storedPage = async (appId: string) =>
     (

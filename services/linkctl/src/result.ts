@@ -23,3 +23,8 @@ export function unwrap<T, E extends { message: string }>(result: Result<T, E>): 
   if (!result.ok) throw new Error(result.error.message);
   return result.value;
 }
+
+/** What a repository found, seen through `view`; `notFound` when it found nothing. */
+export function foundOr<R, V, E>(found: R | null, view: (row: R) => V, notFound: E): Result<V, E> {
+  return found === null ? fail(notFound) : ok(view(found));
+}

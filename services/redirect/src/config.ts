@@ -1,10 +1,19 @@
 import { z } from 'zod';
-import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
+import {
+  baseEnvSchema,
+  ownMetricsPort,
+  parseEnv,
+  port,
+  positiveInt,
+  withOwnMetricsPort,
+} from '@linkservice/config';
 
 export const redirectEnvSchema = baseEnvSchema.extend({
   REDIRECT_PORT: port(8081),
   /** Prometheus' scrape target: `GET /metrics` on this port of its own (0: any free port). */
   METRICS_PORT: port(9466),
+  /** Wins over METRICS_PORT (withOwnMetricsPort): one port each for the services of `pnpm start`. */
+  REDIRECT_METRICS_PORT: ownMetricsPort,
   /**
    * Take the link host from `X-Forwarded-Host` instead of `Host`. Only for deployments where a
    * proxy in front always sets (or strips) it; otherwise any client could pick the host.
@@ -37,5 +46,6 @@ export const redirectEnvSchema = baseEnvSchema.extend({
 export type RedirectConfig = z.infer<typeof redirectEnvSchema>;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): RedirectConfig {
-  return parseEnv(redirectEnvSchema, env);
+  const config = parseEnv(redirectEnvSchema, env);
+  return withOwnMetricsPort(config, config.REDIRECT_METRICS_PORT);
 }

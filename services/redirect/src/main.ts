@@ -32,6 +32,7 @@ runService({
     resources.startFlushing();
     return {
       intake: started.intake,
+      ports: { ...started.ports, metrics: metrics.port },
       // In-flight redirects finish first (each has counted its click in Redis before answering),
       // then the clicks are flushed a last time, within what is left of the grace period (at
       // least FINAL_FLUSH_MIN_MS): a clean stop loses none. A flush cut short leaves its batch in

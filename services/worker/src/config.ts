@@ -1,13 +1,14 @@
-import { z } from 'zod';
-import { baseEnvSchema, parseEnv, port, positiveInt } from '@linkservice/config';
+import type { z } from 'zod';
+import {
+  baseEnvSchema,
+  nonNegativeInt,
+  ownMetricsPort,
+  parseEnv,
+  port,
+  positiveInt,
+  withOwnMetricsPort,
+} from '@linkservice/config';
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '@linkservice/creation';
-
-const nonNegativeInt = (fallback: number) =>
-  z.coerce
-    .number({ error: 'must be a non-negative integer' })
-    .int('must be a non-negative integer')
-    .min(0, 'must be a non-negative integer')
-    .default(fallback);
 
 export const workerEnvSchema = baseEnvSchema
   .extend({
@@ -25,6 +26,8 @@ export const workerEnvSchema = baseEnvSchema
     WORKER_HEALTH_PORT: port(8082),
     /** Prometheus' scrape target: `GET /metrics` on this port of its own (0: any free port). */
     METRICS_PORT: port(9465),
+    /** Wins over METRICS_PORT (withOwnMetricsPort): one port each for the services of `pnpm start`. */
+    WORKER_METRICS_PORT: ownMetricsPort,
     /** Creation jobs run at once per process. Jobs of one app still serialise on its row lock. */
     WORKER_CONCURRENCY: positiveInt(8),
     /** Finished jobs kept in Redis for inspection: the newest N, and none older than the age. */
@@ -66,5 +69,6 @@ export const workerEnvSchema = baseEnvSchema
 export type WorkerConfig = z.infer<typeof workerEnvSchema>;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
-  return parseEnv(workerEnvSchema, env);
+  const config = parseEnv(workerEnvSchema, env);
+  return withOwnMetricsPort(config, config.WORKER_METRICS_PORT);
 }

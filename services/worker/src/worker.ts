@@ -88,13 +88,12 @@ export async function startWorker(
 
   const worker = startCreationWorker(deps);
   const retention = scheduleWorkerRetention(deps, config);
-  logger.info(
-    { healthPort: (probes.address() as AddressInfo).port, concurrency: config.WORKER_CONCURRENCY },
-    'worker started',
-  );
+  const healthPort = (probes.address() as AddressInfo).port;
+  logger.info({ healthPort, concurrency: config.WORKER_CONCURRENCY }, 'worker started');
 
   return {
     intake: 'jobs',
+    ports: { health: healthPort },
     stop: async (graceMs) => {
       // The grace period bounds everything stop does, the wait for a Redis that is away included.
       const finished = (async () => {

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Environment } from '@linkservice/db';
-import type { AssociationsFailure, AssociationView } from '../associations/associations.service';
+import type {
+  AssociationsFailure,
+  AssociationView,
+} from '../associations/association-admin.service';
 import type { LinkHostCache } from '../link-host-cache';
 import type { Result } from '../result';
 import type { CommandResult, RunAction } from './command';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { AppView } from '../apps/apps.service';
+import type { AppAdminView } from '../apps/app-admin.service';
 import { LINK_ALLOWANCE_MAX } from '../apps/app-rules';
 import { registerAppAssociationCommands } from './app-association.commands';
 import type { RegisterSubcommand, RunAction } from './command';
@@ -17,7 +17,9 @@ const APP_SUBCOMMANDS: RegisterSubcommand[] = [
 ];
 
 export function registerAppCommands(program: Command, run: RunAction): void {
-  const app = program.command('app').description('create apps and set their plan');
+  const app = program
+    .command('app')
+    .description('create apps; set their plan and the iOS and Android apps of their links');
   for (const register of APP_SUBCOMMANDS) register(app, run);
 }
 
@@ -91,7 +93,7 @@ function parseLinkAllowanceOption(value: string): number | typeof UNLIMITED {
 }
 
 /** The human summary shared by every command that prints an app. */
-export function describeApp(heading: string, app: AppView): string {
+export function describeApp(heading: string, app: AppAdminView): string {
   return [
     `${heading} ${app.id}`,
     `  name            ${app.name}`,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { LinkctlConfig } from '../config';
 import type { LinkHostCache } from '../link-host-cache';
-import type { LinkctlServices } from '../services';
+import type { LinkctlServices } from '../deps';
 
 /** What a command produced: the `--json` document and the human summary of the same thing. */
 export interface CommandOutput {
@@ -17,7 +17,7 @@ export interface CommandOutput {
 /** A refused command is a value: its reason becomes the single `linkctl: <reason>` line. */
 export type CommandResult = { ok: true; output: CommandOutput } | { ok: false; reason: string };
 
-/** The services come from services.ts (linkctl's one composition root), built by main.ts. */
+/** The services come from deps.ts (linkctl's one composition root), built by runCli (cli.ts). */
 export interface CommandContext extends LinkctlServices {
   config: LinkctlConfig;
   /** Opens Redis on first use only. */
@@ -27,7 +27,7 @@ export interface CommandContext extends LinkctlServices {
 export type CommandAction = (context: CommandContext) => Promise<CommandResult>;
 
 /**
- * Runs one command's work: main.ts supplies it. It loads the configuration, opens the database
+ * Runs one command's work: runCli (cli.ts) supplies it. It loads the configuration, opens the database
  * lazily, prints the output in the mode `--json` asked for, and turns a refusal or an error
  * into one stderr line and a non-zero exit code.
  */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Environment, KeyType } from '@linkservice/db';
-import type { ApiKeyView } from '../keys/keys.service';
+import type { ApiKeyView } from '../keys/key-admin.service';
 import type { RunAction } from './command';
 import { refuse, succeed } from './command';
 

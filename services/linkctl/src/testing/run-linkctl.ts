@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { runCli } from '../cli';
 
 /** The compiled CLI, exactly as `pnpm linkctl` runs it. */
 export const LINKCTL_MAIN = path.resolve(__dirname, '../../dist/main.js');
@@ -17,6 +18,24 @@ export function assertLinkctlBuilt(): void {
   if (!existsSync(LINKCTL_MAIN)) {
     throw new Error(`${LINKCTL_MAIN} is missing: run pnpm exec tsc -b services/linkctl first`);
   }
+}
+
+/**
+ * Runs linkctl in this process, as `node dist/main.js <args>` would with the test environment
+ * plus `env`: for every test whose subject is a command, not the process boundary.
+ */
+export async function linkctlInProcess(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<LinkctlRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    env: { ...process.env, ...env },
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+  });
+  return { code, stdout, stderr };
 }
 
 /** Runs `node dist/main.js <args>` with the test environment plus `env`, and collects its output. */

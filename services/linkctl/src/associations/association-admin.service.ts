@@ -1,11 +1,11 @@
 import type { AndroidAssociation, AppAssociation, IosAssociation } from '@linkservice/contracts';
 import { linkHostFor, toAppAssociation } from '@linkservice/contracts';
 import type { AppAssociationRow, Environment } from '@linkservice/db';
-import type { AppsFailure, AppsService, AppView } from '../apps/apps.service';
+import type { AppAdminFailure, AppAdminService, AppAdminView } from '../apps/app-admin.service';
 import { quoted } from '../quoted';
 import type { Failure, Result } from '../result';
 import { fail, ok } from '../result';
-import type { AssociationsRepository } from './associations.repository';
+import type { AssociationAdminRepository } from './association-admin.repository';
 
 // Apple: the Team ID is 10 characters of A-Z 0-9; a bundle ID is reverse-DNS of A-Z a-z 0-9 -
 // and at most 155 characters. Android: an application id is Java-package style (two or more
@@ -23,7 +23,7 @@ export const MAX_FINGERPRINTS = 10;
 const NOTHING_SET: AppAssociation = { ios: null, android: null };
 
 export type AssociationsFailure =
-  | AppsFailure
+  | AppAdminFailure
   | Failure<
       'invalid_team_id' | 'invalid_bundle_id' | 'invalid_package_name' | 'invalid_fingerprint'
     >;
@@ -39,7 +39,7 @@ export interface IosSettings extends IosAssociation {
 
 /** What `app set-*` / `app unset-*` print: the app and the host's settings as they now stand. */
 export interface AssociationView {
-  app: AppView;
+  app: AppAdminView;
   association: {
     environment: Environment;
     /** The host that serves the files: the live host or the `-test` host. */
@@ -49,10 +49,10 @@ export interface AssociationView {
   };
 }
 
-export class AssociationsService {
+export class AssociationAdminService {
   constructor(
-    private readonly associations: AssociationsRepository,
-    private readonly apps: AppsService,
+    private readonly associations: AssociationAdminRepository,
+    private readonly apps: AppAdminService,
     private readonly linkDomain: string,
   ) {}
 
@@ -157,7 +157,7 @@ export class AssociationsService {
   }
 
   private toView(
-    app: AppView,
+    app: AppAdminView,
     environment: Environment,
     { ios, android }: AppAssociation,
     iosDeferredPage: boolean,

@@ -3,7 +3,7 @@ import type { AppRow } from '@linkservice/db';
 import { newId } from '@linkservice/db';
 import { quoted } from '../quoted';
 import type { Failure, Result } from '../result';
-import { fail, ok } from '../result';
+import { fail, foundOr, ok } from '../result';
 import type { AppsRepository } from './apps.repository';
 import {
   deriveSubdomainKey,
@@ -14,7 +14,7 @@ import {
 } from './app-rules';
 
 /** An app as linkctl shows it (`--json` prints exactly these fields). */
-export interface AppView {
+export interface AppAdminView {
   id: string;
   name: string;
   subdomainKey: string;
@@ -32,7 +32,7 @@ export interface CreateAppInput {
   linkAllowance?: number | null;
 }
 
-export type AppsFailure = Failure<
+export type AppAdminFailure = Failure<
   | 'invalid_name'
   | 'invalid_subdomain_key'
   | 'subdomain_key_taken'
@@ -40,7 +40,7 @@ export type AppsFailure = Failure<
   | 'app_not_found'
 >;
 
-export interface AppsServiceOptions {
+export interface AppAdminOptions {
   linkDomain: string;
   /** Suffix source for derived subdomain keys; tests pass a fixed sequence to force collisions. */
   nextSuffix?: () => string;
@@ -48,19 +48,19 @@ export interface AppsServiceOptions {
   derivationAttempts?: number;
 }
 
-export class AppsService {
+export class AppAdminService {
   private readonly nextSuffix: () => string;
   private readonly derivationAttempts: number;
 
   constructor(
     private readonly apps: AppsRepository,
-    private readonly options: AppsServiceOptions,
+    private readonly options: AppAdminOptions,
   ) {
     this.nextSuffix = options.nextSuffix ?? randomSuffix;
     this.derivationAttempts = options.derivationAttempts ?? 5;
   }
 
-  async createApp(input: CreateAppInput): Promise<Result<AppView, AppsFailure>> {
+  async createApp(input: CreateAppInput): Promise<Result<AppAdminView, AppAdminFailure>> {
     const name = normaliseAppName(input.name);
     if ('problem' in name) {
       return fail({ code: 'invalid_name', message: `invalid app name: ${name.problem}` });
@@ -118,7 +118,7 @@ export class AppsService {
   async setLinkAllowance(
     appId: string,
     linkAllowance: number | null,
-  ): Promise<Result<AppView, AppsFailure>> {
+  ): Promise<Result<AppAdminView, AppAdminFailure>> {
     const problem = linkAllowanceProblem(linkAllowance);
     if (problem) {
       return fail({
@@ -126,24 +126,24 @@ export class AppsService {
         message: `invalid link allowance: ${problem}`,
       });
     }
-    const row = await this.apps.updateLinkAllowance(appId, linkAllowance);
-    return row ? ok(this.toView(row)) : fail(appNotFound(appId));
+    return foundOr(
+      await this.apps.updateLinkAllowance(appId, linkAllowance),
+      this.toView,
+      appNotFound(appId),
+    );
   }
 
-  async getApp(appId: string): Promise<Result<AppView, AppsFailure>> {
-    const row = await this.apps.findById(appId);
-    return row ? ok(this.toView(row)) : fail(appNotFound(appId));
+  async getApp(appId: string): Promise<Result<AppAdminView, AppAdminFailure>> {
+    return foundOr(await this.apps.findById(appId), this.toView, appNotFound(appId));
   }
 
-  private toView(row: AppRow): AppView {
-    return {
-      id: row.id,
-      name: row.name,
-      subdomainKey: row.subdomain_key,
-      linkHost: linkHostFor(row.subdomain_key, 'live', this.options.linkDomain),
-      linkAllowance: row.link_allowance,
-    };
-  }
+  private readonly toView = (row: AppRow): AppAdminView => ({
+    id: row.id,
+    name: row.name,
+    subdomainKey: row.subdomain_key,
+    linkHost: linkHostFor(row.subdomain_key, 'live', this.options.linkDomain),
+    linkAllowance: row.link_allowance,
+  });
 }
 
 export function appNotFound(appId: string): Failure<'app_not_found'> {

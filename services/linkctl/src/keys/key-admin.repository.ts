@@ -15,7 +15,7 @@ const VISIBLE_COLUMNS = [
   'revoked_at',
 ] as const;
 
-export class KeysRepository {
+export class KeyAdminRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** The stored key, or null when the app does not exist (its foreign key refuses the row). */

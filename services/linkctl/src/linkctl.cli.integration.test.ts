@@ -1,47 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import type { DbHandle } from '@linkservice/db';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { createDb } from '@linkservice/db';
 import { hashSecretKey } from '@linkservice/keys';
-import { freePort, testDatabase, testEnvironment } from '@linkservice/testing';
+import { freePort, testEnvironment } from '@linkservice/testing';
 import { sql } from 'kysely';
-import type { LinkctlRun } from './testing/run-linkctl';
 import {
-  REPO_ROOT,
-  assertLinkctlBuilt,
-  jsonOf,
-  runLinkctl,
-  runProcess,
-} from './testing/run-linkctl';
+  TEST_LINK_DOMAIN as LINK_DOMAIN,
+  expectOneLineFailure,
+  linkctl,
+  useLinkctlDatabase,
+} from './testing/linkctl-suite';
+import { jsonOf, linkctlInProcess } from './testing/run-linkctl';
 
-// Black-box tests of the compiled CLI against the run's database (global-setup migrated it).
+// The commands run in this process against the run's database (global-setup migrated it), as
+// `linkctl <args>` would: output, exit code, stored rows. linkctl.process.e2e.test.ts runs the
+// compiled CLI for what only a process shows.
 
-const LINK_DOMAIN = 'links.example.test';
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-let handle: DbHandle;
-
-beforeAll(() => {
-  assertLinkctlBuilt();
-  handle = testDatabase(2);
-});
-
-afterAll(async () => {
-  await handle.close();
-});
-
-const linkctl = (...args: string[]) => runLinkctl(args, { LINK_DOMAIN });
-
-/** A refused command: non-zero exit, nothing on stdout, exactly one `linkctl: ` line on stderr. */
-function expectOneLineFailure(run: LinkctlRun, exitCode: number, reason: RegExp): void {
-  expect({ code: run.code, stdout: run.stdout }).toEqual({ code: exitCode, stdout: '' });
-  expect(run.stderr).toMatch(/^linkctl: [^\n]+\n$/);
-  expect(run.stderr).toMatch(reason);
-  expect(run.stderr).not.toMatch(/\bat .+:\d+:\d+/); // no stack frame
-}
+const database = useLinkctlDatabase();
 
 type FailureCase = [args: string[], exitCode: number, reason: RegExp];
 
-/** Runs the cases side by side (each is its own process) and checks each one's single line. */
+/** Runs the cases side by side  and checks each one's single line. */
 async function expectFailures(prefix: string[], cases: FailureCase[]): Promise<void> {
   const runs = await Promise.all(cases.map(([args]) => linkctl(...prefix, ...args, '--json')));
   runs.forEach((run, i) => {
@@ -52,6 +34,15 @@ async function expectFailures(prefix: string[], cases: FailureCase[]): Promise<v
       throw new Error(`linkctl ${[...prefix, ...args].join(' ')}: ${String(error)}`);
     }
   });
+}
+
+async function storedAllowance(appId: string): Promise<number | null> {
+  const row = await database()
+    .db.selectFrom('apps')
+    .select('link_allowance')
+    .where('id', '=', appId)
+    .executeTakeFirstOrThrow();
+  return row.link_allowance;
 }
 
 function uniqueKey(prefix: string): string {
@@ -100,8 +91,8 @@ describe('linkctl app create', () => {
     expect(app.linkHost).toBe(`${app.subdomainKey}.${LINK_DOMAIN}`);
     expect(app.linkAllowance).toBeNull();
 
-    const row = await handle.db
-      .selectFrom('apps')
+    const row = await database()
+      .db.selectFrom('apps')
       .selectAll()
       .where('id', '=', app.id)
       .executeTakeFirstOrThrow();
@@ -141,8 +132,8 @@ describe('linkctl app create', () => {
       linkHost: `${subdomain}.${LINK_DOMAIN}`,
       linkAllowance: 25,
     });
-    const row = await handle.db
-      .selectFrom('apps')
+    const row = await database()
+      .db.selectFrom('apps')
       .select(['subdomain_key', 'link_allowance'])
       .where('id', '=', app.id)
       .executeTakeFirstOrThrow();
@@ -152,12 +143,7 @@ describe('linkctl app create', () => {
   it('takes --link-allowance none as unlimited, like set-allowance', async () => {
     const app = await createApp('--name', 'Open', '--link-allowance', 'none');
     expect(app.linkAllowance).toBeNull();
-    const row = await handle.db
-      .selectFrom('apps')
-      .select('link_allowance')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(row.link_allowance).toBeNull();
+    expect(await storedAllowance(app.id)).toBeNull();
 
     const human = await linkctl('app', 'create', '--name', 'Open', '--link-allowance', 'none');
     expect(human).toMatchObject({ code: 0, stderr: '' });
@@ -182,8 +168,8 @@ describe('linkctl app create', () => {
       '--json',
     );
     expectOneLineFailure(run, 1, new RegExp(`subdomain key "${subdomain}" is already taken`));
-    const holders = await handle.db
-      .selectFrom('apps')
+    const holders = await database()
+      .db.selectFrom('apps')
       .select('name')
       .where('subdomain_key', '=', subdomain)
       .execute();
@@ -231,12 +217,7 @@ describe('linkctl app set-allowance', () => {
     expect(human.stdout).toMatch(new RegExp(`^Updated app ${app.id}\n`));
     expect(human.stdout).toContain('link allowance  unlimited');
 
-    const row = await handle.db
-      .selectFrom('apps')
-      .select('link_allowance')
-      .where('id', '=', app.id)
-      .executeTakeFirstOrThrow();
-    expect(row.link_allowance).toBeNull();
+    expect(await storedAllowance(app.id)).toBeNull();
   });
 
   it('refuses an unknown app', async () => {
@@ -266,71 +247,50 @@ describe('linkctl app set-allowance', () => {
 });
 
 describe('linkctl key create', () => {
-  it.each(['live', 'test'] as const)(
-    'creates a %s key, prints its secret once and stores only its SHA-256 hash',
-    async (env) => {
+  it.each([
+    ['live', undefined, 'ls_sk_live_'],
+    ['test', undefined, 'ls_sk_test_'],
+    ['live', 'publishable', 'ls_pk_live_'],
+    ['test', 'publishable', 'ls_pk_test_'],
+  ] as const)(
+    'creates a %s key of type %s (secret when not given), prints its text once and stores only its SHA-256 hash',
+    async (env, type, prefix) => {
       const app = await createApp('--name', 'Keys');
-      const created = await createKey(app.id, env);
+      const created = await createKey(app.id, env, type);
 
       expect(Object.keys(created).sort()).toEqual(['key', 'secret']);
       expect(Object.keys(created.key)).toEqual(['id', 'appId', 'environment', 'type', 'createdAt']);
-      expect(created.key).toMatchObject({ appId: app.id, environment: env, type: 'secret' });
+      expect(created.key).toMatchObject({
+        appId: app.id,
+        environment: env,
+        type: type ?? 'secret',
+      });
       expect(created.key.id).toMatch(/^key_[0-9A-Z]{26}$/);
       expect(created.key.createdAt).toMatch(TIMESTAMP);
-      expect(created.secret).toMatch(new RegExp(`^ls_sk_${env}_[0-9A-Za-z]{32,}$`));
+      expect(created.secret).toMatch(new RegExp(`^${prefix}[0-9A-Za-z]{32,}$`));
 
-      const row = await handle.db
-        .selectFrom('api_keys')
+      const row = await database()
+        .db.selectFrom('api_keys')
         .selectAll()
         .where('id', '=', created.key.id)
         .executeTakeFirstOrThrow();
       expect(row).toMatchObject({
         app_id: app.id,
         environment: env,
-        type: 'secret',
+        type: type ?? 'secret',
         revoked_at: null,
       });
       expect(row.key_hash.equals(hashSecretKey(created.secret))).toBe(true);
       expect(row.created_at.toISOString()).toBe(created.key.createdAt);
 
-      // Neither the secret nor its random part is stored anywhere, in any table.
-      const randomPart = created.secret.slice(`ls_sk_${env}_`.length);
+      // Neither the key's text nor its random part is stored anywhere, in any table.
+      const randomPart = created.secret.slice(prefix.length);
       for (const table of ['apps', 'api_keys', 'links', 'creation_requests']) {
         const found = await sql<{ count: number }>`
           SELECT count(*)::int AS count FROM ${sql.table(table)} t
-          WHERE t::text LIKE ${`%${randomPart}%`}`.execute(handle.db);
+          WHERE t::text LIKE ${`%${randomPart}%`}`.execute(database().db);
         expect({ table, count: found.rows[0]?.count }).toEqual({ table, count: 0 });
       }
-    },
-  );
-
-  it.each(['live', 'test'] as const)(
-    'creates a publishable %s key with --type publishable, stored as its SHA-256 hash only',
-    async (env) => {
-      const app = await createApp('--name', 'Apps');
-      const created = await createKey(app.id, env, 'publishable');
-
-      expect(Object.keys(created.key)).toEqual(['id', 'appId', 'environment', 'type', 'createdAt']);
-      expect(created.key).toMatchObject({ appId: app.id, environment: env, type: 'publishable' });
-      expect(created.secret).toMatch(new RegExp(`^ls_pk_${env}_[0-9A-Za-z]{32,}$`));
-      const row = await handle.db
-        .selectFrom('api_keys')
-        .selectAll()
-        .where('id', '=', created.key.id)
-        .executeTakeFirstOrThrow();
-      expect(row).toMatchObject({
-        app_id: app.id,
-        environment: env,
-        type: 'publishable',
-        revoked_at: null,
-      });
-      expect(row.key_hash.equals(hashSecretKey(created.secret))).toBe(true);
-
-      const randomPart = created.secret.slice(`ls_pk_${env}_`.length);
-      const found = await sql<{ count: number }>`
-        SELECT count(*)::int AS count FROM api_keys t
-        WHERE t::text LIKE ${`%${randomPart}%`}`.execute(handle.db);
-      expect(found.rows[0]?.count).toBe(0);
     },
   );
 
@@ -374,8 +334,8 @@ describe('linkctl key create', () => {
   it('refuses an unknown app and stores nothing', async () => {
     const run = await linkctl('key', 'create', '--app', 'app_nope', '--env', 'live', '--json');
     expectOneLineFailure(run, 1, /no app with id "app_nope"/);
-    const stored = await handle.db
-      .selectFrom('api_keys')
+    const stored = await database()
+      .db.selectFrom('api_keys')
       .select('id')
       .where('app_id', '=', 'app_nope')
       .execute();
@@ -451,8 +411,8 @@ describe('linkctl key revoke and key list', () => {
       expect(listRun.stdout).not.toContain(secret.slice(11));
     }
 
-    const row = await handle.db
-      .selectFrom('api_keys')
+    const row = await database()
+      .db.selectFrom('api_keys')
       .select('revoked_at')
       .where('id', '=', second.key.id)
       .executeTakeFirstOrThrow();
@@ -496,19 +456,6 @@ describe('linkctl key revoke and key list', () => {
   });
 });
 
-describe('pnpm linkctl (the root script, as decisions.md says operators run it)', () => {
-  it('leaves exactly the JSON document on stdout', async () => {
-    const run = await runProcess(
-      'pnpm',
-      ['linkctl', 'app', 'create', '--name', 'Via pnpm', '--json'],
-      { cwd: REPO_ROOT, env: { LINK_DOMAIN } },
-    );
-    const { app } = jsonOf(run) as AppJson;
-    expect(app.name).toBe('Via pnpm');
-    expect(run.stdout).toBe(`${JSON.stringify({ app })}\n`);
-  }, 120_000);
-});
-
 describe('linkctl usage and environment errors', () => {
   it('refuses missing and unknown commands and options with one line', async () => {
     await expectFailures(
@@ -533,7 +480,7 @@ describe('linkctl usage and environment errors', () => {
 
   it('names an unreachable database without leaking its password', async () => {
     const port = await freePort();
-    const run = await runLinkctl(['key', 'list', '--app', 'app_x', '--json'], {
+    const run = await linkctlInProcess(['key', 'list', '--app', 'app_x', '--json'], {
       DATABASE_URL: `postgres://ops:s3cr3t-pw@127.0.0.1:${port}/linkservice`,
     });
     expectOneLineFailure(
@@ -549,7 +496,7 @@ describe('linkctl usage and environment errors', () => {
   it('says when the database does not exist yet', async () => {
     const url = new URL(testEnvironment().databaseUrl);
     url.pathname = `/linkctl_missing_${randomBytes(4).toString('hex')}`;
-    const run = await runLinkctl(['app', 'set-allowance', 'app_x', '1'], {
+    const run = await linkctlInProcess(['app', 'set-allowance', 'app_x', '1'], {
       DATABASE_URL: url.toString(),
     });
     expectOneLineFailure(
@@ -560,7 +507,7 @@ describe('linkctl usage and environment errors', () => {
   });
 
   it('reports every bad variable on one line', async () => {
-    const run = await runLinkctl(['key', 'list', '--app', 'app_x', '--json'], {
+    const run = await linkctlInProcess(['key', 'list', '--app', 'app_x', '--json'], {
       DATABASE_URL: 'mysql://db/x',
       LINK_DOMAIN: 'not a host',
     });
@@ -586,7 +533,7 @@ describe('linkctl migrate', () => {
 
   it('creates a missing database, applies every migration, then has nothing to do', async () => {
     const first = jsonOf(
-      await runLinkctl(['migrate', '--json'], { DATABASE_URL: url.toString() }),
+      await linkctlInProcess(['migrate', '--json'], { DATABASE_URL: url.toString() }),
     ) as {
       databaseCreated: boolean;
       applied: string[];
@@ -605,13 +552,81 @@ describe('linkctl migrate', () => {
       await migrated.close();
     }
 
-    const second = await runLinkctl(['migrate'], { DATABASE_URL: url.toString() });
+    const second = await linkctlInProcess(['migrate'], { DATABASE_URL: url.toString() });
     expect(second).toEqual({ code: 0, stdout: `Database ${name} is up to date\n`, stderr: '' });
     expect(
-      jsonOf(await runLinkctl(['migrate', '--json'], { DATABASE_URL: url.toString() })),
+      jsonOf(await linkctlInProcess(['migrate', '--json'], { DATABASE_URL: url.toString() })),
     ).toEqual({
       databaseCreated: false,
       applied: [],
     });
+  });
+});
+
+describe('the README (services/linkctl/README.md), run as written', () => {
+  const readme = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+
+  /** The last example of `command` (the walk-through's), without `pnpm -s linkctl`, split as sh would. */
+  function exampleArgs(command: string): string[] {
+    const line = readme.split('\n').findLast((l) => l.startsWith(`pnpm -s linkctl ${command} `));
+    if (line === undefined) throw new Error(`the README has no \`pnpm -s linkctl ${command}\``);
+    const words = line.replace(/\s+#.*$/, '').match(/"[^"]*"|\S+/g) ?? [];
+    return words.slice(3).map((word) => word.replace(/^"(.*)"$/, '$1'));
+  }
+
+  /** The `# …` line under an example: the output it shows. */
+  function sampleOutput(command: string): string {
+    const lines = readme.split('\n');
+    const at = lines.findLastIndex((l) => l.startsWith(`pnpm -s linkctl ${command} `));
+    return lines[at + 1]?.replace(/^# /, '') ?? '';
+  }
+
+  /** What the README writes for values that differ on every run. */
+  function asInReadme(text: string, values: Record<string, string>): string {
+    return Object.entries(values).reduce((out, [real, shown]) => out.split(real).join(shown), text);
+  }
+
+  it('shows `linkctl --help` as it is', async () => {
+    const run = await linkctl('--help');
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(readme).toContain(`$ pnpm -s linkctl --help\n${run.stdout}\`\`\``);
+  });
+
+  it('runs app create, key create and set-android as shown, with the output shown', async () => {
+    const appArgs = exampleArgs('app create');
+    const appRun = await linkctl(...appArgs);
+    const { app } = jsonOf(appRun) as AppJson;
+    const appShown = { [app.id]: 'app_01…', [app.subdomainKey]: 'acme-x7k2p9' };
+    expect(asInReadme(appRun.stdout.trimEnd(), appShown)).toBe(
+      asInReadme(sampleOutput('app create'), { 'links.localhost': LINK_DOMAIN }),
+    );
+
+    const withApp = (args: string[]) => args.map((arg) => (arg === 'app_01…' ? app.id : arg));
+    const keyRun = await linkctl(...withApp(exampleArgs('key create')));
+    const created = jsonOf(keyRun) as { key: { id: string; createdAt: string }; secret: string };
+    const keyShown = {
+      ...appShown,
+      [created.key.id]: 'key_01…',
+      [created.key.createdAt]: '2026-01-01T00:00:00.000Z',
+      [created.secret]: 'ls_sk_live_…',
+    };
+    expect(asInReadme(keyRun.stdout.trimEnd(), keyShown)).toBe(sampleOutput('key create'));
+
+    const text = await linkctl(...withApp(exampleArgs('key create')).filter((a) => a !== '--json'));
+    const secret = /ls_sk_live_\S+/.exec(text.stdout)?.[0] ?? 'no secret';
+    const [, textKeyId = 'no key', textCreatedAt = 'no time'] =
+      /key (key_\S+) for app \S+ at (\S+)/.exec(text.stdout) ?? [];
+    const textShown = {
+      ...appShown,
+      [textKeyId]: 'key_01…',
+      [textCreatedAt]: '2026-01-01T00:00:00.000Z',
+      [secret]: 'ls_sk_live_…',
+    };
+    expect(readme).toContain(
+      `Without \`--json\`, \`key create\` prints:\n\n\`\`\`text\n${asInReadme(text.stdout, textShown)}\`\`\``,
+    );
+
+    const android = await linkctl(...withApp(exampleArgs('app set-android')));
+    expect(android).toMatchObject({ code: 0, stderr: '' });
   });
 });

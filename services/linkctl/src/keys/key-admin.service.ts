@@ -2,11 +2,11 @@ import { formatTimestamp } from '@linkservice/contracts';
 import type { Environment, KeyType } from '@linkservice/db';
 import { newId } from '@linkservice/db';
 import { generatePublishableKey, generateSecretKey, hashSecretKey } from '@linkservice/keys';
-import { appNotFound } from '../apps/apps.service';
+import { appNotFound } from '../apps/app-admin.service';
 import { quoted } from '../quoted';
 import type { Failure, Result } from '../result';
-import { fail, ok } from '../result';
-import type { KeysRepository, StoredApiKey } from './keys.repository';
+import { fail, foundOr, ok } from '../result';
+import type { KeyAdminRepository, StoredApiKey } from './key-admin.repository';
 
 /** A key's record as the operator sees it: never the key's text, never its hash. */
 export interface ApiKeyView {
@@ -35,17 +35,17 @@ export interface RevokedApiKey {
   alreadyRevoked: boolean;
 }
 
-export type KeysFailure = Failure<'app_not_found' | 'key_not_found'>;
+export type KeyAdminFailure = Failure<'app_not_found' | 'key_not_found'>;
 
-export class KeysService {
-  constructor(private readonly keys: KeysRepository) {}
+export class KeyAdminService {
+  constructor(private readonly keys: KeyAdminRepository) {}
 
   /** A secret key unless `type` says publishable; the text names the type as the record does. */
   async createKey(input: {
     appId: string;
     environment: Environment;
     type?: KeyType;
-  }): Promise<Result<CreatedApiKey, KeysFailure>> {
+  }): Promise<Result<CreatedApiKey, KeyAdminFailure>> {
     const type = input.type ?? 'secret';
     const secret =
       type === 'publishable'
@@ -58,11 +58,11 @@ export class KeysService {
       type,
       key_hash: hashSecretKey(secret),
     });
-    return row ? ok({ key: toView(row), secret }) : fail(appNotFound(input.appId));
+    return foundOr(row, (stored) => ({ key: toView(stored), secret }), appNotFound(input.appId));
   }
 
   /** Idempotent: revoking a revoked key succeeds and keeps the first revokedAt. */
-  async revokeKey(keyId: string): Promise<Result<RevokedApiKey, KeysFailure>> {
+  async revokeKey(keyId: string): Promise<Result<RevokedApiKey, KeyAdminFailure>> {
     const revoked = await this.keys.revokeIfActive(keyId);
     if (revoked) return ok({ key: toView(revoked), alreadyRevoked: false });
     // Rare path: tell an unknown key from one that was revoked before.
@@ -73,9 +73,9 @@ export class KeysService {
   }
 
   /** The app's keys in creation order, revoked ones included. */
-  async listKeys(appId: string): Promise<Result<ApiKeyView[], KeysFailure>> {
+  async listKeys(appId: string): Promise<Result<ApiKeyView[], KeyAdminFailure>> {
     const rows = await this.keys.listForApp(appId);
-    return rows ? ok(rows.map(toView)) : fail(appNotFound(appId));
+    return foundOr(rows, (found) => found.map(toView), appNotFound(appId));
   }
 }
 

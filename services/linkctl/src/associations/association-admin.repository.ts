@@ -23,7 +23,7 @@ const NO_ANDROID = {
 } satisfies PlatformColumns;
 
 /** app_associations: what the link host serves at /.well-known/ per app and environment. */
-export class AssociationsRepository {
+export class AssociationAdminRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**

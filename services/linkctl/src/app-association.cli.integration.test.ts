@@ -2,32 +2,38 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:net';
-import type { DbHandle, Environment } from '@linkservice/db';
+import type { Environment } from '@linkservice/db';
 import type { LinkRef } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
-import { testDatabase, testEnvironment } from '@linkservice/testing';
+import { testEnvironment } from '@linkservice/testing';
 import { Redis } from 'ioredis';
+import { REDIS_TIMEOUT_MS } from './link-host-cache';
 import type { LinkctlRun } from './testing/run-linkctl';
-import { assertLinkctlBuilt, jsonOf, runLinkctl } from './testing/run-linkctl';
+import {
+  TEST_LINK_DOMAIN as LINK_DOMAIN,
+  expectOneLineFailure,
+  linkctl,
+  useLinkctlDatabase,
+} from './testing/linkctl-suite';
+import { jsonOf, linkctlInProcess } from './testing/run-linkctl';
 
-// Black-box tests of `linkctl app set-ios` / `set-android` / `unset-ios` / `unset-android` against
-// the run's database and Redis (set-ios and unset-ios clear the link host's cache).
+// `linkctl app set-ios` / `set-android` / `unset-ios` / `unset-android`, run in this process as
+// `linkctl <args>` would, against the run's database and Redis (set-ios and unset-ios clear the
+// link host's cache).
 
-const LINK_DOMAIN = 'links.example.test';
 const FP_A = Array.from({ length: 32 }, (_, i) => (i * 7).toString(16).padStart(2, '0')).join(':');
 const FP_B = Array.from({ length: 32 }, () => 'AB').join(':');
 
-let handle: DbHandle;
+const database = useLinkctlDatabase();
 
-beforeAll(() => {
-  assertLinkctlBuilt();
-  handle = testDatabase(2);
-});
-afterAll(async () => {
-  await handle.close();
-});
-
-const linkctl = (...args: string[]) => runLinkctl(args, { LINK_DOMAIN });
+/** The association row of set-ios com.example.shop on the live host, Android unset. */
+const LIVE_ROW_OF_SHOP_IOS_ALONE = {
+  environment: 'live',
+  ios_team_id: 'ABCDE12345',
+  ios_bundle_id: 'com.example.shop',
+  android_package_name: null,
+  android_sha256_fingerprints: null,
+};
 
 async function createApp(): Promise<{ id: string; subdomainKey: string }> {
   const subdomain = `assoc-${randomBytes(4).toString('hex')}`;
@@ -66,8 +72,8 @@ const setIos = (appId: string, ...extra: string[]) =>
   );
 
 function associationRows(appId: string) {
-  return handle.db
-    .selectFrom('app_associations')
+  return database()
+    .db.selectFrom('app_associations')
     .select([
       'environment',
       'ios_team_id',
@@ -78,12 +84,6 @@ function associationRows(appId: string) {
     .where('app_id', '=', appId)
     .orderBy('environment')
     .execute();
-}
-
-function expectOneLineFailure(run: LinkctlRun, exitCode: number, reason: RegExp): void {
-  expect({ code: run.code, stdout: run.stdout }).toEqual({ code: exitCode, stdout: '' });
-  expect(run.stderr).toMatch(/^linkctl: [^\n]+\n$/);
-  expect(run.stderr).toMatch(reason);
 }
 
 describe('linkctl app set-ios', () => {
@@ -119,15 +119,7 @@ describe('linkctl app set-ios', () => {
         android: null,
       },
     });
-    expect(await associationRows(app.id)).toEqual([
-      {
-        environment: 'live',
-        ios_team_id: 'ABCDE12345',
-        ios_bundle_id: 'com.example.shop',
-        android_package_name: null,
-        android_sha256_fingerprints: null,
-      },
-    ]);
+    expect(await associationRows(app.id)).toEqual([LIVE_ROW_OF_SHOP_IOS_ALONE]);
   });
 
   it('keeps environments apart and replaces only the iOS pair', async () => {
@@ -329,15 +321,7 @@ describe('linkctl app unset-ios / unset-android', () => {
       ios: { appId: 'ABCDE12345.com.example.shop' },
       android: null,
     });
-    expect(await associationRows(app.id)).toEqual([
-      {
-        environment: 'live',
-        ios_team_id: 'ABCDE12345',
-        ios_bundle_id: 'com.example.shop',
-        android_package_name: null,
-        android_sha256_fingerprints: null,
-      },
-    ]);
+    expect(await associationRows(app.id)).toEqual([LIVE_ROW_OF_SHOP_IOS_ALONE]);
   });
 
   it('removes the row once neither platform is set, leaving the app as if never set', async () => {
@@ -422,8 +406,8 @@ describe('linkctl app unset-ios / unset-android', () => {
 });
 
 function deferredPageOf(appId: string, environment: Environment) {
-  return handle.db
-    .selectFrom('app_associations')
+  return database()
+    .db.selectFrom('app_associations')
     .select('ios_deferred_page')
     .where('app_id', '=', appId)
     .where('environment', '=', environment)
@@ -601,7 +585,7 @@ describe('set-ios and unset-ios clear the link host cache', () => {
     const app = await createApp();
     const linkHost = `${app.subdomainKey}.${LINK_DOMAIN}`;
     const unreachable = { LINK_DOMAIN, REDIS_URL: 'redis://:hunter2@127.0.0.1:1' };
-    const set = await runLinkctl(
+    const set = await linkctlInProcess(
       [
         ...['app', 'set-ios', app.id, '--team-id', 'ABCDE12345', '--bundle-id', 'com.e.x'],
         ...['--deferred-page', 'on', '--json'],
@@ -614,7 +598,7 @@ describe('set-ios and unset-ios clear the link host cache', () => {
     expect(JSON.parse(set.stdout)).toMatchObject({ association: { ios: { deferredPage: true } } });
     expect(await deferredPageOf(app.id, 'live')).toBe(true);
 
-    const unset = await runLinkctl(['app', 'unset-ios', app.id], unreachable);
+    const unset = await linkctlInProcess(['app', 'unset-ios', app.id], unreachable);
     expect(unset.code).toBe(0);
     expect(unset.stdout).toContain('iOS           not set\n');
     expect(unset.stderr).toMatch(/^linkctl: warning: the link host's cache was not cleared/);
@@ -628,16 +612,17 @@ describe('set-ios and unset-ios clear the link host cache', () => {
     try {
       const app = await createApp();
       const started = Date.now();
-      const run = await runLinkctl(
+      const run = await linkctlInProcess(
         ['app', 'set-ios', app.id, '--team-id', 'ABCDE12345', '--bundle-id', 'com.e.x', '--json'],
         {
           LINK_DOMAIN,
           REDIS_URL: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`,
         },
       );
-      expect(Date.now() - started).toBeLessThan(8_000);
+      // One connect deadline, not a retried connect or a command left waiting on the socket.
+      expect(Date.now() - started).toBeLessThan(3 * REDIS_TIMEOUT_MS);
       expectCommittedWithWarning(run, `${app.subdomainKey}.${LINK_DOMAIN}`);
-      expect(run.stderr).toContain('no answer within 2000 ms');
+      expect(run.stderr).toContain(`no answer within ${REDIS_TIMEOUT_MS} ms`);
       expect(await deferredPageOf(app.id, 'live')).toBe(false);
     } finally {
       for (const socket of sockets) socket.destroy();
