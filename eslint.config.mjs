@@ -21,6 +21,7 @@ const KYSELY_HOMES = [
 /** Where express may be imported: the gateway's HTTP modules. */
 const EXPRESS_HOMES = [
   'services/gateway/src/**/*.routes.ts',
+  'services/gateway/src/**/*.middleware.ts',
   'services/gateway/src/http/**',
   'services/gateway/src/app.ts',
 ];
@@ -99,7 +100,7 @@ export default tseslint.config(
             {
               name: 'express',
               message:
-                "express stays in the gateway's HTTP modules (*.routes.ts, http/, app.ts): services and libraries take plain values.",
+                "express stays in the gateway's HTTP modules (*.routes.ts, *.middleware.ts, http/, app.ts): services and libraries take plain values.",
             },
           ],
           patterns: [{ group: ['express/*'], message: 'express stays in the HTTP modules.' }],

@@ -73,7 +73,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed
   await stack?.stop();
   await database?.drop();
 });
