@@ -385,27 +385,13 @@ async function main(): Promise<void> {
     for (const [name, reason] of Object.entries(services.unavailable)) {
       progress(`${name} unavailable: ${reason}`);
     }
-    const baselineRead = await startBaseline(
-      'baseline-read',
-      'read-server.js',
-      { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN },
-      settings,
-      cleanup,
-    );
-    const baselineInsert = await startBaseline(
-      'baseline-insert',
-      'insert-server.js',
-      { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN },
-      settings,
-      cleanup,
-    );
-    const baselineRedirect = await startBaseline(
-      'baseline-redirect',
-      'redirect-server.js',
-      {},
-      settings,
-      cleanup,
-    );
+    // Each baseline is `baselines/<kind>-server.js`, run as `baseline-<kind>`.
+    const baseline = (kind: string, env: Record<string, string>) =>
+      startBaseline(`baseline-${kind}`, `${kind}-server.js`, env, settings, cleanup);
+    const databaseEnv = { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN };
+    const baselineRead = await baseline('read', databaseEnv);
+    const baselineInsert = await baseline('insert', databaseEnv);
+    const baselineRedirect = await baseline('redirect', {});
 
     const subjects: Partial<Record<Subject, ServiceProcess>> = {
       gateway: services.running.gateway,
