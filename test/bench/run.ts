@@ -8,6 +8,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createDb } from '@linkservice/db';
 import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix } from '@linkservice/testing';
 import { sql } from 'kysely';
 import { createMigratedDatabase } from '../support/database';
 import type { ScratchDatabase } from '../support/database';
@@ -321,12 +322,7 @@ async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> 
   redis.on('error', () => undefined);
   await redis.connect();
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }
