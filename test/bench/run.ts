@@ -8,6 +8,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createDb } from '@linkservice/db';
 import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix } from '@linkservice/testing';
 import { sql } from 'kysely';
 import { createMigratedDatabase } from '../support/database';
 import type { ScratchDatabase } from '../support/database';
@@ -321,12 +322,7 @@ async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> 
   redis.on('error', () => undefined);
   await redis.connect();
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }
@@ -385,27 +381,13 @@ async function main(): Promise<void> {
     for (const [name, reason] of Object.entries(services.unavailable)) {
       progress(`${name} unavailable: ${reason}`);
     }
-    const baselineRead = await startBaseline(
-      'baseline-read',
-      'read-server.js',
-      { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN },
-      settings,
-      cleanup,
-    );
-    const baselineInsert = await startBaseline(
-      'baseline-insert',
-      'insert-server.js',
-      { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN },
-      settings,
-      cleanup,
-    );
-    const baselineRedirect = await startBaseline(
-      'baseline-redirect',
-      'redirect-server.js',
-      {},
-      settings,
-      cleanup,
-    );
+    // Each baseline is `baselines/<kind>-server.js`, run as `baseline-<kind>`.
+    const baseline = (kind: string, env: Record<string, string>) =>
+      startBaseline(`baseline-${kind}`, `${kind}-server.js`, env, settings, cleanup);
+    const databaseEnv = { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN };
+    const baselineRead = await baseline('read', databaseEnv);
+    const baselineInsert = await baseline('insert', databaseEnv);
+    const baselineRedirect = await baseline('redirect', {});
 
     const subjects: Partial<Record<Subject, ServiceProcess>> = {
       gateway: services.running.gateway,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ApiResponse, HttpResponse } from '@linkservice/testing';
 import { eventually, linkOf, sendRequest } from '@linkservice/testing';
 import { ANDROID, IPHONE } from '../support/app-journey';
-import { stackLinkctl } from '../support/linkctl';
+import { createAppWithLinkctl, stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
 import { sendApiRequest, startRunStack } from '../support/stack';
 
@@ -84,17 +84,8 @@ async function createLink(fields: Record<string, unknown>) {
 
 beforeAll(async () => {
   stack = await startRunStack();
-  subdomainKey = `appside-${randomBytes(4).toString('hex')}`;
-  const created = (await linkctl(
-    'app',
-    'create',
-    '--name',
-    'App Side',
-    '--subdomain',
-    subdomainKey,
-  )) as {
-    app: { id: string };
-  };
+  const created = await createAppWithLinkctl(stack, 'App Side', 'appside');
+  subdomainKey = created.subdomainKey;
   appId = created.app.id;
   secret = await createKey('live', 'secret');
   publishable = {

@@ -1,10 +1,8 @@
 import { generateReceiptSigningKey } from '@linkservice/keys';
-import type { DbHandle } from '@linkservice/db';
-import { freePort, testDatabase, testEnvironment } from '@linkservice/testing';
+import { freePort, testEnvironment } from '@linkservice/testing';
 import type { HttpResponse } from '@linkservice/testing';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Stack } from '../support/stack';
-import { sendApiRequest, ServiceProcess, startRunStack } from '../support/stack';
+import { sendApiRequest, ServiceProcess, useRunStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 
 /**
@@ -17,18 +15,8 @@ const STARTS = 3;
 
 jest.setTimeout(60_000);
 
-let postgres: DbHandle;
-let stack: Stack;
-
-beforeAll(async () => {
-  postgres = testDatabase(2);
-  stack = await startRunStack({
-    services: ['worker'],
-  });
-});
-afterAll(async () => {
-  await stack.stop();
-  await postgres.close();
+const suite = useRunStack({
+  services: ['worker'],
 });
 
 /** Sends the creation again and again until the port answers at all; returns that first answer. */
@@ -50,7 +38,7 @@ async function firstAnswer(url: string, key: string, alias: string): Promise<Htt
 
 it(`answers a creation sent as soon as the port opens with 201 (${STARTS} starts)`, async () => {
   const env = testEnvironment();
-  const tenant = await createTenant(postgres.db);
+  const tenant = await createTenant(suite.postgres.db);
   for (let start = 0; start < STARTS; start++) {
     const gateway = new ServiceProcess({
       name: 'gateway',
@@ -62,8 +50,8 @@ it(`answers a creation sent as soon as the port opens with 201 (${STARTS} starts
         OTEL_SDK_DISABLED: 'true',
         DATABASE_URL: env.databaseUrl,
         REDIS_URL: env.redisUrl,
-        REDIS_PREFIX: stack.redisPrefix,
-        LINK_DOMAIN: stack.linkDomain,
+        REDIS_PREFIX: suite.stack.redisPrefix,
+        LINK_DOMAIN: suite.stack.linkDomain,
         RECEIPT_SIGNING_KEY: process.env.RECEIPT_SIGNING_KEY ?? generateReceiptSigningKey(),
       },
     });

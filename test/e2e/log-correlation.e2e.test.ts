@@ -1,7 +1,5 @@
-import type { DbHandle } from '@linkservice/db';
-import { eventually, testDatabase } from '@linkservice/testing';
-import type { Stack } from '../support/stack';
-import { sendApiRequest, startRunStack } from '../support/stack';
+import { eventually } from '@linkservice/testing';
+import { sendApiRequest, useRunStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 
 /**
@@ -13,26 +11,16 @@ import { createTenant } from '../support/tenants';
 
 jest.setTimeout(60_000);
 
-let postgres: DbHandle;
-let stack: Stack;
-
-beforeAll(async () => {
-  postgres = testDatabase(2);
-  stack = await startRunStack({
-    services: ['gateway', 'worker'],
-    logLevel: 'info',
-    env: {
-      OTEL_SDK_DISABLED: 'false',
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
-      OTEL_METRICS_EXPORTER: 'none',
-      OTEL_LOGS_EXPORTER: 'none',
-    },
-  });
-});
-afterAll(async () => {
-  await stack.stop();
-  await postgres.close();
+const suite = useRunStack({
+  services: ['gateway', 'worker'],
+  logLevel: 'info',
+  env: {
+    OTEL_SDK_DISABLED: 'false',
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+    OTEL_METRICS_EXPORTER: 'none',
+    OTEL_LOGS_EXPORTER: 'none',
+  },
 });
 
 function jsonLines(output: string): Record<string, unknown>[] {
@@ -43,8 +31,8 @@ function jsonLines(output: string): Record<string, unknown>[] {
 }
 
 it("puts trace_id and span_id on a creation's request line, beside its job id", async () => {
-  const tenant = await createTenant(postgres.db);
-  const res = await sendApiRequest(`${stack.apiUrl}/links`, {
+  const tenant = await createTenant(suite.postgres.db);
+  const res = await sendApiRequest(`${suite.stack.apiUrl}/links`, {
     method: 'POST',
     key: tenant.live.secret,
     body: { webFallbackUrl: 'https://correlation.example' },
@@ -53,7 +41,7 @@ it("puts trace_id and span_id on a creation's request line, beside its job id", 
   expect(res.status).toBe(201);
 
   const line = await eventually(
-    () => jsonLines(stack.gateway.output()).find((l) => l.reqId === 'correlated-1'),
+    () => jsonLines(suite.stack.gateway.output()).find((l) => l.reqId === 'correlated-1'),
     { what: 'the request line' },
   );
   expect(line).toMatchObject({
@@ -64,7 +52,7 @@ it("puts trace_id and span_id on a creation's request line, beside its job id", 
 
   const jobLine = await eventually(
     () =>
-      jsonLines(stack.worker.output()).find(
+      jsonLines(suite.stack.worker.output()).find(
         (l) => l.msg === 'creation job finished' && l.jobId === line.jobId,
       ),
     { what: 'the job line' },

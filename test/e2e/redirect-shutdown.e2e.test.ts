@@ -1,10 +1,8 @@
 import { Agent, request } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { linkHostFor } from '@linkservice/contracts';
-import type { DbHandle } from '@linkservice/db';
-import { eventually, insertLink, testDatabase } from '@linkservice/testing';
-import type { Stack } from '../support/stack';
-import { startRunStack } from '../support/stack';
+import { eventually, insertLink } from '@linkservice/testing';
+import { useRunStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 
 /**
@@ -49,27 +47,17 @@ interface ClientLog {
   ended: NodeJS.ErrnoException & { reusedSocket?: boolean };
 }
 
-let postgres: DbHandle;
-let stack: Stack;
-
-beforeAll(async () => {
-  postgres = testDatabase(2);
-  stack = await startRunStack({
-    services: ['redirect'],
-    logLevel: 'info',
-    serviceEnv: { redirect: { SHUTDOWN_GRACE_MS: String(GRACE_MS) } },
-  });
-});
-afterAll(async () => {
-  await stack.stop();
-  await postgres.close();
+const suite = useRunStack({
+  services: ['redirect'],
+  logLevel: 'info',
+  serviceEnv: { redirect: { SHUTDOWN_GRACE_MS: String(GRACE_MS) } },
 });
 
 it('on SIGTERM answers every request it took, ends keep-alive and exits well within the grace', async () => {
-  const tenant = await createTenant(postgres.db);
-  const link = await insertLink(postgres.db, tenant);
-  const host = linkHostFor(tenant.subdomainKey, 'live', stack.linkDomain);
-  const { port } = stack.redirect;
+  const tenant = await createTenant(suite.postgres.db);
+  const link = await insertLink(suite.postgres.db, tenant);
+  const host = linkHostFor(tenant.subdomainKey, 'live', suite.stack.linkDomain);
+  const { port } = suite.stack.redirect;
 
   let warmedUp = 0;
   let allWarm: () => void = () => undefined;
@@ -93,8 +81,8 @@ it('on SIGTERM answers every request it took, ends keep-alive and exits well wit
 
   await warm;
   const signalledAt = Date.now();
-  stack.redirect.kill('SIGTERM');
-  const exit = await stack.redirect.waitForExit(GRACE_MS + 5_000);
+  suite.stack.redirect.kill('SIGTERM');
+  const exit = await suite.stack.redirect.waitForExit(GRACE_MS + 5_000);
   const exitMs = Date.now() - signalledAt;
   const logs = await Promise.all(clients);
 
@@ -116,7 +104,7 @@ it('on SIGTERM answers every request it took, ends keep-alive and exits well wit
   // flush wrote them all, so none was taken and then cut off.
   const clicks = await eventually(
     async () => {
-      const row = await postgres.db
+      const row = await suite.postgres.db
         .selectFrom('link_clicks')
         .select('click_count')
         .where('link_id', '=', link.id)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiResponse } from '@linkservice/testing';
 import { eventually, linkOf, sendRequest } from '@linkservice/testing';
-import { stackLinkctl } from '../support/linkctl';
+import { createAppWithLinkctl, stackLinkctl } from '../support/linkctl';
 import type { Stack } from '../support/stack';
 import { sendApiRequest, startRunStack } from '../support/stack';
 
@@ -63,15 +63,8 @@ async function clickCountReaches(id: string, expected: number): Promise<number> 
 
 beforeAll(async () => {
   stack = await startRunStack();
-  subdomainKey = `journey-${randomBytes(4).toString('hex')}`;
-  const created = (await linkctl(
-    'app',
-    'create',
-    '--name',
-    'Journey Inc',
-    '--subdomain',
-    subdomainKey,
-  )) as { app: { id: string; linkHost: string } };
+  const created = await createAppWithLinkctl(stack, 'Journey Inc', 'journey');
+  subdomainKey = created.subdomainKey;
   expect(created.app.linkHost).toBe(`${subdomainKey}.${stack.linkDomain}`);
   const key = (await linkctl('key', 'create', '--app', created.app.id, '--env', 'live')) as {
     key: { appId: string; environment: string };

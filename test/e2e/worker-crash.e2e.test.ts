@@ -141,14 +141,11 @@ it('never reports a link that does not exist, nor leaves one that no answer repo
 
   // Every request is settled in Postgres, the same way it was answered. A settled request can
   // never create anything later, so the database below is final.
+  const requestIds = answers.map((a) => a.payload.requestId);
   const rows = await postgres.db
     .selectFrom('creation_requests')
     .select(['id', 'status', 'results'])
-    .where(
-      'id',
-      'in',
-      answers.map((a) => a.payload.requestId),
-    )
+    .where('id', 'in', requestIds)
     .execute();
   const rowById = new Map(rows.map((row) => [row.id, row]));
   for (const { payload, outcome } of answers) {
@@ -200,14 +197,11 @@ it('never reports a link that does not exist, nor leaves one that no answer repo
   }
 
   // The link counters moved with the links and nothing else.
+  const appIds = apps.map((app) => app.appId);
   const counts = await postgres.db
     .selectFrom('apps')
     .select(['id', 'live_link_count', 'test_link_count'])
-    .where(
-      'id',
-      'in',
-      apps.map((app) => app.appId),
-    )
+    .where('id', 'in', appIds)
     .execute();
   for (const { id, live_link_count, test_link_count } of counts) {
     const own = stored.filter((row) => row.app_id === id);

@@ -344,21 +344,30 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
   });
 }
 
+/** A fault that takes a dependency down, waits `ms`, and brings it back even if the wait fails. */
+function downFor(ms: number, down: () => unknown, up: () => unknown) {
+  return async () => {
+    await down();
+    try {
+      await delay(ms);
+    } finally {
+      await up();
+    }
+    return {};
+  };
+}
+
 it('Postgres frozen (SIGSTOP of every server process)', async () => {
   await runLoadScenario({
     name: `Postgres frozen ${FREEZE_MS / 1000} s`,
     tagName: 'pgfreeze',
     boundText: POSTGRES_BOUND_TEXT,
     bounds: POSTGRES_BOUNDS,
-    fault: async () => {
-      await ownPostgres().freeze();
-      try {
-        await delay(FREEZE_MS);
-      } finally {
-        await ownPostgres().thaw();
-      }
-      return {};
-    },
+    fault: downFor(
+      FREEZE_MS,
+      () => ownPostgres().freeze(),
+      () => ownPostgres().thaw(),
+    ),
   });
 });
 
@@ -368,15 +377,11 @@ it('Postgres stopped (pg_ctl stop -m fast) and started', async () => {
     tagName: 'pgstop',
     boundText: POSTGRES_BOUND_TEXT,
     bounds: POSTGRES_BOUNDS,
-    fault: async () => {
-      await ownPostgres().stop();
-      try {
-        await delay(OUTAGE_MS);
-      } finally {
-        await ownPostgres().start();
-      }
-      return {};
-    },
+    fault: downFor(
+      OUTAGE_MS,
+      () => ownPostgres().stop(),
+      () => ownPostgres().start(),
+    ),
   });
 });
 
@@ -386,15 +391,11 @@ it('Redis frozen (SIGSTOP)', async () => {
     tagName: 'redisfreeze',
     boundText: REDIS_BOUND_TEXT,
     bounds: REDIS_BOUNDS,
-    fault: async () => {
-      ownRedis().freeze();
-      try {
-        await delay(FREEZE_MS);
-      } finally {
-        ownRedis().thaw();
-      }
-      return {};
-    },
+    fault: downFor(
+      FREEZE_MS,
+      () => ownRedis().freeze(),
+      () => ownRedis().thaw(),
+    ),
   });
 });
 
@@ -404,15 +405,11 @@ it('Redis stopped (SIGTERM) and started', async () => {
     tagName: 'redisstop',
     boundText: REDIS_BOUND_TEXT,
     bounds: REDIS_BOUNDS,
-    fault: async () => {
-      await ownRedis().stop('SIGTERM');
-      try {
-        await delay(OUTAGE_MS);
-      } finally {
-        await ownRedis().start();
-      }
-      return {};
-    },
+    fault: downFor(
+      OUTAGE_MS,
+      () => ownRedis().stop('SIGTERM'),
+      () => ownRedis().start(),
+    ),
   });
 });
 
@@ -424,15 +421,11 @@ it('Redis killed (SIGKILL) and started', async () => {
     bounds: REDIS_BOUNDS,
     // appendfsync everysec: up to a second of counted clicks may go with the process.
     clickLossAllowed: true,
-    fault: async () => {
-      await ownRedis().stop('SIGKILL');
-      try {
-        await delay(2_000);
-      } finally {
-        await ownRedis().start();
-      }
-      return {};
-    },
+    fault: downFor(
+      2_000,
+      () => ownRedis().stop('SIGKILL'),
+      () => ownRedis().start(),
+    ),
   });
 });
 

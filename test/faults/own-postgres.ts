@@ -80,12 +80,7 @@ export class OwnPostgres {
   }
 
   async start(): Promise<void> {
-    await this.asServerUser('pg_ctl', [
-      'start',
-      '--pgdata',
-      this.dataDir,
-      '--wait',
-      '--silent',
+    await this.pgCtl('start', [
       '--log',
       join(this.dir, 'server.log'),
       '--options',
@@ -96,15 +91,7 @@ export class OwnPostgres {
 
   /** `pg_ctl stop -m fast`: every session is ended, the server shuts down cleanly. */
   async stop(): Promise<void> {
-    await this.asServerUser('pg_ctl', [
-      'stop',
-      '--pgdata',
-      this.dataDir,
-      '--mode',
-      'fast',
-      '--wait',
-      '--silent',
-    ]);
+    await this.pgCtl('stop', ['--mode', 'fast']);
   }
 
   /** The postmaster's pid, from the first line of postmaster.pid. */
@@ -188,6 +175,18 @@ export class OwnPostgres {
         ),
       { timeoutMs, intervalMs: 100, what: `postgres on ${this.port} ready` },
     );
+  }
+
+  /** `pg_ctl <action>` on this server's data directory, waiting for it to finish, quietly. */
+  private pgCtl(action: 'start' | 'stop', options: string[]): Promise<void> {
+    return this.asServerUser('pg_ctl', [
+      action,
+      '--pgdata',
+      this.dataDir,
+      '--wait',
+      '--silent',
+      ...options,
+    ]);
   }
 
   private async asServerUser(command: string, args: string[]): Promise<void> {

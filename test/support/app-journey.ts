@@ -3,7 +3,7 @@ import type { FetchLike } from '@linkservice/app-sdk';
 import type { ApiResponse } from '@linkservice/testing';
 import { linkOf, sendRequest } from '@linkservice/testing';
 import type { Link } from '@linkservice/contracts';
-import { stackLinkctl } from './linkctl';
+import { createAppWithLinkctl, stackLinkctl } from './linkctl';
 import type { Stack } from './stack';
 import { sendApiRequest } from './stack';
 
@@ -28,17 +28,12 @@ export interface StackApp {
 }
 
 export async function createStackApp(stack: Stack, name: string): Promise<StackApp> {
-  const subdomainKey = `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${randomBytes(4).toString('hex')}`;
-  const created = (await stackLinkctl(
+  const { subdomainKey, app } = await createAppWithLinkctl(
     stack,
-    'app',
-    'create',
-    '--name',
     name,
-    '--subdomain',
-    subdomainKey,
-  )) as { app: { id: string } };
-  const appId = created.app.id;
+    name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+  );
+  const appId = app.id;
   const key = async (environment: 'live' | 'test', type: 'secret' | 'publishable') => {
     const made = (await stackLinkctl(
       stack,

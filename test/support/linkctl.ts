@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,4 +31,28 @@ export async function stackLinkctl(stack: Stack, ...args: string[]): Promise<unk
   );
   if (stderr !== '') throw new Error(`linkctl ${args.join(' ')} wrote to stderr: ${stderr}`);
   return JSON.parse(stdout);
+}
+
+export interface LinkctlApp {
+  subdomainKey: string;
+  app: { id: string; linkHost: string };
+}
+
+/** `linkctl app create` on `stack` for an app named `name`, on a new subdomain `<prefix>-<hex>`. */
+export async function createAppWithLinkctl(
+  stack: Stack,
+  name: string,
+  subdomainPrefix: string,
+): Promise<LinkctlApp> {
+  const subdomainKey = `${subdomainPrefix}-${randomBytes(4).toString('hex')}`;
+  const created = (await stackLinkctl(
+    stack,
+    'app',
+    'create',
+    '--name',
+    name,
+    '--subdomain',
+    subdomainKey,
+  )) as { app: LinkctlApp['app'] };
+  return { subdomainKey, app: created.app };
 }

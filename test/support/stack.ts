@@ -16,8 +16,10 @@ import {
   methodOf,
   OpenApiConformance,
   sendRequest,
+  testDatabase,
   testEnvironment,
 } from '@linkservice/testing';
+import type { DbHandle } from '@linkservice/db';
 export type { ExitInfo, ServiceName } from './service-process';
 
 export const ALL_SERVICES: readonly ServiceName[] = ['gateway', 'worker', 'redirect'];
@@ -177,6 +179,36 @@ export function startRunStack(
 ): Promise<Stack> {
   const { databaseUrl, redisUrl, redisPrefix } = testEnvironment();
   return startStack({ databaseUrl, redisUrl, redisPrefix, ...options });
+}
+
+/**
+ * For an e2e suite: a run stack started before its tests and stopped after them, with a
+ * connection to the run's database. Read `suite.stack` and `suite.postgres` in tests and hooks.
+ */
+export function useRunStack(options: Parameters<typeof startRunStack>[0] = {}): {
+  readonly stack: Stack;
+  readonly postgres: DbHandle;
+} {
+  let stack: Stack | undefined;
+  let postgres: DbHandle | undefined;
+  beforeAll(async () => {
+    postgres = testDatabase(2);
+    stack = await startRunStack(options);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await postgres?.close();
+  });
+  return {
+    get stack() {
+      if (!stack) throw new Error('the run stack is read before beforeAll started it');
+      return stack;
+    },
+    get postgres() {
+      if (!postgres) throw new Error('the database is read before beforeAll opened it');
+      return postgres;
+    },
+  };
 }
 
 /** What a child needs from this process's environment to run node at all; nothing else leaks. */

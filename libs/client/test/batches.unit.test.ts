@@ -31,27 +31,21 @@ describe('chunkIdempotencyKey', () => {
 });
 
 describe('shiftReport', () => {
+  /** A chunk stopped by the rate limit at its second entry, its indexes counted from `first`. */
+  const rateLimitedReport = (first: number): BatchReport => ({
+    created: 1,
+    failed: 1,
+    notAttempted: 2,
+    results: [
+      { index: first, ok: true, link: link('lnk_a') },
+      { index: first + 1, ok: false, error: 'rate_limited', message: 'limit' },
+    ],
+    stoppedEarly: { reason: 'rate_limited', atIndex: first + 1, message: 'limit' },
+  });
+
   it('puts indexes, stoppedEarly included, in terms of the whole input', () => {
-    const chunk: BatchReport = {
-      created: 1,
-      failed: 1,
-      notAttempted: 2,
-      results: [
-        { index: 0, ok: true, link: link('lnk_a') },
-        { index: 1, ok: false, error: 'rate_limited', message: 'limit' },
-      ],
-      stoppedEarly: { reason: 'rate_limited', atIndex: 1, message: 'limit' },
-    };
-    expect(shiftReport(chunk, 200)).toEqual({
-      created: 1,
-      failed: 1,
-      notAttempted: 2,
-      results: [
-        { index: 200, ok: true, link: link('lnk_a') },
-        { index: 201, ok: false, error: 'rate_limited', message: 'limit' },
-      ],
-      stoppedEarly: { reason: 'rate_limited', atIndex: 201, message: 'limit' },
-    });
+    const chunk = rateLimitedReport(0);
+    expect(shiftReport(chunk, 200)).toEqual(rateLimitedReport(200));
     expect(chunk.results[0].index).toBe(0);
   });
 });

@@ -39,15 +39,24 @@ function exchange(
 const logger = createLogger('lifecycle-test', 'silent');
 const ok = () => Promise.resolve();
 
+async function readyzAnswer(probes: ReturnType<typeof createProbes>): Promise<Answer> {
+  const ready = exchange();
+  await probes.readyz(ready.req, ready.res);
+  return ready.answer;
+}
+
+/** The 503 /readyz gives while it is not ready, with the reason it tells the caller. */
+function unavailable(message: string) {
+  return { status: 503, headers: { 'retry-after': '5' }, body: { error: 'unavailable', message } };
+}
+
 describe('createProbes', () => {
   it('answers /healthz and a ready /readyz', async () => {
     const probes = createProbes({ probes: { postgres: ok }, isShuttingDown: () => false, logger });
     const health = exchange();
     await probes.healthz(health.req, health.res);
     expect(health.answer).toMatchObject({ status: 200, body: { status: 'ok' } });
-    const ready = exchange();
-    await probes.readyz(ready.req, ready.res);
-    expect(ready.answer).toMatchObject({ status: 200, body: { status: 'ready' } });
+    expect(await readyzAnswer(probes)).toMatchObject({ status: 200, body: { status: 'ready' } });
   });
 
   it('fails /readyz with Retry-After while shutting down, without probing', async () => {
@@ -57,13 +66,7 @@ describe('createProbes', () => {
       isShuttingDown: () => true,
       logger,
     });
-    const ready = exchange();
-    await probes.readyz(ready.req, ready.res);
-    expect(ready.answer).toMatchObject({
-      status: 503,
-      headers: { 'retry-after': '5' },
-      body: { error: 'unavailable', message: 'Shutting down.' },
-    });
+    expect(await readyzAnswer(probes)).toMatchObject(unavailable('Shutting down.'));
     expect(probed).toEqual([]);
   });
 
@@ -76,13 +79,9 @@ describe('createProbes', () => {
       isShuttingDown: () => false,
       logger,
     });
-    const ready = exchange();
-    await probes.readyz(ready.req, ready.res);
-    expect(ready.answer).toMatchObject({
-      status: 503,
-      headers: { 'retry-after': '5' },
-      body: { error: 'unavailable', message: 'Not ready: postgres did not answer.' },
-    });
+    expect(await readyzAnswer(probes)).toMatchObject(
+      unavailable('Not ready: postgres did not answer.'),
+    );
   });
 
   it("keeps the request id the app already set, else takes the caller's", async () => {

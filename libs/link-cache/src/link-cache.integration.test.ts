@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { LINK_STATUS_CASES } from '@linkservice/contracts';
 import { testEnvironment } from '@linkservice/testing';
+import type { LinkCacheTtl } from './link-cache';
 import { LinkCache } from './link-cache';
 import { ClickTokenStore, hashClickToken } from './click-token-store';
 import type { LinkRef } from './link-host-keys';
@@ -28,6 +29,15 @@ const resolution: LinkResolution = {
   iosDeferredPage: false,
 };
 
+/** Caches `value` for a fresh ref under the given TTLs; `ttl` is what its entry has left, in ms. */
+async function fillFreshRef(value: LinkResolution | null, ttls: LinkCacheTtl) {
+  const cache = new LinkCache(redis, env.redisPrefix, ttls);
+  const ref = freshRef();
+  await cache.fill(ref, null, value);
+  const ttl = await redis.pttl(linkCacheKeys(env.redisPrefix, ref).entry);
+  return { cache, ref, ttl };
+}
+
 describe('LinkCache', () => {
   it('misses, then serves what was filled', async () => {
     const cache = new LinkCache(redis, env.redisPrefix);
@@ -39,26 +49,17 @@ describe('LinkCache', () => {
   });
 
   it('remembers a missing alias with the negative TTL', async () => {
-    const cache = new LinkCache(redis, env.redisPrefix, {
+    const { cache, ref, ttl } = await fillFreshRef(null, {
       positiveSeconds: 300,
       negativeSeconds: 7,
     });
-    const ref = freshRef();
-    await cache.fill(ref, null, null);
     expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution: null });
-    const ttl = await redis.pttl(linkCacheKeys(env.redisPrefix, ref).entry);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(7000);
   });
 
   it('uses the positive TTL for a resolution', async () => {
-    const cache = new LinkCache(redis, env.redisPrefix, {
-      positiveSeconds: 60,
-      negativeSeconds: 7,
-    });
-    const ref = freshRef();
-    await cache.fill(ref, null, resolution);
-    const ttl = await redis.pttl(linkCacheKeys(env.redisPrefix, ref).entry);
+    const { ttl } = await fillFreshRef(resolution, { positiveSeconds: 60, negativeSeconds: 7 });
     expect(ttl).toBeGreaterThan(7000);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });

@@ -40,6 +40,24 @@ async function lookupInScript(cache: LinkCache, ref: LinkRef): Promise<CacheLook
   return cache.lookupOfReply(ref, entry, generation);
 }
 
+/**
+ * A fill under the generation `stale` read is refused; the next lookup misses with `next`, and a
+ * fill under that one is kept.
+ */
+async function expectStaleFillDropped(
+  cache: LinkCache,
+  ref: LinkRef,
+  stale: string | null,
+  next: string,
+): Promise<void> {
+  expect(await cache.fill(ref, stale, null)).toBe(false);
+  const retry = await cache.lookup(ref);
+  expect(retry).toEqual({ kind: 'miss', generation: next });
+  if (retry.kind !== 'miss') throw new Error('expected a miss');
+  expect(await cache.fill(ref, retry.generation, null)).toBe(true);
+  expect(await cache.lookup(ref)).toEqual(NEGATIVE_HIT);
+}
+
 describe('LinkCache.invalidateHost', () => {
   it("drops every entry of the host and bumps each alias' generation", async () => {
     const cache = newCache();
@@ -117,12 +135,7 @@ describe('LinkCache.invalidateHost', () => {
     await cache.fill(ref, null, null);
     await cache.invalidateHost(host);
 
-    expect(await cache.fill(ref, lookup.generation, null)).toBe(false);
-    const next = await cache.lookup(ref);
-    expect(next).toEqual({ kind: 'miss', generation: '1/1' });
-    if (next.kind !== 'miss') throw new Error('expected a miss');
-    expect(await cache.fill(ref, next.generation, null)).toBe(true);
-    expect(await cache.lookup(ref)).toEqual(NEGATIVE_HIT);
+    await expectStaleFillDropped(cache, ref, lookup.generation, '1/1');
   });
 
   it('drops a fill that read Postgres before the invalidation, of an alias nobody had cached', async () => {
@@ -136,12 +149,7 @@ describe('LinkCache.invalidateHost', () => {
     expect(await cache.invalidateHost(host)).toBe(0);
 
     // What it read is older than the change: dropped, not served for the positive TTL.
-    expect(await cache.fill(ref, lookup.generation, null)).toBe(false);
-    const next = await cache.lookup(ref);
-    expect(next).toEqual({ kind: 'miss', generation: '/1' });
-    if (next.kind !== 'miss') throw new Error('expected a miss');
-    expect(await cache.fill(ref, next.generation, null)).toBe(true);
-    expect(await cache.lookup(ref)).toEqual(NEGATIVE_HIT);
+    await expectStaleFillDropped(cache, ref, lookup.generation, '/1');
   });
 
   it('finds nothing to do on a host with nothing cached', async () => {

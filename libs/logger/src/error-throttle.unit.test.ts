@@ -13,6 +13,12 @@ function capture() {
   return { lines, logger: createLogger('test', 'info', stream) };
 }
 
+/** The error messages of the lines logged so far, once the logger's stream has written them. */
+async function loggedMessages(lines: Record<string, unknown>[]): Promise<string[]> {
+  await new Promise(setImmediate);
+  return lines.map((line) => (line.err as { message: string }).message);
+}
+
 describe('throttledErrorLog', () => {
   let clock = 0;
   const now = () => clock;
@@ -47,11 +53,7 @@ describe('throttledErrorLog', () => {
     log(new Error('ECONNREFUSED'));
     log(new Error('ECONNREFUSED'));
     log(new Error('READONLY'));
-    await new Promise(setImmediate);
-    expect(lines.map((line) => (line.err as { message: string }).message)).toEqual([
-      'ECONNREFUSED',
-      'READONLY',
-    ]);
+    expect(await loggedMessages(lines)).toEqual(['ECONNREFUSED', 'READONLY']);
     expect(lines[1]).toMatchObject({ queue: 'q' });
     expect(lines[1]).not.toHaveProperty('repeated');
   });
@@ -63,11 +65,7 @@ describe('throttledErrorLog', () => {
       log(new Error('ECONNREFUSED'));
       log(new Error('Connection is closed.'));
     }
-    await new Promise(setImmediate);
-    expect(lines.map((line) => (line.err as { message: string }).message)).toEqual([
-      'ECONNREFUSED',
-      'Connection is closed.',
-    ]);
+    expect(await loggedMessages(lines)).toEqual(['ECONNREFUSED', 'Connection is closed.']);
   });
 
   it('takes non-Error values', async () => {

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { stopContainers } from './containers';
 import { RUN_MARKER } from './environment';
+import { deleteKeysWithPrefix } from './redis';
 
 /** Drops the run's database and deletes the run's Redis keys, once per run (see global-setup). */
 export async function globalTeardownForRun(): Promise<void> {
@@ -20,12 +21,7 @@ export async function globalTeardownForRun(): Promise<void> {
   if (REDIS_URL && REDIS_PREFIX) {
     const redis = new Redis(REDIS_URL, { lazyConnect: true });
     await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}*`, 'COUNT', 1000);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(redis, REDIS_PREFIX);
     redis.disconnect();
   }
   await stopContainers();

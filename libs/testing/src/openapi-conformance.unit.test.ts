@@ -123,32 +123,18 @@ describe('OpenApiConformance', () => {
 
   it('lets only the answers any request may get through on a method or path it lacks', () => {
     const ids = { 'x-request-id': 'r' };
+    const putAnsweredNotAllowed = (allow: string, path: string) =>
+      answer(405, { error: 'method_not_allowed', message: 'm' }, { ...ids, allow }, 'PUT', path);
     expect(() => {
       conformance.check(
         answer(404, { error: 'not_found', message: 'm' }, ids, 'PATCH', '/api/v1/links/batch'),
       );
     }).toThrow('PATCH is not an operation of this path, yet it answered 404');
     expect(() => {
-      conformance.check(
-        answer(
-          405,
-          { error: 'method_not_allowed', message: 'm' },
-          { ...ids, allow: 'DELETE' },
-          'PUT',
-          '/api/v1/links/batch',
-        ),
-      );
+      conformance.check(putAnsweredNotAllowed('DELETE', '/api/v1/links/batch'));
     }).toThrow('a 405 must carry Allow: POST, not DELETE');
     expect(() => {
-      conformance.check(
-        answer(
-          405,
-          { error: 'method_not_allowed', message: 'm' },
-          { ...ids, allow: 'GET, HEAD' },
-          'PUT',
-          '/api/v1/links/lnk_1',
-        ),
-      );
+      conformance.check(putAnsweredNotAllowed('GET, HEAD', '/api/v1/links/lnk_1'));
     }).not.toThrow();
     expect(() => {
       conformance.check(

@@ -18,3 +18,13 @@ export function unreachableRedis(options: RedisOptions = {}): Redis {
   redis.on('error', () => undefined);
   return redis;
 }
+
+/** Deletes every key whose name starts with `prefix`, a SCAN page at a time (never KEYS). */
+export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
