@@ -71,6 +71,20 @@ const setIos = (appId: string, ...extra: string[]) =>
     '--json',
   );
 
+/** The live link host of an app made by createApp. */
+const liveHostOf = (app: { subdomainKey: string }) => `${app.subdomainKey}.${LINK_DOMAIN}`;
+
+/** The `app` part of the document the association commands print for an app from createApp. */
+function printedApp(app: { id: string; subdomainKey: string }) {
+  return {
+    id: app.id,
+    name: 'Assoc',
+    subdomainKey: app.subdomainKey,
+    linkHost: liveHostOf(app),
+    linkAllowance: null,
+  };
+}
+
 function associationRows(appId: string) {
   return database()
     .db.selectFrom('app_associations')
@@ -100,16 +114,10 @@ describe('linkctl app set-ios', () => {
       '--json',
     );
     expect(jsonOf(run)).toEqual({
-      app: {
-        id: app.id,
-        name: 'Assoc',
-        subdomainKey: app.subdomainKey,
-        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
-        linkAllowance: null,
-      },
+      app: printedApp(app),
       association: {
         environment: 'live',
-        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+        linkHost: liveHostOf(app),
         ios: {
           teamId: 'ABCDE12345',
           bundleId: 'com.example.shop',
@@ -194,7 +202,7 @@ describe('linkctl app set-ios', () => {
       'com.example.x',
     );
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`link host     ${app.subdomainKey}.${LINK_DOMAIN}\n`);
+    expect(run.stdout).toContain(`link host     ${liveHostOf(app)}\n`);
     expect(run.stdout).toContain('iOS           ABCDE12345.com.example.x\n    deferred page off\n');
     expect(run.stdout).toContain('Android       not set');
   });
@@ -250,7 +258,7 @@ describe('linkctl app set-android', () => {
     const doc = jsonOf(run) as { association: Record<string, unknown> };
     expect(doc.association).toEqual({
       environment: 'live',
-      linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+      linkHost: liveHostOf(app),
       ios: null,
       android: { packageName: 'com.example.shop', sha256Fingerprints: [FP_A.toUpperCase(), FP_B] },
     });
@@ -285,16 +293,10 @@ describe('linkctl app unset-ios / unset-android', () => {
     jsonOf(await setAndroid(app.id));
     const run = await linkctl('app', 'unset-ios', app.id, '--json');
     expect(jsonOf(run)).toEqual({
-      app: {
-        id: app.id,
-        name: 'Assoc',
-        subdomainKey: app.subdomainKey,
-        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
-        linkAllowance: null,
-      },
+      app: printedApp(app),
       association: {
         environment: 'live',
-        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+        linkHost: liveHostOf(app),
         ios: null,
         android: { packageName: 'com.example.shop', sha256Fingerprints: [FP_B] },
       },
@@ -340,7 +342,7 @@ describe('linkctl app unset-ios / unset-android', () => {
     const app = await createApp();
     const nothingSet = {
       environment: 'live',
-      linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+      linkHost: liveHostOf(app),
       ios: null,
       android: null,
     };
@@ -583,7 +585,7 @@ describe('set-ios and unset-ios clear the link host cache', () => {
 
   it('succeeds with a warning on stderr when Redis refuses the connection', async () => {
     const app = await createApp();
-    const linkHost = `${app.subdomainKey}.${LINK_DOMAIN}`;
+    const linkHost = liveHostOf(app);
     const unreachable = { LINK_DOMAIN, REDIS_URL: 'redis://:hunter2@127.0.0.1:1' };
     const set = await linkctlInProcess(
       [
@@ -621,7 +623,7 @@ describe('set-ios and unset-ios clear the link host cache', () => {
       );
       // One connect deadline, not a retried connect or a command left waiting on the socket.
       expect(Date.now() - started).toBeLessThan(3 * REDIS_TIMEOUT_MS);
-      expectCommittedWithWarning(run, `${app.subdomainKey}.${LINK_DOMAIN}`);
+      expectCommittedWithWarning(run, liveHostOf(app));
       expect(run.stderr).toContain(`no answer within ${REDIS_TIMEOUT_MS} ms`);
       expect(await deferredPageOf(app.id, 'live')).toBe(false);
     } finally {
