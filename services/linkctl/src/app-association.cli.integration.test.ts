@@ -57,19 +57,13 @@ const setAndroid = (appId: string, ...extra: string[]) =>
     '--json',
   );
 
+/** set-ios of `bundleId` with team ABCDE12345, plus `extra` options. */
+const setIosBundle = (appId: string, bundleId: string, ...extra: string[]) =>
+  linkctl('app', 'set-ios', appId, '--team-id', 'ABCDE12345', '--bundle-id', bundleId, ...extra);
+
 /** set-ios of com.example.shop with --json, plus `extra` options. */
 const setIos = (appId: string, ...extra: string[]) =>
-  linkctl(
-    'app',
-    'set-ios',
-    appId,
-    '--team-id',
-    'ABCDE12345',
-    '--bundle-id',
-    'com.example.shop',
-    ...extra,
-    '--json',
-  );
+  setIosBundle(appId, 'com.example.shop', ...extra, '--json');
 
 /** The live link host of an app made by createApp. */
 const liveHostOf = (app: { subdomainKey: string }) => `${app.subdomainKey}.${LINK_DOMAIN}`;
@@ -192,15 +186,7 @@ describe('linkctl app set-ios', () => {
 
   it('prints a readable summary without --json', async () => {
     const app = await createApp();
-    const run = await linkctl(
-      'app',
-      'set-ios',
-      app.id,
-      '--team-id',
-      'ABCDE12345',
-      '--bundle-id',
-      'com.example.x',
-    );
+    const run = await setIosBundle(app.id, 'com.example.x');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`link host     ${liveHostOf(app)}\n`);
     expect(run.stdout).toContain('iOS           ABCDE12345.com.example.x\n    deferred page off\n');
@@ -477,17 +463,7 @@ describe('linkctl app set-ios --deferred-page', () => {
 
   it('shows the setting in the human summary', async () => {
     const app = await createApp();
-    const run = await linkctl(
-      'app',
-      'set-ios',
-      app.id,
-      '--team-id',
-      'ABCDE12345',
-      '--bundle-id',
-      'com.example.x',
-      '--deferred-page',
-      'on',
-    );
+    const run = await setIosBundle(app.id, 'com.example.x', '--deferred-page', 'on');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('iOS           ABCDE12345.com.example.x\n    deferred page on\n');
   });
