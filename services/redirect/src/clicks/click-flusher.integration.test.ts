@@ -104,6 +104,12 @@ async function withUnreachableCounter(
   }
 }
 
+/** What Redis holds under the click's token, parsed; null when nothing is stored. */
+async function storedTokenOf(prefix: string, click: Click) {
+  const stored = await redis.get(clickTokenKey(prefix, click.tokenHash));
+  return stored === null ? null : parseClickTokenValue(stored);
+}
+
 function flusherFor(keys: IsolatedKeys, counter = counterFor(redis, keys)) {
   return {
     counter,
@@ -253,8 +259,7 @@ describe('ClickFlusher', () => {
     await flusher.flush();
     expect(await clickCount(postgres.db, a.id)).toBe(2);
     expect(counter.untokenedCount).toBe(0);
-    const stored = await redis.get(clickTokenKey(prefix, fresh.tokenHash));
-    expect(stored === null ? null : parseClickTokenValue(stored)).toEqual({
+    expect(await storedTokenOf(prefix, fresh)).toEqual({
       linkId: a.id,
       clickedAt: fresh.at,
     });
@@ -313,8 +318,7 @@ describe('ClickFlusher', () => {
     expect(counter.uncertainCount).toBe(0);
     expect(await clickCount(postgres.db, a.id)).toBe(2);
     expect(counter.clicksDropped).toBe(0);
-    const stored = await redis.get(clickTokenKey(prefix, neverRan.tokenHash));
-    expect(stored === null ? null : parseClickTokenValue(stored)).toEqual({
+    expect(await storedTokenOf(prefix, neverRan)).toEqual({
       linkId: a.id,
       clickedAt: neverRan.at,
     });
