@@ -57,19 +57,27 @@ const setAndroid = (appId: string, ...extra: string[]) =>
     '--json',
   );
 
+/** set-ios of `bundleId` with team ABCDE12345, plus `extra` options. */
+const setIosBundle = (appId: string, bundleId: string, ...extra: string[]) =>
+  linkctl('app', 'set-ios', appId, '--team-id', 'ABCDE12345', '--bundle-id', bundleId, ...extra);
+
 /** set-ios of com.example.shop with --json, plus `extra` options. */
 const setIos = (appId: string, ...extra: string[]) =>
-  linkctl(
-    'app',
-    'set-ios',
-    appId,
-    '--team-id',
-    'ABCDE12345',
-    '--bundle-id',
-    'com.example.shop',
-    ...extra,
-    '--json',
-  );
+  setIosBundle(appId, 'com.example.shop', ...extra, '--json');
+
+/** The live link host of an app made by createApp. */
+const liveHostOf = (app: { subdomainKey: string }) => `${app.subdomainKey}.${LINK_DOMAIN}`;
+
+/** The `app` part of the document the association commands print for an app from createApp. */
+function printedApp(app: { id: string; subdomainKey: string }) {
+  return {
+    id: app.id,
+    name: 'Assoc',
+    subdomainKey: app.subdomainKey,
+    linkHost: liveHostOf(app),
+    linkAllowance: null,
+  };
+}
 
 function associationRows(appId: string) {
   return database()
@@ -100,16 +108,10 @@ describe('linkctl app set-ios', () => {
       '--json',
     );
     expect(jsonOf(run)).toEqual({
-      app: {
-        id: app.id,
-        name: 'Assoc',
-        subdomainKey: app.subdomainKey,
-        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
-        linkAllowance: null,
-      },
+      app: printedApp(app),
       association: {
         environment: 'live',
-        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+        linkHost: liveHostOf(app),
         ios: {
           teamId: 'ABCDE12345',
           bundleId: 'com.example.shop',
@@ -184,17 +186,9 @@ describe('linkctl app set-ios', () => {
 
   it('prints a readable summary without --json', async () => {
     const app = await createApp();
-    const run = await linkctl(
-      'app',
-      'set-ios',
-      app.id,
-      '--team-id',
-      'ABCDE12345',
-      '--bundle-id',
-      'com.example.x',
-    );
+    const run = await setIosBundle(app.id, 'com.example.x');
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`link host     ${app.subdomainKey}.${LINK_DOMAIN}\n`);
+    expect(run.stdout).toContain(`link host     ${liveHostOf(app)}\n`);
     expect(run.stdout).toContain('iOS           ABCDE12345.com.example.x\n    deferred page off\n');
     expect(run.stdout).toContain('Android       not set');
   });
@@ -250,7 +244,7 @@ describe('linkctl app set-android', () => {
     const doc = jsonOf(run) as { association: Record<string, unknown> };
     expect(doc.association).toEqual({
       environment: 'live',
-      linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+      linkHost: liveHostOf(app),
       ios: null,
       android: { packageName: 'com.example.shop', sha256Fingerprints: [FP_A.toUpperCase(), FP_B] },
     });
@@ -285,16 +279,10 @@ describe('linkctl app unset-ios / unset-android', () => {
     jsonOf(await setAndroid(app.id));
     const run = await linkctl('app', 'unset-ios', app.id, '--json');
     expect(jsonOf(run)).toEqual({
-      app: {
-        id: app.id,
-        name: 'Assoc',
-        subdomainKey: app.subdomainKey,
-        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
-        linkAllowance: null,
-      },
+      app: printedApp(app),
       association: {
         environment: 'live',
-        linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+        linkHost: liveHostOf(app),
         ios: null,
         android: { packageName: 'com.example.shop', sha256Fingerprints: [FP_B] },
       },
@@ -340,7 +328,7 @@ describe('linkctl app unset-ios / unset-android', () => {
     const app = await createApp();
     const nothingSet = {
       environment: 'live',
-      linkHost: `${app.subdomainKey}.${LINK_DOMAIN}`,
+      linkHost: liveHostOf(app),
       ios: null,
       android: null,
     };
@@ -475,17 +463,7 @@ describe('linkctl app set-ios --deferred-page', () => {
 
   it('shows the setting in the human summary', async () => {
     const app = await createApp();
-    const run = await linkctl(
-      'app',
-      'set-ios',
-      app.id,
-      '--team-id',
-      'ABCDE12345',
-      '--bundle-id',
-      'com.example.x',
-      '--deferred-page',
-      'on',
-    );
+    const run = await setIosBundle(app.id, 'com.example.x', '--deferred-page', 'on');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('iOS           ABCDE12345.com.example.x\n    deferred page on\n');
   });
@@ -583,7 +561,7 @@ describe('set-ios and unset-ios clear the link host cache', () => {
 
   it('succeeds with a warning on stderr when Redis refuses the connection', async () => {
     const app = await createApp();
-    const linkHost = `${app.subdomainKey}.${LINK_DOMAIN}`;
+    const linkHost = liveHostOf(app);
     const unreachable = { LINK_DOMAIN, REDIS_URL: 'redis://:hunter2@127.0.0.1:1' };
     const set = await linkctlInProcess(
       [
@@ -621,7 +599,7 @@ describe('set-ios and unset-ios clear the link host cache', () => {
       );
       // One connect deadline, not a retried connect or a command left waiting on the socket.
       expect(Date.now() - started).toBeLessThan(3 * REDIS_TIMEOUT_MS);
-      expectCommittedWithWarning(run, `${app.subdomainKey}.${LINK_DOMAIN}`);
+      expectCommittedWithWarning(run, liveHostOf(app));
       expect(run.stderr).toContain(`no answer within ${REDIS_TIMEOUT_MS} ms`);
       expect(await deferredPageOf(app.id, 'live')).toBe(false);
     } finally {

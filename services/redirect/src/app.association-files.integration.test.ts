@@ -1,3 +1,5 @@
+import type { Insertable } from 'kysely';
+import type { Database } from '@linkservice/db';
 import type { Answer } from './testing/harness';
 import { createTestApp, redirectForFile } from './testing/harness';
 
@@ -9,6 +11,16 @@ describe('app association files', () => {
   const FINGERPRINT = Array.from({ length: 32 }, (_, i) =>
     i.toString(16).toUpperCase().padStart(2, '0'),
   ).join(':');
+  /** The Android half of both tests' live rows. */
+  const ANDROID_APP = {
+    android_package_name: 'com.example.app',
+    android_sha256_fingerprints: [FINGERPRINT],
+  };
+
+  /** Stores association rows as linkctl leaves them. */
+  async function storeAssociations(rows: Insertable<Database['app_associations']>[]) {
+    await h.db.insertInto('app_associations').values(rows).execute();
+  }
 
   it('404s on both files while nothing is set', async () => {
     const app = await createTestApp(h.db);
@@ -21,25 +33,21 @@ describe('app association files', () => {
 
   it('serves the settings of the host environment as JSON, without a redirect', async () => {
     const app = await createTestApp(h.db);
-    await h.db
-      .insertInto('app_associations')
-      .values([
-        {
-          app_id: app.appId,
-          environment: 'live',
-          ios_team_id: 'ABCDE12345',
-          ios_bundle_id: 'com.example.app',
-          android_package_name: 'com.example.app',
-          android_sha256_fingerprints: [FINGERPRINT],
-        },
-        {
-          app_id: app.appId,
-          environment: 'test',
-          ios_team_id: 'ABCDE12345',
-          ios_bundle_id: 'com.example.app.beta',
-        },
-      ])
-      .execute();
+    await storeAssociations([
+      {
+        app_id: app.appId,
+        environment: 'live',
+        ios_team_id: 'ABCDE12345',
+        ios_bundle_id: 'com.example.app',
+        ...ANDROID_APP,
+      },
+      {
+        app_id: app.appId,
+        environment: 'test',
+        ios_team_id: 'ABCDE12345',
+        ios_bundle_id: 'com.example.app.beta',
+      },
+    ]);
 
     const aasa = await h.get(AASA, { host: app.liveHost });
     expect(aasa.status).toBe(200);
@@ -83,18 +91,10 @@ describe('app association files', () => {
     const app = await createTestApp(h.db);
     // Live: iOS cleared, Android kept. Test: both cleared, the state linkctl leaves for a moment
     // before it deletes the emptied row.
-    await h.db
-      .insertInto('app_associations')
-      .values([
-        {
-          app_id: app.appId,
-          environment: 'live',
-          android_package_name: 'com.example.app',
-          android_sha256_fingerprints: [FINGERPRINT],
-        },
-        { app_id: app.appId, environment: 'test' },
-      ])
-      .execute();
+    await storeAssociations([
+      { app_id: app.appId, environment: 'live', ...ANDROID_APP },
+      { app_id: app.appId, environment: 'test' },
+    ]);
     const comparable = ({ status, headers, text }: Answer) => ({
       status,
       contentType: headers.get('content-type'),

@@ -1,4 +1,5 @@
 import { insertLink } from '@linkservice/testing';
+import type { Answer } from './testing/harness';
 import {
   ANDROID,
   IPHONE,
@@ -13,6 +14,14 @@ const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15
 const IPOD = 'Mozilla/5.0 (iPod touch; CPU iPhone OS 15_7 like Mac OS X) AppleWebKit/605.1.15';
 
 const h = redirectForFile();
+
+/** An HTML page no cache may keep, answered with `status` and saying `words`. */
+function expectUncachedPage(res: Answer, status: number, words: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  expect(res.text).toContain(words);
+}
 
 describe('resolving links', () => {
   it('redirects live and test hosts to the link of their own environment', async () => {
@@ -110,10 +119,7 @@ describe('resolving links', () => {
     const app = await createTestApp(h.db);
     const link = await insertLink(h.db, app, { expires_at: new Date(Date.now() - 1000) });
     const res = await h.get(`/${link.alias}`, { host: app.liveHost });
-    expect(res.status).toBe(410);
-    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(res.text).toContain('expired');
+    expectUncachedPage(res, 410, 'expired');
   });
 
   it('answers unknown aliases and unknown hosts with a 404 page', async () => {
@@ -126,10 +132,7 @@ describe('resolving links', () => {
       [app.liveHost, '/a/b'],
     ] as const) {
       const res = await h.get(path, { host });
-      expect(res.status).toBe(404);
-      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(res.headers.get('cache-control')).toBe('no-store');
-      expect(res.text).toContain('Link not found');
+      expectUncachedPage(res, 404, 'Link not found');
     }
   });
 

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { fixedWindowLimiter, overLimitResult } from './fixed-window';
 import { retryAfterSeconds } from './retry-after';
 
 /** What the RateLimit-* headers of a creation response report. */
@@ -68,14 +69,13 @@ export class CreationLimiter {
   }: CreationLimiterOptions) {
     this.limit = limitPerHour;
     this.windowSeconds = windowSeconds;
-    this.limiter = new RateLimiterRedis({
-      storeClient: redis,
-      keyPrefix: `${redisPrefix}:creation-limit`,
+    this.limiter = fixedWindowLimiter({
+      redis,
+      redisPrefix,
+      name: 'creation-limit',
       points: limitPerHour,
-      duration: windowSeconds,
-      customIncrTtlLuaScript: INCREMENT_OR_DROP_SCRIPT,
-      // With Redis gone, fail now (the route answers 503) instead of queueing the command.
-      rejectIfRedisNotReady: true,
+      windowSeconds,
+      incrementScript: INCREMENT_OR_DROP_SCRIPT,
     });
   }
 
@@ -123,10 +123,4 @@ export class CreationLimiter {
   private freshWindow(): CreationLimitState {
     return { limit: this.limit, remaining: this.limit, resetSeconds: this.windowSeconds };
   }
-}
-
-/** consume() rejects with the counter when it went past the limit and with an Error otherwise. */
-function overLimitResult(reason: unknown): RateLimiterRes {
-  if (reason instanceof RateLimiterRes) return reason;
-  throw reason;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
+import { fixedWindowLimiter, overLimitResult } from './fixed-window';
 import { retryAfterSeconds } from './retry-after';
 
 export interface SdkLimiterOptions {
@@ -36,13 +37,12 @@ export class SdkLimiter {
 
   constructor({ redis, redisPrefix, limitPerMinute }: SdkLimiterOptions) {
     this.limit = limitPerMinute;
-    this.limiter = new RateLimiterRedis({
-      storeClient: redis,
-      keyPrefix: `${redisPrefix}:sdk-limit`,
+    this.limiter = fixedWindowLimiter({
+      redis,
+      redisPrefix,
+      name: 'sdk-limit',
       points: limitPerMinute,
-      duration: MINUTE_SECONDS,
-      // With Redis gone, fail now (503) instead of queueing the command.
-      rejectIfRedisNotReady: true,
+      windowSeconds: MINUTE_SECONDS,
     });
   }
 
@@ -52,9 +52,8 @@ export class SdkLimiter {
       await this.limiter.consume(budgetKey(keyHash, clientAddress));
       return { allowed: true };
     } catch (reason) {
-      // consume() rejects with the counter when it went past the limit, with an Error otherwise.
-      if (!(reason instanceof RateLimiterRes)) throw reason;
-      return { allowed: false, retryAfterSeconds: retryAfterSeconds(reason.msBeforeNext) };
+      const counter = overLimitResult(reason);
+      return { allowed: false, retryAfterSeconds: retryAfterSeconds(counter.msBeforeNext) };
     }
   }
 }

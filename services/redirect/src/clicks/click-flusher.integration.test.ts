@@ -91,6 +91,25 @@ async function whileRedisRefusesClicks(work: () => Promise<void>): Promise<void>
   }
 }
 
+/** Runs `work` with a counter of its own whose Redis never answers (no retries, no offline queue). */
+async function withUnreachableCounter(
+  keys: IsolatedKeys,
+  work: (counter: ClickCounter) => Promise<void>,
+): Promise<void> {
+  const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  try {
+    await work(counterFor(unreachable, keys));
+  } finally {
+    unreachable.disconnect();
+  }
+}
+
+/** What Redis holds under the click's token, parsed; null when nothing is stored. */
+async function storedTokenOf(prefix: string, click: Click) {
+  const stored = await redis.get(clickTokenKey(prefix, click.tokenHash));
+  return stored === null ? null : parseClickTokenValue(stored);
+}
+
 function flusherFor(keys: IsolatedKeys, counter = counterFor(redis, keys)) {
   return {
     counter,
@@ -210,18 +229,14 @@ describe('ClickFlusher', () => {
   it('writes clicks Redis could not take straight to Postgres', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();
-    const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    try {
-      const counter = counterFor(unreachable, keys);
+    await withUnreachableCounter(keys, async (counter) => {
       await counter.recordClick(clickOn(a.id), 'fresh');
       await counter.recordClick(clickOn(a.id), 'fresh');
 
       const { flusher } = flusherFor(keys, counter);
       await flusher.flush();
       expect(await clickCount(postgres.db, a.id)).toBe(2);
-    } finally {
-      unreachable.disconnect();
-    }
+    });
   });
 
   it('stores the click tokens Redis refused with their clicks once it answers, with the time they have left', async () => {
@@ -244,8 +259,7 @@ describe('ClickFlusher', () => {
     await flusher.flush();
     expect(await clickCount(postgres.db, a.id)).toBe(2);
     expect(counter.untokenedCount).toBe(0);
-    const stored = await redis.get(clickTokenKey(prefix, fresh.tokenHash));
-    expect(stored === null ? null : parseClickTokenValue(stored)).toEqual({
+    expect(await storedTokenOf(prefix, fresh)).toEqual({
       linkId: a.id,
       clickedAt: fresh.at,
     });
@@ -259,15 +273,11 @@ describe('ClickFlusher', () => {
   it('keeps the tokens Redis still refuses for the next pass', async () => {
     const keys = isolatedKeys();
     const [a] = await twoLinks();
-    const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    try {
-      const counter = counterFor(unreachable, keys);
+    await withUnreachableCounter(keys, async (counter) => {
       await counter.recordClick(clickOn(a.id), 'fresh');
       expect(await counter.storeUntokened()).toBe(1);
       expect(await counter.storeUntokened()).toBe(1);
-    } finally {
-      unreachable.disconnect();
-    }
+    });
   });
 
   it('keeps at most maxUntokened tokens waiting, dropping the oldest, and still counts every click', async () => {
@@ -308,8 +318,7 @@ describe('ClickFlusher', () => {
     expect(counter.uncertainCount).toBe(0);
     expect(await clickCount(postgres.db, a.id)).toBe(2);
     expect(counter.clicksDropped).toBe(0);
-    const stored = await redis.get(clickTokenKey(prefix, neverRan.tokenHash));
-    expect(stored === null ? null : parseClickTokenValue(stored)).toEqual({
+    expect(await storedTokenOf(prefix, neverRan)).toEqual({
       linkId: a.id,
       clickedAt: neverRan.at,
     });
@@ -343,16 +352,12 @@ describe('ClickFlusher', () => {
     // Within the last tenth of its time: too late to reconcile safely.
     await counter.recordClick(clickOn(a.id, Date.now() - TOKEN_TTL_MS + 1_000), 'uncertain');
 
-    const unreachable = unreachableRedis({ maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    try {
-      const away = counterFor(unreachable, keys);
+    await withUnreachableCounter(keys, async (away) => {
       await away.recordClick(clickOn(a.id), 'uncertain');
       const { flusher } = flusherFor(keys, away);
       await flusher.stop();
       expect(away.clicksDropped).toBe(1);
-    } finally {
-      unreachable.disconnect();
-    }
+    });
     const { flusher } = flusherFor(keys, counter);
     await flusher.flush();
     expect(counter.clicksDropped).toBe(3);
