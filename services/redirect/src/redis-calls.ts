@@ -62,6 +62,19 @@ export async function callRedis<T>(
   }
 }
 
+/**
+ * Whether a call failed because the client had no connection (it was not sent, or its connection
+ * closed under it), rather than because Redis was slow or answered an error: worth trying again
+ * once the client has reconnected.
+ */
+export function failedForConnection(error: unknown): boolean {
+  if (redisFailureOf(error) === 'not-sent') return true;
+  return (
+    error instanceof Error &&
+    (error.message === NOT_WRITABLE_MESSAGE || error.message === 'Connection is closed.')
+  );
+}
+
 /** A Lua script sent by its SHA-1 (EVALSHA), and in full only when Redis does not know it yet. */
 export class RedisScript {
   private readonly sha: string;
@@ -115,4 +128,24 @@ export async function pingOnceConnected(redis: Redis): Promise<unknown> {
     await wait;
   }
   return redis.ping();
+}
+
+/**
+ * Resolves at the client's next 'ready' (a reconnect), after `ms`, or at once when it is closed
+ * for good, whichever is first; never rejects. Not at once when it reads 'ready': a connection
+ * that just dropped still reads 'ready' until ioredis has seen it close.
+ */
+export async function nextReadyWithin(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'end') return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      redis.off('end', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+    redis.once('end', done);
+  });
 }

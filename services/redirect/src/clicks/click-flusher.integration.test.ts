@@ -21,7 +21,7 @@ import {
   unreachableRedis,
 } from '@linkservice/testing';
 import { clickCount } from '../testing/harness';
-import { NOT_WRITABLE_MESSAGE } from '../redis-calls';
+import { NOT_WRITABLE_MESSAGE, pingOnceConnected } from '../redis-calls';
 import { RedisBackoff } from '../redis-backoff';
 import { ClickBatchesRepository } from './click-batches.repository';
 import type { Click } from './click-buffers';
@@ -372,5 +372,32 @@ describe('ClickFlusher', () => {
     await counter.recordClick(clickOn(a.id), 'fresh');
     await flusher.stop();
     expect(await clickCount(postgres.db, a.id)).toBe(1);
+  });
+
+  it('stop() right after the connection dropped (a Redis restart) waits for the reconnect and still flushes', async () => {
+    const keys = isolatedKeys();
+    const [a] = await twoLinks();
+    // As the link host's client: commands fail at once while it is not connected.
+    const client = new Redis(env.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    try {
+      await pingOnceConnected(client);
+      const counter = counterFor(client, keys);
+      const flusher = new ClickFlusher({
+        redis: client,
+        batches: new ClickBatchesRepository(postgres.db),
+        redisPrefix: keys.prefix,
+        counter,
+        logger,
+        intervalMs: 60_000,
+        recoverAfterMs: 30_000,
+      });
+      await counter.recordClick(clickOn(a.id), 'fresh');
+      client.disconnect(true);
+      await flusher.stop();
+      expect(await clickCount(postgres.db, a.id)).toBe(1);
+      expect(await redis.exists(keys.pending)).toBe(0);
+    } finally {
+      client.disconnect();
+    }
   });
 });

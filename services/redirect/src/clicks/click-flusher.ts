@@ -4,6 +4,7 @@ import type { BatchName, ClickKeys } from '@linkservice/link-cache';
 import { batchName, clickKeys, parseBatchKey } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickBatchesRepository } from './click-batches.repository';
+import { failedForConnection, nextReadyWithin } from '../redis-calls';
 import type { ClickCounter } from './click-counter';
 
 // Atomically turns the pending hash into a batch of its own (redirects then start a new pending
@@ -17,6 +18,16 @@ end
 return redis.call('SMEMBERS', KEYS[2])`;
 
 const LEDGER_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How long a last flush that failed for want of a connection is tried again, each time at the
+ * client's next connection or after FINAL_FLUSH_RETRY_MS: a stop right after a Redis restart
+ * finds the client between two connection attempts (ioredis tries at most 2 s apart) and must
+ * still flush. A pass is safe to repeat (batches are applied once); the caller's grace period
+ * bounds the stop as a whole.
+ */
+const FINAL_FLUSH_WINDOW_MS = 2_500;
+const FINAL_FLUSH_RETRY_MS = 100;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export interface ClickFlusherOptions {
@@ -91,7 +102,8 @@ export class ClickFlusher {
   }
 
   /**
-   * Stops the timer and runs a last pass, so a clean shutdown leaves no clicks behind; then
+   * Stops the timer and runs a last pass (tried again for a moment if it fails: a Redis restart),
+   * so a clean shutdown leaves no clicks behind; then
    * drops the uncertain clicks still waiting for Redis (counted in `clicks_dropped`). Bounded
    * with Redis frozen too: each of the pass' Redis calls gives up at its command timeout. Once:
    * a second call resolves with the first.
@@ -103,7 +115,7 @@ export class ClickFlusher {
   private async stopOnce(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.flush().catch((error: unknown) => {
+    await this.finalFlush().catch((error: unknown) => {
       this.options.logger.error(
         { err: error },
         'final click flush failed; the batch stays in Redis for the next start',
@@ -117,6 +129,20 @@ export class ClickFlusher {
     const tokens = this.options.counter.untokenedCount;
     if (tokens > 0) {
       this.options.logger.warn({ tokens }, 'click tokens Redis never took are dropped');
+    }
+  }
+
+  private async finalFlush(): Promise<void> {
+    const deadline = Date.now() + FINAL_FLUSH_WINDOW_MS;
+    for (;;) {
+      try {
+        await this.flush();
+        return;
+      } catch (error) {
+        // A slow or frozen Redis is not waited out here: its calls already took their timeouts.
+        if (!failedForConnection(error) || Date.now() >= deadline) throw error;
+      }
+      await nextReadyWithin(this.options.redis, FINAL_FLUSH_RETRY_MS);
     }
   }
 
