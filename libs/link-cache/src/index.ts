@@ -2,4 +2,3 @@ export * from './link-host-keys';
 export * from './resolution';
 export * from './link-cache';
 export * from './click-token-store';
-export { PROMO_RESOLUTION } from './testing/promo-resolution';

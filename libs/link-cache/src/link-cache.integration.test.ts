@@ -4,7 +4,6 @@ import { LINK_STATUS_CASES } from '@linkservice/contracts';
 import { testEnvironment } from '@linkservice/testing';
 import type { LinkCacheTtl } from './link-cache';
 import { LinkCache } from './link-cache';
-import { PROMO_RESOLUTION } from './testing/promo-resolution';
 import { ClickTokenStore, hashClickToken } from './click-token-store';
 import type { LinkRef } from './link-host-keys';
 import { clickTokenKey, linkCacheKeys } from './link-host-keys';
@@ -20,7 +19,15 @@ function freshRef(alias = 'promo'): LinkRef {
   return { subdomainKey: `t${randomUUID().slice(0, 8)}`, environment: 'live', alias };
 }
 
-const resolution = PROMO_RESOLUTION;
+const resolution: LinkResolution = {
+  linkId: 'lnk_1',
+  webFallbackUrl: 'https://example.com/web',
+  iosFallbackUrl: null,
+  expiresAt: Date.UTC(2030, 0, 1),
+  archived: false,
+  title: 'Promo',
+  iosDeferredPage: false,
+};
 
 /** Caches `value` for a fresh ref under the given TTLs; `ttl` is what its entry has left, in ms. */
 async function fillFreshRef(value: LinkResolution | null, ttls: LinkCacheTtl) {

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { LinkRef } from '@linkservice/link-cache';
+import type { LinkRef, LinkResolution } from '@linkservice/link-cache';
 import {
   CLICK_TOKEN_TOMBSTONE,
   ClickTokenStore,
   LinkCache,
-  PROMO_RESOLUTION,
   clickKeys,
   clickTokenKey,
   hashClickToken,
@@ -24,7 +23,15 @@ afterAll(() => redis.quit());
 const TOKEN_TTL_MS = 60_000;
 // Before `resolution` expires.
 const now = Date.UTC(2029, 0, 1);
-const resolution = PROMO_RESOLUTION;
+const resolution: LinkResolution = {
+  linkId: 'lnk_1',
+  webFallbackUrl: 'https://example.com/web',
+  iosFallbackUrl: null,
+  expiresAt: Date.UTC(2030, 0, 1),
+  archived: false,
+  title: 'Promo',
+  iosDeferredPage: false,
+};
 
 /** Every test gets its own subdomain key, so nothing is shared between tests. */
 function freshRef(alias = 'promo'): LinkRef {
