@@ -99,7 +99,7 @@ async function applyClicks(db: Kysely<Database>, linkIds: readonly string[]) {
         const id = linkIds[Math.floor(Math.random() * linkIds.length)];
         counts.set(id, 1);
       }
-      await clickBatches.apply(`${run}:${batch}`, counts);
+      await clickBatches.apply([{ id: `${run}:${batch}`, counts }]);
       clicks += counts.size;
     }
   };

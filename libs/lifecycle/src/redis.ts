@@ -1,6 +1,6 @@
 import type { Logger } from '@linkservice/logger';
 import type { RedisOptions } from 'ioredis';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 /**
  * Settings every Redis connection of the stack starts from (BullMQ's too: pass them in its
@@ -22,6 +22,14 @@ export const REDIS_CONNECTION_DEFAULTS = {
   protocol: 2,
   retryStrategy: (attempt: number) => Math.min(attempt * 50, 2_000),
 } as const satisfies RedisOptions;
+
+/** A single Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
+export type RedisClient = Redis | Cluster;
+
+/** The nodes that hold keys: a single Redis itself, or a cluster's masters (SCAN goes to each). */
+export function masterNodes(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('master') : [client];
+}
 
 export interface RedisClientOptions extends RedisOptions {
   /** CLIENT SETNAME, and the `redis` field of this client's log lines. */

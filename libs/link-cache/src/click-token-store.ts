@@ -1,5 +1,7 @@
 import { hash } from 'node:crypto';
-import { clickTokenKey } from './link-host-keys';
+import type { RedisClient } from '@linkservice/lifecycle';
+import { callGroups, clickTokenKey, shardOfTokenHash } from './link-host-keys';
+import { legacyClickTokenKey } from './link-host-keys.compat';
 
 /**
  * Click tokens (app-interface.md): the `ls_click` value the link host mints with every counted
@@ -67,12 +69,6 @@ export function isClickToken(text: string): boolean {
   return CLICK_TOKEN.test(text);
 }
 
-/** The Redis commands the app interface needs of click tokens. */
-export interface ClickTokenRedis {
-  mget(keys: string[]): Promise<(string | null)[]>;
-  eval(script: string, numKeys: number, ...keys: string[]): Promise<unknown>;
-}
-
 /**
  * `forget`'s script: each existing token key becomes a tombstone with the time it had left
  * (XX: an expired or never-stored token gets no key; KEEPTTL: it still expires when the record
@@ -88,31 +84,56 @@ return #KEYS`;
  * The app interface's side of click tokens: reading the records of tokens an install report
  * presents, and removing those it used up. Which token an install may use up is decided in
  * Postgres (install_clicks.token_hash is unique); Redis only says which tokens were minted, for
- * which link and when, until they expire.
+ * which link and when, until they expire. A token's key is in the shard of its hash
+ * (link-host-keys.ts): on a cluster, one call per shard involved (in parallel).
  */
 export class ClickTokenStore {
   constructor(
-    private readonly redis: ClickTokenRedis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
-  /** The record of each hash, in order (null: never minted, expired or removed): one MGET. */
+  /** The record of each hash, in order (null: never minted, expired or removed). */
   async find(tokenHashes: readonly string[]): Promise<(ClickTokenRecord | null)[]> {
-    if (tokenHashes.length === 0) return [];
-    const values = await this.redis.mget(tokenHashes.map((h) => clickTokenKey(this.prefix, h)));
-    return values.map((value) => (value === null ? null : parseClickTokenValue(value)));
+    const records = new Map<string, ClickTokenRecord | null>();
+    await Promise.all(
+      this.groups(tokenHashes).map(async (keys) => {
+        const values = await this.redis.mget(keys.map((k) => k.key));
+        keys.forEach(({ hash }, i) => {
+          const value = values[i];
+          // A 0.1 key (compat) only counts where no current one was found (a token is minted
+          // under one layout: at most one of its two keys exists).
+          if (value !== null && !records.get(hash)) {
+            records.set(hash, parseClickTokenValue(value));
+          }
+        });
+      }),
+    );
+    return tokenHashes.map((hash) => records.get(hash) ?? null);
   }
 
   /**
-   * Removes the records of tokens that were used up or erased, in one round trip: each becomes
-   * a tombstone (`CLICK_TOKEN_TOMBSTONE`) until it would have expired, which `find` reads as no
-   * record. Not a delete: the link host counts a click only if its token's key does not exist,
-   * and a click it counts late (a Redis call that timed out and ran after all, or its
-   * reconciliation) must neither count again nor bring the record back.
+   * Removes the records of tokens that were used up or erased: each becomes a tombstone
+   * (`CLICK_TOKEN_TOMBSTONE`) until it would have expired, which `find` reads as no record. Not
+   * a delete: the link host counts a click only if its token's key does not exist, and a click
+   * it counts late (a Redis call that timed out and ran after all, or its reconciliation) must
+   * neither count again nor bring the record back.
    */
   async forget(tokenHashes: readonly string[]): Promise<void> {
-    if (tokenHashes.length === 0) return;
-    const keys = tokenHashes.map((h) => clickTokenKey(this.prefix, h));
-    await this.redis.eval(FORGET_CLICK_TOKENS, keys.length, ...keys);
+    await Promise.all(
+      this.groups(tokenHashes).map((keys) =>
+        this.redis.eval(FORGET_CLICK_TOKENS, keys.length, ...keys.map((k) => k.key)),
+      ),
+    );
+  }
+
+  /** The token keys of `tokenHashes` (with 0.1's on a single Redis), one group per call. */
+  private groups(tokenHashes: readonly string[]): { hash: string; key: string }[][] {
+    const cluster = this.redis.isCluster;
+    const keys = tokenHashes.flatMap((hash) => {
+      const key = { hash, key: clickTokenKey(this.prefix, hash) };
+      return cluster ? [key] : [key, { hash, key: legacyClickTokenKey(this.prefix, hash) }];
+    });
+    return callGroups(keys, ({ hash }) => shardOfTokenHash(hash), cluster);
   }
 }

@@ -4,9 +4,10 @@ import { LINK_STATUS_CASES } from '@linkservice/contracts';
 import { testEnvironment } from '@linkservice/testing';
 import type { LinkCacheTtl } from './link-cache';
 import { LinkCache } from './link-cache';
-import { ClickTokenStore, hashClickToken } from './click-token-store';
+import { CLICK_TOKEN_TOMBSTONE, ClickTokenStore, hashClickToken } from './click-token-store';
 import type { LinkRef } from './link-host-keys';
 import { clickTokenKey, linkCacheKeys } from './link-host-keys';
+import { legacyClickTokenKey, legacyLinkCacheKeys } from './link-host-keys.compat';
 import type { LinkResolution } from './resolution';
 import { REDIRECTING_LINK_ID_LUA, encodeResolution, redirectsAt } from './resolution';
 
@@ -37,6 +38,9 @@ async function fillFreshRef(value: LinkResolution | null, ttls: LinkCacheTtl) {
   const ttl = await redis.pttl(linkCacheKeys(env.redisPrefix, ref).entry);
   return { cache, ref, ttl };
 }
+
+/** A generation: Redis' time in ms when it was set (BUMP_GENERATIONS). */
+const A_TIME = expect.stringMatching(/^\d{13}$/) as unknown;
 
 describe('LinkCache', () => {
   it('misses, then serves what was filled', async () => {
@@ -75,8 +79,8 @@ describe('LinkCache', () => {
 
     await cache.invalidate([a, b]);
 
-    expect(await cache.lookup(a)).toEqual({ kind: 'miss', generation: '1' });
-    expect(await cache.lookup(b)).toEqual({ kind: 'miss', generation: '1' });
+    expect(await cache.lookup(a)).toEqual({ kind: 'miss', generation: A_TIME });
+    expect(await cache.lookup(b)).toEqual({ kind: 'miss', generation: A_TIME });
     expect(await cache.lookup(other)).toEqual({ kind: 'hit', resolution });
   });
 
@@ -89,10 +93,23 @@ describe('LinkCache', () => {
     await cache.invalidate([ref]);
     expect(await cache.fill(ref, lookup.generation, resolution)).toBe(false);
     const next = await cache.lookup(ref);
-    expect(next).toEqual({ kind: 'miss', generation: '1' });
+    expect(next).toEqual({ kind: 'miss', generation: A_TIME });
     if (next.kind !== 'miss') throw new Error('expected a miss');
     expect(await cache.fill(ref, next.generation, resolution)).toBe(true);
     expect(await cache.lookup(ref)).toEqual({ kind: 'hit', resolution });
+  });
+
+  it('also drops the entry a 0.1 redirect filled under its key, on a single Redis (compat)', async () => {
+    const cache = new LinkCache(redis, env.redisPrefix);
+    const ref = freshRef();
+    const legacy = legacyLinkCacheKeys(env.redisPrefix, ref);
+    await redis.set(legacy.entry, encodeResolution(resolution));
+    await redis.set(legacy.generation, '4');
+    await cache.invalidate([ref]);
+    expect(await redis.exists(legacy.entry)).toBe(0);
+    // The 0.1 filler that looked up generation 4 before the change has its fill dropped.
+    expect(await redis.get(legacy.generation)).not.toBe('4');
+    await redis.del(legacy.generation, linkCacheKeys(env.redisPrefix, ref).generation);
   });
 
   it('treats an unreadable entry as a miss', async () => {
@@ -110,15 +127,40 @@ describe('LinkCache', () => {
     const cache = new LinkCache(redis, env.redisPrefix);
     const ref = freshRef();
     await cache.invalidate([ref]);
+    const generation = await redis.get(linkCacheKeys(env.redisPrefix, ref).generation);
+    expect(generation).toMatch(/^\d{13}$/);
     // An entry: no generation read (0).
     const entry = await cache.lookupOfReply(ref, ' lnk_1 {}', 0);
-    expect(entry).toEqual({ kind: 'miss', generation: '1' });
+    expect(entry).toEqual({ kind: 'miss', generation });
     expect(cache.lookupOfReply(ref, null, '1')).toEqual({ kind: 'miss', generation: '1' });
     expect(cache.lookupOfReply(ref, null, null)).toEqual({ kind: 'miss', generation: null });
-    await cache.fill(ref, '1', resolution);
+    expect(await cache.fill(ref, generation, resolution)).toBe(true);
     expect(
       cache.lookupOfReply(ref, await redis.get(linkCacheKeys(env.redisPrefix, ref).entry), 0),
     ).toEqual({ kind: 'hit', resolution });
+  });
+
+  it('finds and forgets a token a 0.1 redirect stored under its key, on a single Redis (compat)', async () => {
+    const tokens = new ClickTokenStore(redis, env.redisPrefix);
+    const legacyHash = hashClickToken(randomUUID());
+    const currentHash = hashClickToken(randomUUID());
+    await redis.set(
+      legacyClickTokenKey(env.redisPrefix, legacyHash),
+      'lnk_old 1700000000000',
+      'EX',
+      60,
+    );
+    await redis.set(clickTokenKey(env.redisPrefix, currentHash), 'lnk_new 1700000000001', 'EX', 60);
+    expect(await tokens.find([legacyHash, currentHash, hashClickToken('unknown')])).toEqual([
+      { linkId: 'lnk_old', clickedAt: 1700000000000 },
+      { linkId: 'lnk_new', clickedAt: 1700000000001 },
+      null,
+    ]);
+    await tokens.forget([legacyHash, currentHash]);
+    expect(await tokens.find([legacyHash, currentHash])).toEqual([null, null]);
+    expect(await redis.get(legacyClickTokenKey(env.redisPrefix, legacyHash))).toBe(
+      CLICK_TOKEN_TOMBSTONE,
+    );
   });
 
   it('forgets only tokens that exist: an expired or unknown one gets no key', async () => {

@@ -26,6 +26,10 @@ const at = (host: LinkCacheHost, alias: string): LinkRef => ({ ...host, alias })
 const newCache = (prefix = env.redisPrefix) =>
   new LinkCache(redis, prefix, { positiveSeconds: 300, negativeSeconds: 300 });
 const NEGATIVE_HIT = { kind: 'hit', resolution: null };
+/** A generation: Redis' time in ms when it was set (BUMP_GENERATIONS). */
+const TIME = /^\d{13}$/;
+/** A miss' generation: the alias' (maybe none) and the host's, behind a `/`. */
+const generationMatching = (pattern: RegExp) => expect.stringMatching(pattern) as unknown;
 
 /** A lookup as the link host makes it: inside its script (LOOKUP_ENTRY_LUA), read by the cache. */
 async function lookupInScript(cache: LinkCache, ref: LinkRef): Promise<CacheLookup> {
@@ -48,11 +52,11 @@ async function expectStaleFillDropped(
   cache: LinkCache,
   ref: LinkRef,
   stale: string | null,
-  next: string,
+  next: RegExp,
 ): Promise<void> {
   expect(await cache.fill(ref, stale, null)).toBe(false);
   const retry = await cache.lookup(ref);
-  expect(retry).toEqual({ kind: 'miss', generation: next });
+  expect(retry).toEqual({ kind: 'miss', generation: generationMatching(next) });
   if (retry.kind !== 'miss') throw new Error('expected a miss');
   expect(await cache.fill(ref, retry.generation, null)).toBe(true);
   expect(await cache.lookup(ref)).toEqual(NEGATIVE_HIT);
@@ -66,13 +70,18 @@ describe('LinkCache.invalidateHost', () => {
     await redis.set(linkCacheKeys(env.redisPrefix, at(host, 'a')).entry, 'any entry', 'EX', 300);
     await cache.fill(at(host, 'b'), null, null);
     await cache.invalidate([at(host, 'c')]);
-    await cache.fill(at(host, 'c'), '1', null);
+    const cKeys = linkCacheKeys(env.redisPrefix, at(host, 'c'));
+    const cBefore = Number(await redis.get(cKeys.generation));
+    expect(await cache.fill(at(host, 'c'), String(cBefore), null)).toBe(true);
 
     expect(await cache.invalidateHost(host)).toBe(3);
 
     const entries = ['a', 'b', 'c'].map((alias) => linkCacheKeys(env.redisPrefix, at(host, alias)));
     expect(await redis.exists(...entries.map((keys) => keys.entry))).toBe(0);
-    expect(await redis.mget(...entries.map((keys) => keys.generation))).toEqual(['1', '1', '2']);
+    const generations = await redis.mget(...entries.map((keys) => keys.generation));
+    for (const generation of generations) expect(generation).toMatch(TIME);
+    // A generation only grows: c's second one is above its first, whatever the clock did.
+    expect(Number(generations[2])).toBeGreaterThan(cBefore);
     const generationTtl = await redis.pttl(
       linkCacheKeys(env.redisPrefix, at(host, 'a')).generation,
     );
@@ -96,7 +105,10 @@ describe('LinkCache.invalidateHost', () => {
     expect(await cache.invalidateHost(host)).toBe(1);
 
     // The alias' generation and the host's, both bumped.
-    expect(await cache.lookup(at(host, 'a'))).toEqual({ kind: 'miss', generation: '1/1' });
+    expect(await cache.lookup(at(host, 'a'))).toEqual({
+      kind: 'miss',
+      generation: generationMatching(/^\d{13}\/\d{13}$/),
+    });
     for (const ref of neighbours) {
       expect({ ref, found: await cache.lookup(ref) }).toEqual({ ref, found: NEGATIVE_HIT });
     }
@@ -121,7 +133,7 @@ describe('LinkCache.invalidateHost', () => {
     const generations = await redis.mget(
       ...aliases.map((alias) => linkCacheKeys(env.redisPrefix, at(host, alias)).generation),
     );
-    expect(new Set(generations)).toEqual(new Set(['1']));
+    for (const generation of generations) expect(generation).toMatch(TIME);
   });
 
   it('drops a fill that read Postgres before the invalidation landed', async () => {
@@ -135,7 +147,7 @@ describe('LinkCache.invalidateHost', () => {
     await cache.fill(ref, null, null);
     await cache.invalidateHost(host);
 
-    await expectStaleFillDropped(cache, ref, lookup.generation, '1/1');
+    await expectStaleFillDropped(cache, ref, lookup.generation, /^\d{13}\/\d{13}$/);
   });
 
   it('drops a fill that read Postgres before the invalidation, of an alias nobody had cached', async () => {
@@ -149,7 +161,7 @@ describe('LinkCache.invalidateHost', () => {
     expect(await cache.invalidateHost(host)).toBe(0);
 
     // What it read is older than the change: dropped, not served for the positive TTL.
-    await expectStaleFillDropped(cache, ref, lookup.generation, '/1');
+    await expectStaleFillDropped(cache, ref, lookup.generation, /^\/\d{13}$/);
   });
 
   it('finds nothing to do on a host with nothing cached', async () => {

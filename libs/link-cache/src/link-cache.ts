@@ -1,6 +1,15 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@linkservice/lifecycle';
+import { masterNodes } from '@linkservice/lifecycle';
 import type { LinkCacheHost, LinkRef } from './link-host-keys';
-import { linkCacheHostEntryPrefix, linkCacheKeys } from './link-host-keys';
+import {
+  aliasOfEntryKey,
+  callGroups,
+  hostEntryPattern,
+  hostGenerationKeys,
+  linkCacheKeys,
+  shardOfLink,
+} from './link-host-keys';
+import { aliasOfLegacyEntryKey, legacyLinkCacheKeys } from './link-host-keys.compat';
 import type { LinkResolution } from './resolution';
 import { decodeResolution, encodeResolution } from './resolution';
 
@@ -38,6 +47,28 @@ function generationOf(aliasGeneration: string | null, hostGeneration: string | n
   return hostGeneration === null ? aliasGeneration : `${aliasGeneration ?? ''}/${hostGeneration}`;
 }
 
+/**
+ * Sets each generation key (KEYS[1..ARGV[2]]) to Redis' time in ms, or one above its value if
+ * that is not below (a generation only grows, whatever the clock does), with ARGV[1] ms to live,
+ * and deletes the remaining KEYS (entries). A time, not a counter: a miss hands it to the
+ * replica read as its fence (`replicaFenceOf`); a fill compares it as a string, as before.
+ */
+const BUMP_GENERATIONS = `
+redis.replicate_commands()
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local count = tonumber(ARGV[2])
+for i = 1, count do
+  local generation = now
+  local previous = tonumber(redis.call('GET', KEYS[i]))
+  if previous and previous >= generation then generation = previous + 1 end
+  redis.call('SET', KEYS[i], string.format('%d', generation), 'PX', ARGV[1])
+end
+for i = count + 1, #KEYS do
+  redis.call('DEL', KEYS[i])
+end
+return #KEYS`;
+
 // Sets the entry only when the generation is still what the lookup saw: a writer that committed
 // and invalidated in between (the alias, or its whole host) has bumped it, and its change must
 // not be overwritten by the older row this filler read.
@@ -69,7 +100,7 @@ end`;
  */
 export class LinkCache {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly ttl: LinkCacheTtl = { positiveSeconds: 300, negativeSeconds: 10 },
   ) {}
@@ -128,70 +159,111 @@ export class LinkCache {
   }
 
   /**
-   * Drops the cached entries (positive or negative) of these aliases and bumps their generation,
-   * atomically. Call after the change is committed; it resolves once Redis has applied it, so
-   * the caller's response can promise the next redirect sees the change.
+   * Drops the cached entries (positive or negative) of these aliases and sets their generation,
+   * atomically per shard (`callGroups`). Call after the change is committed; it resolves once
+   * Redis has applied it, so the caller's response can promise the next redirect sees the
+   * change, and a replica that has not applied the change yet is not read for it
+   * (`replicaFenceOf`).
    */
   async invalidate(refs: readonly LinkRef[]): Promise<void> {
-    if (refs.length === 0) return;
-    const tx = this.redis.multi();
-    for (const ref of refs) {
-      const keys = linkCacheKeys(this.prefix, ref);
-      tx.incr(keys.generation).pexpire(keys.generation, GENERATION_TTL_MS).del(keys.entry);
-    }
-    const results = await tx.exec();
-    // exec() resolves null when the transaction was aborted, and per-command errors in place.
-    if (results === null) throw new Error('link cache invalidation was aborted');
-    const failed = results.find(([error]) => error !== null);
-    if (failed?.[0]) throw failed[0];
+    const cluster = this.redis.isCluster;
+    await Promise.all(
+      callGroups(refs, shardOfLink, cluster).map((group) => {
+        const generations: string[] = [];
+        const entries: string[] = [];
+        for (const ref of group) {
+          const keys = linkCacheKeys(this.prefix, ref);
+          generations.push(keys.generation);
+          entries.push(keys.entry);
+          if (!cluster) {
+            const legacy = legacyLinkCacheKeys(this.prefix, ref);
+            generations.push(legacy.generation);
+            entries.push(legacy.entry);
+          }
+        }
+        return this.bumpGenerations(generations, entries);
+      }),
+    );
   }
 
   /**
    * `invalidate` for every cached alias of one host, for a change that all of the host's
-   * resolutions carry (the app's iOS deferred-page setting): SCANs the host's entry keys and
-   * invalidates each batch as `invalidate` does. Resolves with how many distinct entries it
-   * found and dropped. Call after the change is committed.
+   * resolutions carry (the app's iOS deferred-page setting): SCANs every node for the host's
+   * entry keys and invalidates each page as `invalidate` does. Resolves with how many distinct
+   * aliases it found and dropped. Call after the change is committed.
    *
-   * First it bumps the host's generation: a filler whose lookup missed before, on an alias the
-   * SCAN then does not find, read Postgres before the change and its fill is dropped (every fill
-   * checks the host's generation too). An entry filled before the bump is found by the SCAN.
+   * First it sets the host's generation in every shard: a filler whose lookup missed before, on
+   * an alias the SCAN then does not find, read Postgres before the change and its fill is
+   * dropped (every fill checks its shard's host generation too). An entry filled before that is
+   * found by the SCAN.
    */
   async invalidateHost(host: LinkCacheHost): Promise<number> {
-    // The empty alias' keys are the host's: its generation, and its entry keys' prefix.
-    const hostKeys = linkCacheKeys(this.prefix, { ...host, alias: '' });
-    const hostEntryPrefix = linkCacheHostEntryPrefix(this.prefix, host);
-    const bumped = await this.redis
-      .multi()
-      .incr(hostKeys.hostGeneration)
-      .pexpire(hostKeys.hostGeneration, GENERATION_TTL_MS)
-      .exec();
-    const failed = bumped === null ? [new Error('aborted')] : bumped.find(([error]) => error);
-    if (failed?.[0]) throw failed[0];
-    const pattern = `${escapeGlob(hostEntryPrefix)}*`;
+    const cluster = this.redis.isCluster;
+    const hostGenerations = hostGenerationKeys(this.prefix, host);
+    if (!cluster) {
+      const legacy = legacyLinkCacheKeys(this.prefix, { ...host, alias: '' });
+      await this.bumpGenerations([...hostGenerations, legacy.hostGeneration], []);
+    } else {
+      await Promise.all(hostGenerations.map((key) => this.bumpGenerations([key], [])));
+    }
+    const pattern = hostEntryPattern(this.prefix, host);
     // SCAN may return a key more than once; each alias is invalidated and counted once.
     const seen = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, entryKeys] = await this.redis.scan(
-        cursor,
-        'MATCH',
-        pattern,
-        'COUNT',
-        HOST_SCAN_COUNT,
-      );
-      cursor = next;
-      const refs: LinkRef[] = [];
-      for (const entryKey of entryKeys) {
-        const alias = entryKey.slice(hostEntryPrefix.length);
-        if (seen.has(alias)) continue;
-        seen.add(alias);
-        refs.push({ ...host, alias });
-      }
-      await this.invalidate(refs);
-    } while (cursor !== '0');
+    for (const node of masterNodes(this.redis)) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', HOST_SCAN_COUNT);
+        cursor = next;
+        const refs: LinkRef[] = [];
+        for (const key of keys) {
+          const alias =
+            aliasOfEntryKey(this.prefix, host, key) ??
+            (cluster ? null : aliasOfLegacyEntryKey(this.prefix, host, key));
+          if (alias === null || seen.has(alias)) continue;
+          seen.add(alias);
+          refs.push({ ...host, alias });
+        }
+        await this.invalidate(refs);
+      } while (cursor !== '0');
+    }
     return seen.size;
   }
+
+  /** One BUMP_GENERATIONS call: `generations` and `entries` must be in one slot on a cluster. */
+  private async bumpGenerations(generations: string[], entries: string[]): Promise<void> {
+    if (generations.length === 0 && entries.length === 0) return;
+    await this.redis.eval(
+      BUMP_GENERATIONS,
+      generations.length + entries.length,
+      ...generations,
+      ...entries,
+      GENERATION_TTL_MS,
+      generations.length,
+    );
+  }
 }
+
+/**
+ * The replica fence of a miss' generation: the time (ms, Redis' clock) of the last invalidation
+ * of the alias or its host, or null when neither has one (none within GENERATION_TTL_MS). A
+ * replica may answer the miss only once it has applied what was committed before then. A
+ * generation that is not a time (a counter of 0.1, before generations were times) fences at
+ * +Infinity: read the primary.
+ */
+export function replicaFenceOf(generation: string | null): number | null {
+  if (generation === null) return null;
+  let fence: number | null = null;
+  for (const part of generation.split('/')) {
+    if (part === '') continue;
+    const time = Number(part);
+    const at = Number.isSafeInteger(time) && time >= EPOCH_MS_2020 ? time : Infinity;
+    fence = fence === null ? at : Math.max(fence, at);
+  }
+  return fence;
+}
+
+/** 2020-01-01 in ms: a generation below it is a 0.1 counter, not a time. */
+const EPOCH_MS_2020 = 1_577_836_800_000;
 
 function toLookup(entry: string | null, generation: string | null): CacheLookup {
   if (entry !== null) {
@@ -203,8 +275,3 @@ function toLookup(entry: string | null, generation: string | null): CacheLookup 
 
 /** Keys per SCAN call: few round trips over a large keyspace, small replies. */
 const HOST_SCAN_COUNT = 1_000;
-
-/** Redis glob metacharacters; REDIS_PREFIX and subdomain keys have none, but never match by accident. */
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&');
-}

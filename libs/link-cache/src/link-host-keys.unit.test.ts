@@ -1,54 +1,163 @@
+import calculateSlot from 'cluster-key-slot';
 import {
+  LINK_HOST_SHARDS,
+  LINK_HOST_SHARD_TAGS,
+  aliasOfEntryKey,
   batchName,
+  callGroups,
   clickKeys,
   clickTokenKey,
-  linkCacheHostEntryPrefix,
+  hostEntryPattern,
+  hostGenerationKeys,
   linkCacheKeys,
+  shardOfLink,
+  shardOfTokenHash,
 } from './link-host-keys';
-
-/** What Redis Cluster hashes: the first `{…}` with something in it, else the whole key. */
-function hashTagOf(key: string): string {
-  const open = key.indexOf('{');
-  const close = open === -1 ? -1 : key.indexOf('}', open + 1);
-  return close > open + 1 ? key.slice(open + 1, close) : key;
-}
+import { hashClickToken } from './click-token-store';
 
 const live = { subdomainKey: 'acme', environment: 'live' } as const;
 
+/** Redis' MATCH glob, for the patterns used here (`*` and `\` escapes only). */
+function globMatches(pattern: string, key: string): boolean {
+  const source = pattern
+    .split(/(\\.|\*)/)
+    .map((part) =>
+      part === '*' ? '.*' : part.replace(/^\\(.)$/, '$1').replace(/[.+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('');
+  return new RegExp(`^${source}$`, 's').test(key);
+}
+
 describe('link host keys', () => {
-  it('keeps the names the deployments hold', () => {
-    expect(linkCacheKeys('ls', { ...live, alias: 'promo' })).toEqual({
-      entry: 'ls:link-cache:live:acme:promo',
-      generation: 'ls:link-cache-gen:live:acme:promo',
-      hostGeneration: 'ls:link-cache-host-gen:live:acme',
+  it('pins the shard tags: every process and version must compute the same', () => {
+    // The names deployments hold: changing one moves that shard's keys (data in flight lost).
+    expect(LINK_HOST_SHARD_TAGS).toEqual([
+      'lh0.40',
+      'lh1.43',
+      'lh2.60',
+      'lh3.63',
+      'lh4.23',
+      'lh5.20',
+      'lh6.3',
+      'lh7.0',
+      'lh8.1',
+      'lh9.2',
+      'lh10.43',
+      'lh11.40',
+      'lh12.62',
+      'lh13.61',
+      'lh14.20',
+      'lh15.23',
+    ]);
+    // Shard i's tag hashes into the i-th sixteenth of the slots: one per range, in order, so a
+    // cluster's masters (contiguous ranges) each hold their share.
+    LINK_HOST_SHARD_TAGS.forEach((tag, shard) => {
+      expect(tag.startsWith(`lh${shard}.`)).toBe(true);
+      expect(Math.floor(calculateSlot(tag) / (16_384 / LINK_HOST_SHARDS))).toBe(shard);
     });
-    expect(linkCacheHostEntryPrefix('ls', live)).toBe('ls:link-cache:live:acme:');
-    expect(clickTokenKey('ls', 'abc')).toBe('ls:click-token:abc');
-    expect(clickKeys('ls')).toEqual({
-      pending: 'ls:clicks:pending',
-      batches: 'ls:clicks:batches',
-      batchPrefix: 'ls:clicks:batch:',
+  });
+
+  it('names the keys <prefix>:{<shard tag>}:<kind>:…', () => {
+    const ref = { ...live, alias: 'promo' };
+    const tag = LINK_HOST_SHARD_TAGS[shardOfLink(ref)];
+    expect(linkCacheKeys('ls', ref)).toEqual({
+      entry: `ls:{${tag}}:link-cache:live:acme:promo`,
+      generation: `ls:{${tag}}:link-cache-gen:live:acme:promo`,
+      hostGeneration: `ls:{${tag}}:link-cache-host-gen:live:acme`,
     });
-    expect(batchName(clickKeys('ls'), 5, 'u')).toEqual({
-      key: 'ls:clicks:batch:5:u',
+    const tokenTag = LINK_HOST_SHARD_TAGS[shardOfTokenHash('abc')];
+    expect(clickTokenKey('ls', 'abc')).toBe(`ls:{${tokenTag}}:click-token:abc`);
+    const shard3 = LINK_HOST_SHARD_TAGS[3];
+    expect(clickKeys('ls', 3)).toEqual({
+      pending: `ls:{${shard3}}:clicks:pending`,
+      batches: `ls:{${shard3}}:clicks:batches`,
+      batchPrefix: `ls:{${shard3}}:clicks:batch:`,
+    });
+    expect(batchName(clickKeys('ls', 3), 5, 'u')).toEqual({
+      key: `ls:{${shard3}}:clicks:batch:5:u`,
       id: '5:u',
       createdAt: 5,
     });
   });
 
-  it('starts every key with the keyspace, so one hash tag there puts them all in one slot', () => {
-    // A prefix with a hash tag stands for the keyspace a move to Redis Cluster gives them.
-    const prefix = '{ls}';
-    const keys = [
-      ...Object.values(linkCacheKeys(prefix, { ...live, alias: 'promo' })),
-      ...Object.values(
-        linkCacheKeys(prefix, { subdomainKey: 'other', environment: 'test', alias: 'x' }),
-      ),
-      clickTokenKey(prefix, 'abc'),
-      clickKeys(prefix).pending,
-      clickKeys(prefix).batches,
-      batchName(clickKeys(prefix), Date.now(), 'uuid').key,
-    ];
-    expect(new Set(keys.map(hashTagOf))).toEqual(new Set(['ls']));
+  it("keeps what one call touches in one slot: an alias' keys, its click's token and pending hash", () => {
+    for (let i = 0; i < 200; i += 1) {
+      const ref = {
+        subdomainKey: `app${i % 7}`,
+        environment: i % 2 ? 'live' : 'test',
+        alias: `a${i}`,
+      } as const;
+      const shard = shardOfLink(ref);
+      // The link host mints a click's token in its alias' shard (ClickTokenMinter).
+      let token = '';
+      do token = hashClickToken(`token-${i}-${Math.random()}`);
+      while (shardOfTokenHash(token) !== shard);
+      const keys = [
+        ...Object.values(linkCacheKeys('ls', ref)),
+        clickTokenKey('ls', token),
+        ...Object.values(clickKeys('ls', shard)),
+        batchName(clickKeys('ls', shard), Date.now(), 'uuid').key,
+      ];
+      expect(new Set(keys.map((key) => calculateSlot(key))).size).toBe(1);
+    }
+  });
+
+  it('spreads aliases and tokens over every shard, about evenly', () => {
+    const aliases = new Array<number>(LINK_HOST_SHARDS).fill(0);
+    const tokens = new Array<number>(LINK_HOST_SHARDS).fill(0);
+    const n = 16_000;
+    for (let i = 0; i < n; i += 1) {
+      aliases[shardOfLink({ ...live, alias: `alias${i}` })] += 1;
+      tokens[shardOfTokenHash(hashClickToken(`token${i}`))] += 1;
+    }
+    for (const count of [...aliases, ...tokens]) {
+      expect(count).toBeGreaterThan((n / LINK_HOST_SHARDS) * 0.85);
+      expect(count).toBeLessThan((n / LINK_HOST_SHARDS) * 1.15);
+    }
+  });
+
+  it("has one host generation per shard, each in its shard's slot", () => {
+    const keys = hostGenerationKeys('ls', live);
+    expect(keys).toHaveLength(LINK_HOST_SHARDS);
+    keys.forEach((key, shard) => {
+      expect(calculateSlot(key)).toBe(calculateSlot(LINK_HOST_SHARD_TAGS[shard] ?? ''));
+    });
+    const ref = { ...live, alias: 'promo' };
+    expect(keys[shardOfLink(ref)]).toBe(linkCacheKeys('ls', ref).hostGeneration);
+  });
+
+  it("finds a host's entry keys by pattern, and only its own", () => {
+    const pattern = hostEntryPattern('ls', live);
+    const entry = linkCacheKeys('ls', { ...live, alias: 'promo' }).entry;
+    expect(globMatches(pattern, entry)).toBe(true);
+    expect(aliasOfEntryKey('ls', live, entry)).toBe('promo');
+    // Before shards (0.1): matched too, and told apart by the compat reader.
+    expect(globMatches(pattern, 'ls:link-cache:live:acme:promo')).toBe(true);
+    expect(aliasOfEntryKey('ls', live, 'ls:link-cache:live:acme:promo')).toBeNull();
+    // Another host, the generation keys, another prefix that starts with this one.
+    for (const other of [
+      linkCacheKeys('ls', { ...live, subdomainKey: 'acme2', alias: 'promo' }).entry,
+      linkCacheKeys('ls', { ...live, alias: 'promo' }).generation,
+      linkCacheKeys('ls', { ...live, alias: 'promo' }).hostGeneration,
+      linkCacheKeys('ls:x', { ...live, alias: 'promo' }).entry,
+    ]) {
+      if (globMatches(pattern, other)) expect(aliasOfEntryKey('ls', live, other)).toBeNull();
+    }
+    // An entry key put in the wrong shard is not this layout's.
+    const wrongShard = entry.replace(
+      /\{[^}]+\}/,
+      `{${LINK_HOST_SHARD_TAGS[(shardOfLink({ ...live, alias: 'promo' }) + 1) % LINK_HOST_SHARDS]}}`,
+    );
+    expect(aliasOfEntryKey('ls', live, wrongShard)).toBeNull();
+  });
+
+  it('groups calls per shard on a cluster, and all in one on a single Redis', () => {
+    const items = [1, 17, 2, 33, 18];
+    expect(callGroups(items, (n) => n % 16, true)).toEqual([
+      [1, 17, 33],
+      [2, 18],
+    ]);
+    expect(callGroups(items, (n) => n % 16, false)).toEqual([items]);
+    expect(callGroups([], (n: number) => n, false)).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RedisClient } from '@linkservice/lifecycle';
 import type { Redis } from 'ioredis';
 
 /**
@@ -49,7 +50,7 @@ export function redisFailureOf(error: unknown): RedisFailure {
  * queue would refuse it anyway), otherwise as `classifyRedisFailure` says.
  */
 export async function callRedis<T>(
-  redis: Pick<Redis, 'status'>,
+  redis: Pick<RedisClient, 'status'>,
   call: () => Promise<T>,
 ): Promise<T> {
   if (redis.status !== 'ready') {
@@ -84,7 +85,11 @@ export class RedisScript {
   }
 
   /** A NOSCRIPT reply means it did not run: sending it in full then runs it once. */
-  async run(redis: Redis, numKeys: number, keysAndArgs: (string | number)[]): Promise<unknown> {
+  async run(
+    redis: RedisClient,
+    numKeys: number,
+    keysAndArgs: (string | number)[],
+  ): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, numKeys, ...keysAndArgs);
     } catch (error) {
@@ -135,7 +140,7 @@ export async function pingOnceConnected(redis: Redis): Promise<unknown> {
  * for good, whichever is first; never rejects. Not at once when it reads 'ready': a connection
  * that just dropped still reads 'ready' until ioredis has seen it close.
  */
-export async function nextReadyWithin(redis: Redis, ms: number): Promise<void> {
+export async function nextReadyWithin(redis: RedisClient, ms: number): Promise<void> {
   if (redis.status === 'end') return;
   await new Promise<void>((resolve) => {
     const done = (): void => {

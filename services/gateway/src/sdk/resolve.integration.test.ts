@@ -1,4 +1,4 @@
-import { clickTokenKey, parseClickTokenValue } from '@linkservice/link-cache';
+import { clickTokenPattern, parseClickTokenValue } from '@linkservice/link-cache';
 import type { Environment, LinkRow } from '@linkservice/db';
 import { generatePublishableKey } from '@linkservice/keys';
 import type { ApiResponse, LinkSeed, Tenant } from '@linkservice/testing';
@@ -506,7 +506,7 @@ async function clickTokenCount(linkId: string): Promise<number> {
     const [next, found] = await redis.scan(
       cursor,
       'MATCH',
-      clickTokenKey(config.REDIS_PREFIX, '*'),
+      clickTokenPattern(config.REDIS_PREFIX),
       'COUNT',
       1000,
     );

@@ -14,8 +14,9 @@ afterAll(async () => {
   await postgres.close();
 });
 
-const apply = (batchId: string, counts: ReadonlyMap<string, number>) =>
-  new ClickBatchesRepository(postgres.db).apply(batchId, counts);
+/** One batch: whether this call applied it. */
+const apply = async (id: string, counts: ReadonlyMap<string, number>) =>
+  (await new ClickBatchesRepository(postgres.db).apply([{ id, counts }])).has(id);
 
 /**
  * Where a link's row version lives and which transaction wrote it: both stay the same exactly
@@ -30,6 +31,37 @@ async function rowVersion(linkId: string) {
 }
 
 describe('ClickBatchesRepository.apply', () => {
+  it('applies several batches in one call, each once, summing their clicks per link', async () => {
+    const app = await createTenant(postgres.db);
+    const [a, b] = await insertLinks(postgres.db, { appId: app.appId, environment: 'test' }, [
+      {},
+      {},
+    ]);
+    const done = `test:${randomUUID()}`;
+    expect(await apply(done, new Map([[a.id, 100]]))).toBe(true);
+    const [first, second] = [`test:${randomUUID()}`, `test:${randomUUID()}`];
+    const claimed = await new ClickBatchesRepository(postgres.db).apply([
+      {
+        id: first,
+        counts: new Map([
+          [a.id, 1],
+          [b.id, 2],
+        ]),
+      },
+      { id: done, counts: new Map([[a.id, 100]]) },
+      {
+        id: second,
+        counts: new Map([
+          [a.id, 3],
+          ['lnk_missing', 9],
+        ]),
+      },
+    ]);
+    expect(claimed).toEqual(new Set([first, second]));
+    expect(await clickCount(postgres.db, a.id)).toBe(104);
+    expect(await clickCount(postgres.db, b.id)).toBe(2);
+  });
+
   it('adds flush after flush to link_clicks and never writes the links row', async () => {
     const app = await createTenant(postgres.db);
     const [a, b] = await insertLinks(postgres.db, { appId: app.appId, environment: 'test' }, [

@@ -1,5 +1,11 @@
-import type { Redis } from 'ioredis';
-import { clickKeys, clickTokenKey, clickTokenValue } from '@linkservice/link-cache';
+import type { RedisClient } from '@linkservice/lifecycle';
+import {
+  callGroups,
+  clickKeys,
+  clickTokenKey,
+  clickTokenValue,
+  shardOfTokenHash,
+} from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { RedisBackoff } from '../redis-backoff';
 import type { RedisFailure } from '../redis-calls';
@@ -36,7 +42,7 @@ const countClicksScript = new RedisScript(COUNT_CLICKS);
 export type ClickState = 'counted' | 'fresh' | RedisFailure;
 
 export interface ClickCounterOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** REDIS_PREFIX: the pending hash and the click tokens are under it (link-host-keys.ts). */
   redisPrefix: string;
   /** CLICK_TOKEN_TTL_SECONDS, in ms: a token's key expires this long after its click. */
@@ -62,14 +68,12 @@ export class ClickCounter {
   private readonly unrecorded: UnrecordedClicks;
   private readonly uncertain: UncertainClicks;
   private readonly drops = new DropLedger();
-  private readonly pendingKey: string;
   private readonly clock: () => number;
   private readonly warn: (message: string, error: unknown) => void;
 
   constructor(private readonly options: ClickCounterOptions) {
     this.unrecorded = new UnrecordedClicks(options.maxUntokened ?? MAX_UNTOKENED);
     this.uncertain = new UncertainClicks(options.maxUncertain ?? MAX_UNCERTAIN);
-    this.pendingKey = clickKeys(options.redisPrefix).pending;
     this.clock = options.clock ?? Date.now;
     this.warn = throttled(10_000, (message, error) => {
       options.logger.warn({ err: error }, message);
@@ -210,15 +214,28 @@ export class ClickCounter {
     if (redis.status !== 'ready') return this.unrecorded.tokenCount;
     while (this.unrecorded.tokenCount > 0) {
       const chunk = this.unrecorded.nextTokens(TOKENS_PER_PIPELINE);
-      const pipeline = redis.pipeline();
-      for (const click of chunk) {
-        const value = clickTokenValue({ linkId: click.linkId, clickedAt: click.at });
-        // NX: nothing else stores these tokens, but never overwrite what is there (a tombstone).
-        const ttlMs = click.at + tokenTtlMs - now;
-        pipeline.set(clickTokenKey(redisPrefix, click.tokenHash), value, 'PX', ttlMs, 'NX');
-      }
-      const results = await pipeline.exec().catch(() => null);
-      const stored = chunk.filter((_click, index) => results?.[index]?.[0] === null);
+      // A cluster pipeline must keep to one node: one per shard.
+      const groups = callGroups(
+        chunk,
+        (click) => shardOfTokenHash(click.tokenHash),
+        redis.isCluster,
+      );
+      const stored = (
+        await Promise.all(
+          groups.map(async (group) => {
+            const pipeline = redis.pipeline();
+            for (const click of group) {
+              const value = clickTokenValue({ linkId: click.linkId, clickedAt: click.at });
+              // NX: nothing else stores these tokens, but never overwrite what is there (a
+              // tombstone).
+              const ttlMs = click.at + tokenTtlMs - now;
+              pipeline.set(clickTokenKey(redisPrefix, click.tokenHash), value, 'PX', ttlMs, 'NX');
+            }
+            const results = await pipeline.exec().catch(() => null);
+            return group.filter((_click, index) => results?.[index]?.[0] === null);
+          }),
+        )
+      ).flat();
       this.unrecorded.tokensStored(stored);
       if (stored.length < chunk.length) break;
     }
@@ -229,19 +246,38 @@ export class ClickCounter {
     this.drop(this.uncertain.add(click), 'too many waited');
   }
 
-  /** One COUNT_CLICKS call; resolves with how many were too late, rejects with RedisCallError. */
+  /**
+   * COUNT_CLICKS for `clicks`, one call per shard on a cluster (a click's pending hash is its
+   * token's shard's); resolves with how many were too late, rejects with a RedisCallError (the
+   * first call's failure: the clicks of every call are then handled alike, and a second
+   * execution of a call that ran counts nothing more).
+   */
   private async countInRedis(clicks: readonly Click[]): Promise<number> {
     const { redis, redisPrefix, tokenTtlMs } = this.options;
-    const keys = [this.pendingKey];
-    const args: (string | number)[] = [tokenTtlMs, this.reconcileMarginMs];
-    for (const click of clicks) {
-      keys.push(clickTokenKey(redisPrefix, click.tokenHash));
-      args.push(click.linkId, click.at);
-    }
-    const replies = await callRedis(redis, () =>
-      countClicksScript.run(redis, keys.length, [...keys, ...args]),
+    const groups = callGroups(
+      clicks,
+      (click) => shardOfTokenHash(click.tokenHash),
+      redis.isCluster,
     );
-    return Array.isArray(replies) ? replies.filter((reply) => reply === -1).length : 0;
+    const tooLate = await Promise.all(
+      groups.map(async (group) => {
+        const keys: string[] = [];
+        const args: (string | number)[] = [tokenTtlMs, this.reconcileMarginMs];
+        for (const click of group) {
+          const shard = shardOfTokenHash(click.tokenHash);
+          keys.push(
+            clickKeys(redisPrefix, shard).pending,
+            clickTokenKey(redisPrefix, click.tokenHash),
+          );
+          args.push(click.linkId, click.at);
+        }
+        const replies = await callRedis(redis, () =>
+          countClicksScript.run(redis, keys.length, [...keys, ...args]),
+        );
+        return Array.isArray(replies) ? replies.filter((reply) => reply === -1).length : 0;
+      }),
+    );
+    return tooLate.reduce((sum, count) => sum + count, 0);
   }
 
   private drop(count: number, reason: DropReason): void {

@@ -7,6 +7,7 @@ import {
   ClickTokenStore,
   batchName,
   clickKeys,
+  legacyClickKeys,
   clickTokenKey,
   hashClickToken,
   parseClickTokenValue,
@@ -48,10 +49,13 @@ interface IsolatedKeys extends ClickKeys {
   prefix: string;
 }
 
-/** Each test counts under its own key namespace, as one deployment would. */
-function isolatedKeys(): IsolatedKeys {
+/**
+ * Each test counts under its own key namespace, as one deployment would; the click keys are
+ * those of one link host shard (a flusher takes every shard's), for a test that plants batches.
+ */
+function isolatedKeys(shard = 0): IsolatedKeys {
   const prefix = `${env.redisPrefix}:${randomUUID().slice(0, 8)}`;
-  return { prefix, ...clickKeys(prefix) };
+  return { prefix, ...clickKeys(prefix, shard) };
 }
 
 const TOKEN_TTL_MS = 60_000;
@@ -147,6 +151,30 @@ describe('ClickFlusher', () => {
     expect(await clickCount(postgres.db, b.id)).toBe(1);
     expect(await redis.exists(keys.pending)).toBe(0);
     expect(await redis.smembers(keys.batches)).toEqual([]);
+  });
+
+  it("takes every shard's pending clicks in one pass, and a 0.1 redirect's on a single Redis (compat)", async () => {
+    const keys = isolatedKeys();
+    const { flusher } = flusherFor(keys);
+    const [a, b] = await twoLinks();
+    // Clicks a 0.1 redirect of a rolling upgrade counted, a batch it took and died with, and
+    // clicks counted in two shards.
+    const legacy = legacyClickKeys(keys.prefix);
+    await redis.hset(legacy.pending, a.id, '2');
+    const legacyBatch = batchName(legacy, Date.now() - 60_000, randomUUID());
+    await redis.hset(legacyBatch.key, b.id, '5');
+    await redis.sadd(legacy.batches, legacyBatch.key);
+    await redis.hset(clickKeys(keys.prefix, 3).pending, a.id, '1');
+    await redis.hset(clickKeys(keys.prefix, 11).pending, a.id, '4', b.id, '1');
+
+    await flusher.flush();
+
+    expect(await clickCount(postgres.db, a.id)).toBe(7);
+    expect(await clickCount(postgres.db, b.id)).toBe(6);
+    for (const shard of [legacy, clickKeys(keys.prefix, 3), clickKeys(keys.prefix, 11)]) {
+      expect(await redis.exists(shard.pending, shard.batches)).toBe(0);
+    }
+    expect(await redis.exists(legacyBatch.key)).toBe(0);
   });
 
   it('applies a batch once even when it is applied again (crash between commit and delete)', async () => {

@@ -1,21 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@linkservice/lifecycle';
 import type { BatchName, ClickKeys } from '@linkservice/link-cache';
-import { batchName, clickKeys, parseBatchKey } from '@linkservice/link-cache';
+import {
+  LINK_HOST_SHARDS,
+  batchName,
+  callGroups,
+  clickKeys,
+  legacyClickKeys,
+  parseBatchKey,
+} from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
-import type { ClickBatchesRepository } from './click-batches.repository';
+import type { ClickBatch, ClickBatchesRepository } from './click-batches.repository';
 import { failedForConnection, nextReadyWithin } from '../redis-calls';
 import type { ClickCounter } from './click-counter';
 
-// Atomically turns the pending hash into a batch of its own (redirects then start a new pending
-// hash) and registers it as unapplied; answers every unapplied batch, so one round trip both
-// takes this pass's clicks and shows leftovers of earlier passes or of dead replicas.
+// For each (pending hash, batch set, fresh batch) of KEYS: atomically turns the pending hash into
+// a batch of its own (redirects then start a new pending hash) and registers it as unapplied;
+// answers every unapplied batch of those sets, so one round trip both takes this pass's clicks
+// and shows leftovers of earlier passes or of dead replicas.
 const TAKE_PENDING = `
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('RENAME', KEYS[1], KEYS[3])
-  redis.call('SADD', KEYS[2], KEYS[3])
+local unapplied = {}
+for i = 1, #KEYS, 3 do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('RENAME', KEYS[i], KEYS[i + 2])
+    redis.call('SADD', KEYS[i + 1], KEYS[i + 2])
+  end
+  for _, key in ipairs(redis.call('SMEMBERS', KEYS[i + 1])) do
+    unapplied[#unapplied + 1] = key
+  end
 end
-return redis.call('SMEMBERS', KEYS[2])`;
+return unapplied`;
 
 const LEDGER_RETENTION_MS = 24 * 60 * 60 * 1000;
 
@@ -31,7 +45,7 @@ const FINAL_FLUSH_RETRY_MS = 100;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export interface ClickFlusherOptions {
-  redis: Redis;
+  redis: RedisClient;
   batches: ClickBatchesRepository;
   /** REDIS_PREFIX: the pending hash and the batches are under it (link-host-keys.ts). */
   redisPrefix: string;
@@ -45,6 +59,11 @@ export interface ClickFlusherOptions {
 interface LocalBatch {
   id: string;
   counts: Map<string, number>;
+}
+
+/** A batch in Redis, with the click keys of the shard it is in. */
+interface ShardBatch extends BatchName {
+  keys: ClickKeys;
 }
 
 /**
@@ -70,10 +89,17 @@ export class ClickFlusher {
    * click counted in Redis before then is in Postgres. The flush lag is measured from it.
    */
   private flushedUpTo = Date.now();
-  private readonly keys: ClickKeys;
+  /**
+   * The click keys of every link host shard, and on a single Redis those of 0.1 (compat: a 0.1
+   * redirect of a rolling upgrade still counts there; a cluster never ran 0.1).
+   */
+  private readonly shards: ClickKeys[];
 
   constructor(private readonly options: ClickFlusherOptions) {
-    this.keys = clickKeys(options.redisPrefix);
+    this.shards = Array.from({ length: LINK_HOST_SHARDS }, (_, shard) =>
+      clickKeys(options.redisPrefix, shard),
+    );
+    if (!options.redis.isCluster) this.shards.push(legacyClickKeys(options.redisPrefix));
   }
 
   /**
@@ -164,8 +190,7 @@ export class ClickFlusher {
   }
 
   private async pass(recoverOlderThanMs: number): Promise<void> {
-    const { redis, counter } = this.options;
-    const { keys } = this;
+    const { counter } = this.options;
     // First, so a pass that fails below still reports drops a warning window held back.
     counter.reportDrops();
     await this.applyLocalBatches();
@@ -176,54 +201,88 @@ export class ClickFlusher {
     await counter.reconcileUncertain();
 
     const now = Date.now();
-    const fresh = batchName(keys, now, randomUUID());
-    // Owned before the call: one that times out may still run (a frozen Redis runs it when it
-    // resumes), and its batch is then this flusher's to apply on its next pass, not another
-    // replica's to recover after recoverAfterMs.
-    this.owned.add(fresh.key);
-    const unapplied = (await redis.eval(
-      TAKE_PENDING,
-      3,
-      keys.pending,
-      keys.batches,
-      fresh.key,
-    )) as string[];
-    // Answered: every earlier call of this connection has run or never will, so an owned batch
-    // not listed was never made (or is applied).
-    const listed = new Set(unapplied);
-    for (const key of this.owned) if (!listed.has(key)) this.owned.delete(key);
-    for (const key of unapplied) {
-      const batch = parseBatchKey(keys, key);
-      if (!batch) continue;
-      const mine = this.owned.has(key);
-      if (mine || now - batch.createdAt >= recoverOlderThanMs) await this.applyBatch(batch);
-    }
+    const due = (await this.takePending(now)).filter(
+      (batch) => this.owned.has(batch.key) || now - batch.createdAt >= recoverOlderThanMs,
+    );
+    await this.applyBatches(due);
     await this.pruneLedger(now);
-    // The pass took the pending hash at `now`: every click counted before then is in Postgres.
+    // The pass took the pending hashes at `now`: every click counted before then is in Postgres.
     this.flushedUpTo = now;
   }
 
-  private async applyBatch(batch: BatchName): Promise<void> {
+  /**
+   * Takes every shard's pending hash into a fresh batch (TAKE_PENDING: one call for all shards
+   * on a single Redis, one per shard on a cluster, in parallel) and answers every unapplied
+   * batch of every shard.
+   */
+  private async takePending(now: number): Promise<ShardBatch[]> {
+    const { redis } = this.options;
+    const takes = this.shards.map((keys) => ({ keys, fresh: batchName(keys, now, randomUUID()) }));
+    // Owned before the call: one that times out may still run (a frozen Redis runs it when it
+    // resumes), and its batch is then this flusher's to apply on its next pass, not another
+    // replica's to recover after recoverAfterMs.
+    for (const { fresh } of takes) this.owned.add(fresh.key);
+    const groups = redis.isCluster ? takes.map((take) => [take]) : [takes];
+    const found = await Promise.all(
+      groups.map(async (group) => {
+        const keys = group.flatMap(({ keys, fresh }) => [keys.pending, keys.batches, fresh.key]);
+        const unapplied = (await redis.eval(TAKE_PENDING, keys.length, ...keys)) as string[];
+        // Answered: every earlier call on this shard has run or never will, so an owned batch of
+        // these shards not listed was never made (or is applied).
+        const listed = new Set(unapplied);
+        for (const key of this.owned) {
+          const inGroup = group.some(({ keys: shard }) => key.startsWith(shard.batchPrefix));
+          if (inGroup && !listed.has(key)) this.owned.delete(key);
+        }
+        return unapplied.flatMap((key) => {
+          for (const { keys: shard } of group) {
+            const batch = parseBatchKey(shard, key);
+            if (batch) return [{ ...batch, keys: shard }];
+          }
+          return [];
+        });
+      }),
+    );
+    return found.flat();
+  }
+
+  /**
+   * Applies `due` in one Postgres statement (each batch once: the ledger), then removes them
+   * from Redis: one MULTI per shard on a cluster, one for all on a single Redis.
+   */
+  private async applyBatches(due: ShardBatch[]): Promise<void> {
+    if (due.length === 0) return;
     const { redis, batches, logger } = this.options;
-    const counts = parseCounts(await redis.hgetall(batch.key));
-    if (counts.size > 0) {
-      const applied = await batches.apply(batch.id, counts);
-      if (!applied) logger.info({ batch: batch.id }, 'click batch was already applied');
+    const contents = await Promise.all(
+      due.map(async (batch): Promise<ClickBatch> => ({
+        id: batch.id,
+        counts: parseCounts(await redis.hgetall(batch.key)),
+      })),
+    );
+    const nonEmpty = contents.filter((batch) => batch.counts.size > 0);
+    const claimed = await batches.apply(nonEmpty);
+    for (const batch of nonEmpty) {
+      if (!claimed.has(batch.id))
+        logger.info({ batch: batch.id }, 'click batch was already applied');
     }
-    await redis.multi().del(batch.key).srem(this.keys.batches, batch.key).exec();
-    this.owned.delete(batch.key);
+    const groups = callGroups(due, (batch) => this.shards.indexOf(batch.keys), redis.isCluster);
+    await Promise.all(
+      groups.map((group) => {
+        const tx = redis.multi();
+        for (const batch of group) tx.del(batch.key).srem(batch.keys.batches, batch.key);
+        return tx.exec();
+      }),
+    );
+    for (const batch of due) this.owned.delete(batch.key);
   }
 
   private async applyLocalBatches(): Promise<void> {
     const unrecorded = this.options.counter.takeUnrecorded();
     if (unrecorded.size > 0)
       this.localBatches.push({ id: `local:${randomUUID()}`, counts: unrecorded });
-    for (;;) {
-      const batch = this.localBatches.at(0);
-      if (!batch) break;
-      await this.options.batches.apply(batch.id, batch.counts);
-      this.localBatches.shift();
-    }
+    if (this.localBatches.length === 0) return;
+    await this.options.batches.apply(this.localBatches);
+    this.localBatches.length = 0;
   }
 
   private async pruneLedger(now: number): Promise<void> {

@@ -25,24 +25,26 @@ end`;
  * a link that redirects at that time (`REDIRECTING_LINK_ID_LUA`, the rule the service decides
  * its 410 with) counted with its token (`countClick`).
  *
- * KEYS: the pending hash, then (entry, generation, host generation, token key) per lookup (a
- * lookup without a click has its entry key in the token's place; it is not touched). ARGV: the
- * tokens' TTL (ms), then the click time per lookup (empty: count nothing). Replies (entry,
- * generation, counted) per lookup; counted is 1 also when the token's key was there already (an
- * earlier execution counted the click, or its token was used up since): the caller must not
- * count it again either way. `false` becomes a nil reply (a nil in a Lua table would end it).
+ * KEYS: (entry, generation, host generation, token key, pending hash) per lookup, all of one
+ * shard on a cluster (link-host-keys.ts; a lookup without a click has its entry key in the
+ * token's place; it is not touched). ARGV: the tokens' TTL (ms), then the click time per lookup
+ * (empty: count nothing). Replies (entry, generation, counted) per lookup; counted is 1 also
+ * when the token's key was there already (an earlier execution counted the click, or its token
+ * was used up since): the caller must not count it again either way. `false` becomes a nil
+ * reply (a nil in a Lua table would end it).
  */
 export const LOOKUP_COUNTING_CLICK = `${LOOKUP_ENTRY_LUA}${REDIRECTING_LINK_ID_LUA}${COUNT_CLICK_LUA}
 local replies = {}
-local pendingKey, tokenTtl = KEYS[1], ARGV[1]
+local tokenTtl = ARGV[1]
 for i = 1, #ARGV - 1 do
   local at = ARGV[i + 1]
-  local entry, generation = lookUpEntry(KEYS[i * 4 - 2], KEYS[i * 4 - 1], KEYS[i * 4])
+  local k = (i - 1) * 5
+  local entry, generation = lookUpEntry(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3])
   local counted = 0
   if entry and at ~= '' then
     local linkId = redirectingLinkId(entry, at)
     if linkId then
-      countClick(pendingKey, KEYS[i * 4 + 1], linkId, at, tokenTtl)
+      countClick(KEYS[k + 5], KEYS[k + 4], linkId, at, tokenTtl)
       counted = 1
     end
   end
@@ -59,9 +61,9 @@ return replies`;
  * Redis' clock, counts nothing and answers -1 for it. `margin` covers the clock difference
  * between this service and Redis. A click's token lives what is left of its TTL.
  *
- * KEYS: the pending hash, then the token key per click. ARGV: the token TTL (ms), the margin
- * (ms), then (link id, click time ms) per click. Replies per click: 1 counted, 0 counted before
- * (or a tombstone), -1 too late.
+ * KEYS: (pending hash, token key) per click, of one shard on a cluster. ARGV: the token TTL
+ * (ms), the margin (ms), then (link id, click time ms) per click. Replies per click: 1 counted,
+ * 0 counted before (or a tombstone), -1 too late.
  */
 export const COUNT_CLICKS = `${COUNT_CLICK_LUA}
 redis.replicate_commands()
@@ -69,13 +71,13 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local tokenTtl, margin = tonumber(ARGV[1]), tonumber(ARGV[2])
 local replies = {}
-for i = 1, #KEYS - 1 do
+for i = 1, #KEYS / 2 do
   local linkId, at = ARGV[i * 2 + 1], ARGV[i * 2 + 2]
   local left = tonumber(at) + tokenTtl - now
   if left <= margin then
     replies[i] = -1
   else
-    replies[i] = countClick(KEYS[1], KEYS[i + 1], linkId, at, left)
+    replies[i] = countClick(KEYS[i * 2 - 1], KEYS[i * 2], linkId, at, left)
   end
 end
 return replies`;

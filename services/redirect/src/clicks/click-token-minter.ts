@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { hashClickToken } from '@linkservice/link-cache';
+import { hashClickToken, shardOfTokenHash } from '@linkservice/link-cache';
 
 /**
  * Click tokens (app-interface.md): the `ls_click` value the link host mints with every counted
@@ -42,7 +42,21 @@ export class ClickTokenMinter {
     this.offset = poolBytes;
   }
 
-  mint(): ClickToken {
+  /**
+   * A token whose key is in link host shard `shard` (`shardOfTokenHash`; link-host-keys.ts), the
+   * shard of the alias clicked, so that the lookup counting its click touches one shard. Tokens
+   * are drawn until one falls there (1 in LINK_HOST_SHARDS: 16 draws on average, a few
+   * microseconds); every draw is as random as the next, so the token keeps all its bits but the
+   * shard's 4, which its hash, not its text, carries. Without a shard: the first token drawn.
+   */
+  mint(shard?: number): ClickToken {
+    for (;;) {
+      const token = this.draw();
+      if (shard === undefined || shardOfTokenHash(token.hash) === shard) return token;
+    }
+  }
+
+  private draw(): ClickToken {
     const token = Buffer.allocUnsafe(CLICK_TOKEN_LENGTH);
     let length = 0;
     while (length < CLICK_TOKEN_LENGTH) {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { hashClickToken } from '@linkservice/link-cache';
+import { LINK_HOST_SHARDS, hashClickToken, shardOfTokenHash } from '@linkservice/link-cache';
 import { CLICK_TOKEN_LENGTH, ClickTokenMinter } from './click-token-minter';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -24,6 +24,17 @@ describe('ClickTokenMinter', () => {
     expect(CLICK_TOKEN_LENGTH * Math.log2(62)).toBeGreaterThanOrEqual(96);
     expect(hash).toBe(createHash('sha256').update(token, 'utf8').digest('base64url'));
     expect(hashClickToken(token)).toBe(hash);
+  });
+
+  it("mints a token in the shard asked for (its alias'), any shard", () => {
+    const minter = new ClickTokenMinter();
+    for (let shard = 0; shard < LINK_HOST_SHARDS; shard += 1) {
+      for (let i = 0; i < 20; i += 1) {
+        const { token, hash } = minter.mint(shard);
+        expect(shardOfTokenHash(hash)).toBe(shard);
+        expect(token).toMatch(/^[0-9A-Za-z]{22}$/);
+      }
+    }
   });
 
   it('never repeats a token', () => {

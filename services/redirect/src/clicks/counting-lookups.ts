@@ -1,6 +1,12 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@linkservice/lifecycle';
 import type { CacheLookup, LinkCache, LinkRef } from '@linkservice/link-cache';
-import { clickKeys, clickTokenKey, linkCacheKeys } from '@linkservice/link-cache';
+import {
+  callGroups,
+  clickKeys,
+  clickTokenKey,
+  linkCacheKeys,
+  shardOfLink,
+} from '@linkservice/link-cache';
 import { RedisCallError, RedisScript, callRedis } from '../redis-calls';
 import { LOOKUP_COUNTING_CLICK } from './click-scripts';
 
@@ -26,7 +32,7 @@ export interface CountingLookup {
 }
 
 export interface CountingLookupsOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Resolution entries are read as this cache writes them. */
   cache: LinkCache;
   /** REDIS_PREFIX: the cache's entries, the pending hash and the click tokens are under it. */
@@ -49,16 +55,14 @@ interface QueuedLookup {
 /**
  * The redirect's one Redis round trip per cached redirect: the cache lookup and, for a person's
  * GET, the click counted with its token (LOOKUP_COUNTING_CLICK), for every redirect of the same
- * event-loop turn in one script call.
+ * event-loop turn in one script call (on a cluster, one per link host shard among them: a
+ * click's token is minted in its alias' shard, so each lookup stays in one).
  */
 export class CountingLookups {
-  private readonly pendingKey: string;
   /** Lookups asked for in this event-loop turn, sent together once it ends. */
   private queued: QueuedLookup[] = [];
 
-  constructor(private readonly options: CountingLookupsOptions) {
-    this.pendingKey = clickKeys(options.redisPrefix).pending;
-  }
+  constructor(private readonly options: CountingLookupsOptions) {}
 
   /**
    * The cache lookup of `ref` and, when `click` is given and the entry is a link that redirects
@@ -87,8 +91,11 @@ export class CountingLookups {
   private sendQueued(): void {
     const queued = this.queued;
     this.queued = [];
-    for (let start = 0; start < queued.length; start += MAX_LOOKUPS_PER_CALL) {
-      void this.lookUpAll(queued.slice(start, start + MAX_LOOKUPS_PER_CALL));
+    const { redis } = this.options;
+    for (const group of callGroups(queued, ({ ref }) => shardOfLink(ref), redis.isCluster)) {
+      for (let start = 0; start < group.length; start += MAX_LOOKUPS_PER_CALL) {
+        void this.lookUpAll(group.slice(start, start + MAX_LOOKUPS_PER_CALL));
+      }
     }
   }
 
@@ -98,7 +105,7 @@ export class CountingLookups {
    */
   private async lookUpAll(lookups: QueuedLookup[]): Promise<void> {
     const { redis, cache, redisPrefix, tokenTtlMs } = this.options;
-    const keys: string[] = [this.pendingKey];
+    const keys: string[] = [];
     const args: string[] = [String(tokenTtlMs)];
     for (const { ref, click } of lookups) {
       const { entry, generation, hostGeneration } = linkCacheKeys(redisPrefix, ref);
@@ -107,6 +114,7 @@ export class CountingLookups {
         generation,
         hostGeneration,
         click ? clickTokenKey(redisPrefix, click.tokenHash) : entry,
+        clickKeys(redisPrefix, shardOfLink(ref)).pending,
       );
       args.push(click ? String(click.at) : '');
     }

@@ -1,6 +1,6 @@
 import { withQueryDeadline } from '@linkservice/db';
 import type { LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
-import { linkCacheKeys } from '@linkservice/link-cache';
+import { linkCacheKeys, shardOfLink } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickCounter, ClickState } from '../clicks/click-counter';
 import type { ClickToken } from '../clicks/click-token-minter';
@@ -83,9 +83,10 @@ export class RedirectService {
    */
   async outcome({ ref, userAgent, query, isGet }: LinkHostRequest): Promise<RedirectOutcome> {
     const client = clientOf(userAgent);
-    // Minted before the lookup: on a hit the lookup script stores it with the click. Unused
+    // Minted before the lookup, in the alias' shard: on a hit the lookup script stores it with
+    // the click. Unused
     // (a 404 or 410) it is simply dropped; it was never stored.
-    const token = isGet && client !== 'previewer' ? this.tokens.mint() : null;
+    const token = isGet && client !== 'previewer' ? this.tokens.mint(shardOfLink(ref)) : null;
     // One clock for the lookup script and the rules, so both agree on expiry.
     const now = Date.now();
     const request = { client, query, clickToken: token?.token ?? null };

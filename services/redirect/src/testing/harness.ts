@@ -8,6 +8,7 @@ import type { ClickTokenRecord } from '@linkservice/link-cache';
 import {
   LinkCache,
   clickTokenKey,
+  clickTokenPattern,
   hashClickToken,
   parseClickTokenValue,
 } from '@linkservice/link-cache';
@@ -204,7 +205,7 @@ export async function clickTokensNaming(
     const [next, keys] = await redis.scan(
       cursor,
       'MATCH',
-      clickTokenKey(redisPrefix, '*'),
+      clickTokenPattern(redisPrefix),
       'COUNT',
       1000,
     );
