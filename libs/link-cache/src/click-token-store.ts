@@ -12,16 +12,21 @@ import { legacyClickTokenKey } from './link-host-keys.compat';
  * is `clickTokenKey`, link-host-keys.ts), for the link host that writes it and the app interface
  * that reads it.
  *
- * Only the token's SHA-256 is ever stored (in the key's name), and with it the link clicked,
+ * Only the token's SHA-256 is ever stored (in the key's name, behind the token's first
+ * character, which names its shard and is not random), and with it the link clicked,
  * which names its app and environment, and the click time: no address, no user agent.
  */
 
 /**
- * SHA-256 of a token's text, base64url (43 characters): the stored form of a token. One-shot
+ * The stored form of a token: its first character, then the SHA-256 of its text, base64url
+ * (44 characters in all). The link host mints every token with the character of its alias'
+ * shard first (`ClickTokenMinter`), a character that carries no randomness, so the stored form
+ * names the shard its key is in (`shardOfTokenHash`) and reveals nothing secret. One-shot
  * `crypto.hash` (Node 20.12+): a third of createHash's cost, on the redirect's hot path.
  */
 export function hashClickToken(token: string | Buffer): string {
-  return hash('sha256', token, 'base64url');
+  const first = typeof token === 'string' ? token.charAt(0) : token.toString('latin1', 0, 1);
+  return `${first}${hash('sha256', token, 'base64url')}`;
 }
 
 /**

@@ -17,9 +17,14 @@ export function legacyLinkCacheKeys(prefix: string, ref: LinkRef): LinkCacheKeys
   return linkCacheKeysIn(prefix, ref);
 }
 
+/** 0.1 named a token by its SHA-256 alone (43 characters): without the shard character. */
 export function legacyClickTokenKey(prefix: string, tokenHash: string): string {
-  return `${prefix}:click-token:${tokenHash}`;
+  const sha256 = tokenHash.length === SHARDED_HASH_LENGTH ? tokenHash.slice(1) : tokenHash;
+  return `${prefix}:click-token:${sha256}`;
 }
+
+/** A stored form of 0.2 (`hashClickToken`): the shard character and 43 of SHA-256. */
+const SHARDED_HASH_LENGTH = 44;
 
 export function legacyClickKeys(prefix: string): ClickKeys {
   return clickKeysIn(prefix);

@@ -16,9 +16,9 @@ import type { Environment } from '@linkservice/db';
  * touches is in one shard:
  * - an alias' entry, generation and host generation: the alias' shard (`shardOfLink`); every
  *   shard holds its own copy of each host's generation, which `invalidateHost` bumps in all;
- * - a click token: the shard of its hash (`shardOfTokenHash`), and the link host mints a click's
- *   token so that it falls in the shard of the alias clicked (ClickTokenMinter), so the lookup
- *   that counts the click touches one shard;
+ * - a click token: the shard its first character names (`shardOfTokenHash`), which the link
+ *   host mints as the shard of the alias clicked (ClickTokenMinter), so the lookup that counts
+ *   the click touches one shard;
  * - the clicks: one pending hash, batch set and batches per shard.
  * How they spread: an alias' shard is its CRC16 (the slot function) over 16 ranges, so aliases
  * (and so entries, clicks and tokens) are spread evenly over the shards, and the shard tags are
@@ -54,9 +54,23 @@ export function shardOfLink(ref: LinkRef): number {
   );
 }
 
-/** The shard a click token's key is in: a function of its hash, so the gateway finds it. */
+/** The characters of a click token (base62), in the order its first one names a shard. */
+export const CLICK_TOKEN_ALPHABET =
+  '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * The shard a click token's key is in: named by the token's first character, which its stored
+ * form (`hashClickToken`) starts with, so the app interface finds the key from the token or its
+ * stored form alone. A token the link host did not mint (any base62 text) lands somewhere: it
+ * finds nothing there either.
+ */
 export function shardOfTokenHash(tokenHash: string): number {
-  return Math.floor(calculateSlot(tokenHash) / SLOTS_PER_SHARD);
+  return Math.max(0, CLICK_TOKEN_ALPHABET.indexOf(tokenHash.charAt(0))) % LINK_HOST_SHARDS;
+}
+
+/** The first character of a token minted for `shard` (`ClickTokenMinter`). */
+export function clickTokenShardCharacter(shard: number): string {
+  return CLICK_TOKEN_ALPHABET.charAt(shard);
 }
 
 /** `<prefix>:{<shard tag>}`: what every key of one shard starts with. */

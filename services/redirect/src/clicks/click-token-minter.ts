@@ -1,16 +1,24 @@
 import { randomFillSync } from 'node:crypto';
-import { hashClickToken, shardOfTokenHash } from '@linkservice/link-cache';
+import {
+  CLICK_TOKEN_ALPHABET,
+  clickTokenShardCharacter,
+  hashClickToken,
+} from '@linkservice/link-cache';
 
 /**
  * Click tokens (app-interface.md): the `ls_click` value the link host mints with every counted
  * click, which an app hands back after its install to find the link that was tapped. 22 base62
- * characters carry 22 x log2(62) = 131 random bits (at least 96 are required), so a token can be
- * neither guessed nor enumerated. Only its SHA-256 is ever stored (see @linkservice/link-cache's
- * click-token-store.ts for where and how).
+ * characters: the first names the link host shard its key is in (the alias clicked's; see
+ * @linkservice/link-cache's link-host-keys.ts), the other 21 carry 21 x log2(62) = 125 random
+ * bits (at least 96 are required), so a token can be neither guessed nor enumerated. Only its
+ * SHA-256 is ever stored, behind that first character (`hashClickToken`; click-token-store.ts
+ * says where and how).
  */
 export const CLICK_TOKEN_LENGTH = 22;
+/** The characters drawn from the CSPRNG: all but the first. */
+export const CLICK_TOKEN_RANDOM_CHARACTERS = CLICK_TOKEN_LENGTH - 1;
 
-const BASE62 = Buffer.from('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz');
+const BASE62 = Buffer.from(CLICK_TOKEN_ALPHABET);
 /**
  * 4 x 62: a byte below it taken modulo 62 is uniform over the alphabet; a byte at or above it
  * would favour the first 8 characters, so it is skipped (about 3% of bytes).
@@ -22,7 +30,7 @@ const POOL_BYTES = 4096;
 export interface ClickToken {
   /** The token itself: sent once, in the Play referrer or the page to copy, never stored. */
   token: string;
-  /** SHA-256 of the token's text, base64url (`hashClickToken`): the name it is stored under. */
+  /** Its first character and SHA-256 (`hashClickToken`): the name it is stored under. */
   hash: string;
 }
 
@@ -43,22 +51,14 @@ export class ClickTokenMinter {
   }
 
   /**
-   * A token whose key is in link host shard `shard` (`shardOfTokenHash`; link-host-keys.ts), the
-   * shard of the alias clicked, so that the lookup counting its click touches one shard. Tokens
-   * are drawn until one falls there (1 in LINK_HOST_SHARDS: 16 draws on average, a few
-   * microseconds); every draw is as random as the next, so the token keeps all its bits but the
-   * shard's 4, which its hash, not its text, carries. Without a shard: the first token drawn.
+   * A token whose key is in link host shard `shard`, the shard of the alias clicked, so that the
+   * lookup counting its click touches one shard: its first character names the shard
+   * (`clickTokenShardCharacter`), the rest are drawn.
    */
-  mint(shard?: number): ClickToken {
-    for (;;) {
-      const token = this.draw();
-      if (shard === undefined || shardOfTokenHash(token.hash) === shard) return token;
-    }
-  }
-
-  private draw(): ClickToken {
+  mint(shard: number): ClickToken {
     const token = Buffer.allocUnsafe(CLICK_TOKEN_LENGTH);
-    let length = 0;
+    token.write(clickTokenShardCharacter(shard), 0, 'latin1');
+    let length = 1;
     while (length < CLICK_TOKEN_LENGTH) {
       if (this.offset === this.pool.length) {
         this.fill(this.pool);
