@@ -228,17 +228,23 @@ describe('LinkHostCache', () => {
     const cache = new LinkCache(redis, redisPrefix);
     for (const alias of ['a', 'b', 'c']) await cache.fill({ ...host, alias }, null, null);
     const linkHostCache = new LinkHostCache({ REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix });
+    const generations = async () => {
+      const lookup = await cache.lookup({ ...host, alias: 'a' });
+      if (lookup.kind !== 'miss' || lookup.generation === null) throw new Error('expected a miss');
+      // The alias' generation and the host's: Redis' time in ms when each was last set.
+      expect(lookup.generation).toMatch(/^\d{13}\/\d{13}$/);
+      return lookup.generation.split('/').map(Number);
+    };
     try {
       expect(await linkHostCache.invalidateHost(host)).toEqual({ ok: true, dropped: 3 });
+      const [alias, hostOnce] = await generations();
       expect(await linkHostCache.invalidateHost(host)).toEqual({ ok: true, dropped: 0 });
+      // The alias was invalidated once, its host twice.
+      expect(await generations()).toEqual([alias, expect.any(Number)]);
+      expect((await generations())[1]).toBeGreaterThan(hostOnce ?? Infinity);
     } finally {
       linkHostCache.close();
     }
-    // The alias was invalidated once, its host twice.
-    expect(await cache.lookup({ ...host, alias: 'a' })).toEqual({
-      kind: 'miss',
-      generation: '1/2',
-    });
   });
 
   it('answers a refused connection with a reason, never the password', async () => {
