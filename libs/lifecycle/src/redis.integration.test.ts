@@ -1,6 +1,6 @@
 import { createLogger } from '@linkservice/logger';
 import { eventually, freePort, testEnvironment } from '@linkservice/testing';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { closeRedis, createRedisClient } from './redis';
 
 function capturingLogger() {
@@ -19,10 +19,10 @@ const until = (check: () => boolean, timeoutMs: number, what: string) =>
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('a client of an unreachable Redis', () => {
-  const clients: Redis[] = [];
+  const clients: RedisClient[] = [];
   async function unreachable(retryDelayMs: number) {
     const capture = capturingLogger();
-    const redis = createRedisClient(`redis://127.0.0.1:${await freePort()}`, {
+    const redis = createRedisClient({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, {
       connectionName: 'unreachable',
       logger: capture.logger,
       retryStrategy: () => retryDelayMs,
@@ -58,7 +58,7 @@ describe('a client of an unreachable Redis', () => {
 
 describe('a client of a running Redis', () => {
   it('speaks RESP2, as the code and BullMQ were written against (ioredis 6 would ask for RESP3)', async () => {
-    const redis = createRedisClient(testEnvironment().redisUrl, {
+    const redis = createRedisClient({ REDIS_URL: testEnvironment().redisUrl }, {
       connectionName: 'resp2-check',
       logger: createLogger('test', 'silent'),
     });
@@ -71,7 +71,7 @@ describe('a client of a running Redis', () => {
 
   it('connects with the name it was given and closes with QUIT', async () => {
     const { logger } = capturingLogger();
-    const redis = createRedisClient(testEnvironment().redisUrl, {
+    const redis = createRedisClient({ REDIS_URL: testEnvironment().redisUrl }, {
       connectionName: 'lifecycle-test',
       logger,
     });
