@@ -249,7 +249,7 @@ async function measureScaled(
       0,
     );
     const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
-    const postgresCpu = (await postgresCpuSeconds(db)) - postgresBefore;
+    const postgresCpu = cpuGrowth(postgresBefore, await postgresCpuSeconds(db));
     const operations = results.reduce(
       (sum, r) => sum + r.warmupRequests + r.succeeded + r.errors,
       0,
@@ -295,25 +295,33 @@ async function redisCpuSeconds(redis: Redis): Promise<number> {
 }
 
 /**
- * CPU of the Postgres backends serving this database (the services' pooled connections), from
- * /proc: the bench runs beside the server. Backends that come and go within a round are missed.
+ * CPU of each Postgres backend serving this database (the services' pooled connections), by pid,
+ * from /proc: the bench runs beside the server. A backend that started within a round counts
+ * whole; one that ended within it is missed (the pools keep theirs while busy).
  */
-async function postgresCpuSeconds(db: ReturnType<typeof createDb>['db']): Promise<number> {
+async function postgresCpuSeconds(
+  db: ReturnType<typeof createDb>['db'],
+): Promise<Map<number, number>> {
   const { rows } = await sql<{ pid: number }>`
-    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`.execute(
-    db,
-  );
-  let total = 0;
+    SELECT pid FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid()`.execute(db);
+  const cpu = new Map<number, number>();
   for (const { pid } of rows) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) / 100);
     } catch {
       // The backend ended meanwhile.
     }
   }
-  return total;
+  return cpu;
+}
+
+function cpuGrowth(before: Map<number, number>, after: Map<number, number>): number {
+  let grown = 0;
+  for (const [pid, seconds] of after) grown += seconds - (before.get(pid) ?? 0);
+  return grown;
 }
 
 /**
