@@ -9,6 +9,7 @@ import { OwnRedis } from '../faults/own-redis';
 import type { ServiceProcess, Stack } from '../support/stack';
 import { startStack } from '../support/stack';
 import type { Tenant } from '../support/tenants';
+import { createTenant } from '../support/tenants';
 import type { HttpLoadJob, LoadJob, LoadResult } from './load-protocol';
 import { seededAlias } from './seed';
 import type { BenchSettings } from './settings';
@@ -116,8 +117,11 @@ export async function runScaling(context: ScalingContext): Promise<ScalingReport
       progress('scaling: starting two gateways, two workers and two redirects on an own Redis');
       const stacks = await startPair(context, redis.url);
       try {
+        const creators = await Promise.all(
+          [1, 2].map((n) => createTenant(db.db, { name: `Bench: scaled creations ${n}` })),
+        );
         for (const id of scaled) {
-          report.lines.push(await measureScaled(context, id, stacks, admin, db.db));
+          report.lines.push(await measureScaled(context, id, stacks, admin, db.db, creators));
         }
       } finally {
         await Promise.all(stacks.map((stack) => stack.stop()));
@@ -152,7 +156,12 @@ function startPair(context: ScalingContext, redisUrl: string): Promise<Stack[]> 
 }
 
 /** The load of one line, aimed at one process: redirects, resolves or single creations. */
-function lineJob(context: ScalingContext, id: ScalingLineId, origin: string): HttpLoadJob {
+function lineJob(
+  context: ScalingContext,
+  id: ScalingLineId,
+  origin: string,
+  creator: Tenant,
+): HttpLoadJob {
   const { settings, large } = context;
   const sample = (count: number) =>
     Array.from({ length: count }, () => 1 + Math.floor(Math.random() * context.largeLinks));
@@ -193,7 +202,7 @@ function lineJob(context: ScalingContext, id: ScalingLineId, origin: string): Ht
         method: 'POST',
         paths: ['/api/v1/links'],
         headers: {
-          authorization: `Bearer ${context.creator.live.secret}`,
+          authorization: `Bearer ${creator.live.secret}`,
           'content-type': 'application/json',
         },
         body: JSON.stringify({
@@ -220,6 +229,7 @@ async function measureScaled(
   stacks: Stack[],
   admin: Redis,
   db: Parameters<typeof postgresCpuSeconds>[0],
+  creators: readonly Tenant[],
 ): Promise<ScaledLine> {
   const service = id === 'scale-redirect' ? 'redirect' : 'gateway';
   const line: ScaledLine = { id, title: TITLES[id] ?? id, rounds: [] };
@@ -227,7 +237,10 @@ async function measureScaled(
     const processes = (round % 2) + 1;
     // One creating process is a gateway and a worker: the second worker must not help it.
     if (id === 'scale-create') await setRunning(stacks[1]!.worker, processes === 2);
-    const answering = stacks.slice(0, processes).map((stack) => stack.service(service));
+    // Always two load runners of half the connections (the load generator costs the same in
+    // every round), each creating for an app of its own: one app's creations queue on its row
+    // lock whatever the replica count (docs/operations.md), so one app would measure that lock.
+    const answering = [0, 1].map((n) => stacks[n % processes]!.service(service));
     const measured = [
       ...stacks.map((stack) => stack.service(service)),
       ...(id === 'scale-create' ? stacks.map((stack) => stack.worker) : []),
@@ -238,10 +251,13 @@ async function measureScaled(
     const postgresBefore = await postgresCpuSeconds(db);
     const commandsBefore = await commandsProcessed(admin);
     // The same connections in all, split over the processes.
-    const share = Math.max(1, Math.round(context.settings.connections / processes));
+    const share = Math.max(1, Math.round(context.settings.connections / answering.length));
     const results = await Promise.all(
-      answering.map((process) =>
-        context.runLoad({ ...lineJob(context, id, process.url), connections: share }),
+      answering.map((process, n) =>
+        context.runLoad({
+          ...lineJob(context, id, process.url, creators[n]!),
+          connections: share,
+        }),
       ),
     );
     const cpu = measured.reduce(
