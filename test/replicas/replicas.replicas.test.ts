@@ -48,7 +48,7 @@ const PLAN = {
   redirectsPerLink: 4,
   concurrency: 24,
 };
-const APPS = 6;
+const APPS = 12;
 
 jest.setTimeout(240_000);
 
