@@ -57,33 +57,31 @@ const redisUrl = z
  * URL, for a cluster that wants a password or TLS; the first entry's credentials and TLS apply
  * to every node.
  */
-const redisClusterNodes = z
-  .string()
-  .transform((text, ctx) => {
-    const nodes: { host: string; port: number; url?: URL }[] = [];
-    for (const entry of text.split(',').map((part) => part.trim())) {
-      const url = URL.canParse(entry) && /^rediss?:/.test(entry) ? new URL(entry) : null;
-      const match = url ? null : /^(\[[^\]]+\]|[^:\s/]+):(\d{1,5})$/.exec(entry);
-      const host = url ? url.hostname : match?.[1];
-      const portText = url ? url.port || '6379' : match?.[2];
-      const portValue = Number(portText);
-      if (!host || !Number.isInteger(portValue) || portValue < 1 || portValue > 65535) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `must be host:port entries separated by commas (${JSON.stringify(entry)} is not one)`,
-        });
-        return z.NEVER;
-      }
-      nodes.push({ host: host.replace(/^\[|\]$/g, ''), port: portValue, ...(url ? { url } : {}) });
+const redisClusterNodes = z.string().transform((text, ctx) => {
+  const nodes: { host: string; port: number; url?: URL }[] = [];
+  for (const entry of text.split(',').map((part) => part.trim())) {
+    const url = URL.canParse(entry) && /^rediss?:/.test(entry) ? new URL(entry) : null;
+    const match = url ? null : /^(\[[^\]]+\]|[^:\s/]+):(\d{1,5})$/.exec(entry);
+    const host = url ? url.hostname : match?.[1];
+    const portText = url ? url.port || '6379' : match?.[2];
+    const portValue = Number(portText);
+    if (!host || !Number.isInteger(portValue) || portValue < 1 || portValue > 65535) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be host:port entries separated by commas (${JSON.stringify(entry)} is not one)`,
+      });
+      return z.NEVER;
     }
-    const first = nodes[0]?.url;
-    return {
-      nodes: nodes.map(({ host, port: nodePort }) => ({ host, port: nodePort })),
-      ...(first?.username ? { username: decodeURIComponent(first.username) } : {}),
-      ...(first?.password ? { password: decodeURIComponent(first.password) } : {}),
-      tls: first?.protocol === 'rediss:',
-    };
-  });
+    nodes.push({ host: host.replace(/^\[|\]$/g, ''), port: portValue, ...(url ? { url } : {}) });
+  }
+  const first = nodes[0]?.url;
+  return {
+    nodes: nodes.map(({ host, port: nodePort }) => ({ host, port: nodePort })),
+    ...(first?.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first?.password ? { password: decodeURIComponent(first.password) } : {}),
+    tls: first?.protocol === 'rediss:',
+  };
+});
 
 export type RedisClusterConfig = z.infer<typeof redisClusterNodes>;
 

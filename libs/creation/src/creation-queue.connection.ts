@@ -50,7 +50,11 @@ export class CreationQueueConnection {
       connectionName: `${options.prefix}:creation-client`,
     };
     // QueueEvents blocks (XREAD): BullMQ wants it to wait out reconnects, not fail after N.
-    const eventsOptions = { ...REDIS_CONNECTION_DEFAULTS, retryStrategy, maxRetriesPerRequest: null };
+    const eventsOptions = {
+      ...REDIS_CONNECTION_DEFAULTS,
+      retryStrategy,
+      maxRetriesPerRequest: null,
+    };
     const cluster = options.redis.REDIS_CLUSTER_NODES;
     const address = cluster ? null : redisOptionsFromUrl(options.redis.REDIS_URL);
     this.connection = cluster

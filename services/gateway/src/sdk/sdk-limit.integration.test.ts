@@ -256,4 +256,3 @@ describe('the SDK abuse limit with Redis unreachable', () => {
     expect((await cut.api('/api/v1/app', { key: tenant.live.secret })).status).toBe(200);
   });
 });
-
