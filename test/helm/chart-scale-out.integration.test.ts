@@ -488,25 +488,70 @@ describe('topology spread', () => {
   });
 });
 
-describe('disruption budgets under autoscaling', () => {
-  it('let a pod of each component go at any replica count the autoscalers may choose', () => {
+/**
+ * Evictions a PodDisruptionBudget allows with `replicas` healthy pods, as Kubernetes' disruption
+ * controller counts them: maxUnavailable (percentages rounded up) leaves replicas - it
+ * desired healthy, minAvailable (rounded up too) is the desired healthy count itself.
+ */
+function evictionsAllowed(pdb: IPodDisruptionBudget, replicas: number): number {
+  const scaled = (value: number | string) =>
+    typeof value === 'string' && value.endsWith('%')
+      ? Math.ceil((replicas * Number(value.slice(0, -1))) / 100)
+      : Number(value);
+  const { maxUnavailable, minAvailable } = pdb.spec!;
+  const desiredHealthy =
+    maxUnavailable !== undefined ? replicas - scaled(maxUnavailable) : scaled(minAvailable!);
+  return Math.max(0, replicas - Math.max(0, desiredHealthy));
+}
+
+describe('disruption budgets', () => {
+  it('let the one pod of a single-replica component be evicted, with the default values', async () => {
+    const manifests = await render(COMPONENTS.map((c) => `${c}.replicaCount=1`));
+    const pdbs = ofKind(manifests, 'PodDisruptionBudget');
+    expect(pdbs).toHaveLength(3);
+    for (const pdb of pdbs) {
+      const component = pdb.metadata!.labels!['app.kubernetes.io/component'];
+      expect(deployment(manifests, component).spec!.replicas).toBe(1);
+      expect({ pdb: pdb.metadata!.name, allowed: evictionsAllowed(pdb, 1) }).toEqual({
+        pdb: pdb.metadata!.name,
+        allowed: 1,
+      });
+    }
+  });
+
+  it('let a pod of each component go at any count its autoscaler may choose, one at a time by default', () => {
     const pdbs = ofKind(scaleOut, 'PodDisruptionBudget');
     expect(pdbs.map((p) => p.metadata!.name).sort()).toEqual(COMPONENTS.map(fullname).sort());
     for (const pdb of pdbs) {
-      // The fixture's redirect keeps 50% up: at 2 replicas (its minimum) one may go.
-      const { maxUnavailable, minAvailable } = pdb.spec!;
-      for (const replicas of [2, 3, 10]) {
-        const kept =
-          maxUnavailable !== undefined
-            ? replicas - Number(maxUnavailable)
-            : Math.ceil((replicas * Number(String(minAvailable).replace('%', ''))) / 100);
-        expect({ pdb: pdb.metadata!.name, replicas, free: replicas - kept > 0 }).toEqual({
+      const component = pdb.metadata!.labels!['app.kubernetes.io/component'];
+      const hpa = ofKind(scaleOut, 'HorizontalPodAutoscaler').find(
+        (h) => h.metadata!.name === fullname(component),
+      );
+      const keda = ofKind(scaleOut, 'ScaledObject').find(
+        (o) => o.metadata.name === fullname(component),
+      );
+      const min = hpa?.spec.minReplicas ?? (keda?.spec.minReplicaCount as number);
+      const max = hpa?.spec.maxReplicas ?? (keda?.spec.maxReplicaCount as number);
+      expect(min).toBeGreaterThanOrEqual(1);
+      for (let replicas = min; replicas <= max; replicas++) {
+        const allowed = evictionsAllowed(pdb, replicas);
+        expect({ pdb: pdb.metadata!.name, replicas, free: allowed >= 1 }).toEqual({
           pdb: pdb.metadata!.name,
           replicas,
           free: true,
         });
+        // The fixture's redirect keeps 50% up; the others keep the default of one at a time.
+        if (component !== 'redirect') expect(allowed).toBe(1);
       }
     }
+  });
+
+  it('count as Kubernetes does: a budget that keeps every pod up allows nothing', () => {
+    const pdb = { spec: { minAvailable: '50%' } } as IPodDisruptionBudget;
+    expect(evictionsAllowed(pdb, 1)).toBe(0);
+    expect(evictionsAllowed(pdb, 3)).toBe(1);
+    expect(evictionsAllowed({ spec: { maxUnavailable: '10%' } }, 1)).toBe(1);
+    expect(evictionsAllowed({ spec: { maxUnavailable: 0 } }, 5)).toBe(0);
   });
 });
 

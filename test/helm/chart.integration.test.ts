@@ -728,22 +728,6 @@ describe('disruption budgets', () => {
     }
   });
 
-  it('lets the single pod of a one-replica component be evicted with the default budget', async () => {
-    const { manifests } = await render(
-      [],
-      ['gateway.replicaCount=1', 'worker.replicaCount=1', 'redirect.replicaCount=1'],
-      withSigningKey(),
-    );
-    for (const pdb of ofKind(manifests, 'PodDisruptionBudget')) {
-      const deployment = named(ofKind(manifests, 'Deployment'), pdb.metadata!.name!);
-      expect(deployment.spec!.replicas).toBe(1);
-      // Kubernetes' disruption controller: allowed = healthy - (expected - maxUnavailable).
-      const expected = deployment.spec!.replicas!;
-      const allowed = expected - (expected - Number(pdb.spec!.maxUnavailable));
-      expect({ pdb: pdb.metadata!.name, allowed }).toEqual({ pdb: pdb.metadata!.name, allowed: 1 });
-    }
-  });
-
   it('leaves unhealthyPodEvictionPolicy out before Kubernetes 1.27, which lacks it', async () => {
     const text = await helm([
       'template',
