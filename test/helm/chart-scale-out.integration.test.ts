@@ -18,6 +18,9 @@ import type { IHPAScalingRules } from 'kubernetes-models/autoscaling/v2/HPAScali
   'resolution-mode': 'import',
 };
 import type { IJob } from 'kubernetes-models/batch/v1/Job' with { 'resolution-mode': 'import' };
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy' with {
+  'resolution-mode': 'import',
+};
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget' with {
   'resolution-mode': 'import',
 };
@@ -48,6 +51,7 @@ type Manifest =
   | IDeployment
   | IHorizontalPodAutoscaler
   | IJob
+  | INetworkPolicy
   | IPodDisruptionBudget
   | ISecret
   | ScaledObject
@@ -493,7 +497,7 @@ describe('topology spread', () => {
  * controller counts them: maxUnavailable (percentages rounded up) leaves replicas - it
  * desired healthy, minAvailable (rounded up too) is the desired healthy count itself.
  */
-function evictionsAllowed(pdb: IPodDisruptionBudget, replicas: number): number {
+function evictionsAllowed(pdb: Pick<IPodDisruptionBudget, 'spec'>, replicas: number): number {
   const scaled = (value: number | string) =>
     typeof value === 'string' && value.endsWith('%')
       ? Math.ceil((replicas * Number(value.slice(0, -1))) / 100)
@@ -547,7 +551,7 @@ describe('disruption budgets', () => {
   });
 
   it('count as Kubernetes does: a budget that keeps every pod up allows nothing', () => {
-    const pdb = { spec: { minAvailable: '50%' } } as IPodDisruptionBudget;
+    const pdb = { spec: { minAvailable: '50%' } };
     expect(evictionsAllowed(pdb, 1)).toBe(0);
     expect(evictionsAllowed(pdb, 3)).toBe(1);
     expect(evictionsAllowed({ spec: { maxUnavailable: '10%' } }, 1)).toBe(1);
@@ -678,6 +682,24 @@ describe('Postgres: a read replica and PgBouncer', () => {
     expect(variableSource(job.spec!.template.spec!.containers[0], 'DATABASE_URL')).toBe(
       `secret:${fullname('migration')}/database-url`,
     );
+  });
+
+  it('lets the pods reach PgBouncer, and the primary and Redis Cluster ports listed beside', () => {
+    const egressPorts = (component: string) => {
+      const policy = ofKind(scaleOut, 'NetworkPolicy').find(
+        (p) => p.metadata!.labels!['app.kubernetes.io/component'] === component,
+      );
+      return (policy!.spec!.egress ?? [])
+        .flatMap((rule) => (rule.ports ?? []).map((port) => `${port.protocol}/${port.port}`))
+        .sort();
+    };
+    for (const component of COMPONENTS) {
+      expect(egressPorts(component)).toEqual(
+        ['TCP/53', 'UDP/53', 'TCP/6432', 'TCP/5432', 'TCP/6379', 'TCP/6380'].sort(),
+      );
+    }
+    // The migration talks to Postgres alone.
+    expect(egressPorts('migration')).toEqual(['TCP/53', 'UDP/53', 'TCP/6432', 'TCP/5432'].sort());
   });
 
   it('refuses a read URL that is no postgres URL', async () => {
