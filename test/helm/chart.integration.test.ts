@@ -709,7 +709,7 @@ describe('default values', () => {
 });
 
 describe('disruption budgets', () => {
-  it('keeps one pod of each component up by default, with one of its two replicas free to go', () => {
+  it('lets one pod of each component go at a time by default, and no unready pod hold a drain', () => {
     const { manifests } = defaults;
     const pdbs = ofKind(manifests, 'PodDisruptionBudget');
     expect(pdbs.map((pdb) => pdb.metadata!.name).sort()).toEqual(
@@ -717,15 +717,35 @@ describe('disruption budgets', () => {
     );
     for (const pdb of pdbs) {
       const deployment = named(ofKind(manifests, 'Deployment'), pdb.metadata!.name!);
-      expect(pdb.spec!.minAvailable).toBe(1);
+      // maxUnavailable 1, not minAvailable: it lets a pod go at any replica count, one
+      // included, and never more than one as an autoscaler adds replicas.
+      expect(pdb.spec).toMatchObject({
+        maxUnavailable: 1,
+        unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      });
+      expect(pdb.spec!.minAvailable).toBeUndefined();
       expect(deployment.spec!.replicas).toBe(2);
     }
+  });
+
+  it('leaves unhealthyPodEvictionPolicy out before Kubernetes 1.27, which lacks it', async () => {
+    const text = await helm([
+      'template',
+      RELEASE,
+      chartDir,
+      '--kube-version',
+      '1.26.0',
+      '--set-file',
+      withSigningKey()[0],
+    ]);
+    expect(text).toContain('kind: PodDisruptionBudget');
+    expect(text).not.toContain('unhealthyPodEvictionPolicy');
   });
 
   it.each([
     [
       'a minAvailable as high as replicaCount',
-      ['gateway.replicaCount=1'],
+      ['gateway.replicaCount=1', 'gateway.pdb.maxUnavailable=', 'gateway.pdb.minAvailable=1'],
       'gateway.pdb.minAvailable (1) must be below gateway.replicaCount (1)',
     ],
     [
@@ -733,14 +753,30 @@ describe('disruption budgets', () => {
       [
         'redirect.autoscaling.enabled=true',
         'redirect.autoscaling.minReplicas=3',
+        'redirect.pdb.maxUnavailable=',
         'redirect.pdb.minAvailable=3',
       ],
       'redirect.pdb.minAvailable (3) must be below redirect.autoscaling.minReplicas (3)',
     ],
     [
+      "a minAvailable as high as KEDA's minReplicas",
+      [
+        'worker.autoscaling.keda.enabled=true',
+        'worker.autoscaling.keda.minReplicas=1',
+        'worker.pdb.maxUnavailable=',
+        'worker.pdb.minAvailable=1',
+      ],
+      'worker.pdb.minAvailable (1) must be below worker.autoscaling.keda.minReplicas (1)',
+    ],
+    [
       'a percentage that rounds up to every replica',
-      ['worker.replicaCount=3', 'worker.pdb.minAvailable=67%'],
+      ['worker.replicaCount=3', 'worker.pdb.maxUnavailable=', 'worker.pdb.minAvailable=67%'],
       'worker.pdb.minAvailable (67%) must be below worker.replicaCount (3)',
+    ],
+    [
+      'a maxUnavailable of 0%',
+      ['redirect.pdb.maxUnavailable=0%'],
+      'redirect.pdb.maxUnavailable is 0%: the PodDisruptionBudget would let no redirect pod be evicted',
     ],
     [
       'a maxUnavailable of 0',
@@ -753,6 +789,14 @@ describe('disruption budgets', () => {
     expect(stderr).toContain('every node drain');
   });
 
+  it('refuses a budget with neither maxUnavailable nor minAvailable', async () => {
+    const stderr = await templateFails([
+      'gateway.pdb.maxUnavailable=',
+      'gateway.pdb.minAvailable=',
+    ]);
+    expect(stderr).toContain('gateway.pdb sets neither maxUnavailable nor minAvailable');
+  });
+
   it('accepts budgets that let a pod go, and a single replica without a budget', async () => {
     const { manifests } = await render(
       [],
@@ -762,6 +806,7 @@ describe('disruption budgets', () => {
         'worker.replicaCount=1',
         'worker.pdb.maxUnavailable=1',
         'redirect.replicaCount=3',
+        'redirect.pdb.maxUnavailable=',
         'redirect.pdb.minAvailable=66%',
       ],
       withSigningKey(),

@@ -117,6 +117,46 @@ imagePullSecrets:
 {{- if .Values.existingSecret -}}{{ .Values.existingSecretRedisUrlKey }}{{- else -}}redis-url{{- end -}}
 {{- end -}}
 
+{{- define "linkservice.redisClusterNodesKey" -}}
+{{- if .Values.existingSecret -}}{{ .Values.existingSecretRedisClusterNodesKey }}{{- else -}}redis-cluster-nodes{{- end -}}
+{{- end -}}
+
+{{/* The key holding DATABASE_READ_URL, or nothing when no read replica is configured. */}}
+{{- define "linkservice.databaseReadUrlKey" -}}
+{{- if .Values.existingSecret -}}
+{{- .Values.existingSecretDatabaseReadUrlKey -}}
+{{- else if .Values.database.readUrl -}}
+database-read-url
+{{- end -}}
+{{- end -}}
+
+{{/*
+`cluster` (REDIS_CLUSTER_NODES) or `single` (REDIS_URL). The services take exactly one of the
+two: both would leave which Redis holds the queue to the order a service reads them in, neither
+starts nothing. With existingSecret the keys say which, else the values do.
+*/}}
+{{- define "linkservice.redisMode" -}}
+{{- $url := .Values.redis.url -}}
+{{- $nodes := .Values.redis.clusterNodes -}}
+{{- $urlName := "redis.url" -}}
+{{- $nodesName := "redis.clusterNodes" -}}
+{{- if .Values.existingSecret -}}
+{{- $url = .Values.existingSecretRedisUrlKey -}}
+{{- $nodes = .Values.existingSecretRedisClusterNodesKey -}}
+{{- $urlName = "existingSecretRedisUrlKey" -}}
+{{- $nodesName = "existingSecretRedisClusterNodesKey" -}}
+{{- end -}}
+{{- if and $url $nodes -}}
+{{- fail (printf "%s and %s are both set: set exactly one, %s for a single Redis (REDIS_URL) or %s for a Redis Cluster (REDIS_CLUSTER_NODES); for a cluster, also set %s=''" $urlName $nodesName $urlName $nodesName $urlName) -}}
+{{- else if $nodes -}}
+cluster
+{{- else if $url -}}
+single
+{{- else -}}
+{{- fail (printf "no Redis: set %s for a single Redis (REDIS_URL) or %s for a Redis Cluster (REDIS_CLUSTER_NODES)" $urlName $nodesName) -}}
+{{- end -}}
+{{- end -}}
+
 {{/*
 The Secret and key the gateway reads RECEIPT_SIGNING_KEY from: receiptSigning.existingSecret, or
 the chart's own `<fullname>-receipt-signing` holding receiptSigning.key. Exactly one is required:
@@ -210,11 +250,26 @@ Connection URLs from the Secret, then extra variables. (dict "context" $ "secret
     secretKeyRef:
       name: {{ .secretName }}
       key: {{ include "linkservice.databaseUrlKey" .context }}
+{{- with (include "linkservice.databaseReadUrlKey" .context) }}
+- name: DATABASE_READ_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $.secretName }}
+      key: {{ . }}
+{{- end }}
+{{- if eq (include "linkservice.redisMode" .context) "cluster" }}
+- name: REDIS_CLUSTER_NODES
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ include "linkservice.redisClusterNodesKey" .context }}
+{{- else }}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef:
       name: {{ .secretName }}
       key: {{ include "linkservice.redisUrlKey" .context }}
+{{- end }}
 {{- end -}}
 
 {{/* envFrom entries for extraEnvVarsCM and extraEnvVarsSecret, or nothing. */}}
@@ -286,9 +341,53 @@ podAntiAffinity:
 {{- end -}}
 
 {{/*
+"true" when an autoscaler (the chart's HPA, or KEDA's for the worker) owns the replica count of
+the component, else empty. Both at once would be two HPAs fighting over one Deployment.
+*/}}
+{{- define "linkservice.autoscaled" -}}
+{{- $autoscaling := (index .context.Values .component).autoscaling -}}
+{{- $keda := dig "keda" "enabled" false $autoscaling -}}
+{{- if and $autoscaling.enabled $keda -}}
+{{- fail (printf "%s.autoscaling.enabled and %s.autoscaling.keda.enabled are both true: KEDA makes an HPA of its own, and two HPAs on one Deployment fight; enable one" .component .component) -}}
+{{- end -}}
+{{- if or $autoscaling.enabled $keda -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+The component's topology spread: its own topologySpreadConstraints when set, else one
+constraint over nodes and one over zones (topologySpread values) selecting the component's own
+pods. On Kubernetes 1.27+ matchLabelKeys counts only pods of the same ReplicaSet, so a rolling
+update is spread by its new pods, not skewed by the old ones about to go.
+*/}}
+{{- define "linkservice.topologySpreadConstraints" -}}
+{{- $values := index .context.Values .component -}}
+{{- $spread := $values.topologySpread -}}
+{{- $selector := include "linkservice.componentSelectorLabels" . -}}
+{{- $byReplicaSet := semverCompare ">=1.27-0" .context.Capabilities.KubeVersion.Version -}}
+{{- if $values.topologySpreadConstraints -}}
+{{- toYaml $values.topologySpreadConstraints -}}
+{{- else if $spread.enabled -}}
+{{- range (list "kubernetes.io/hostname" "topology.kubernetes.io/zone") }}
+- topologyKey: {{ . }}
+  maxSkew: {{ $spread.maxSkew }}
+  whenUnsatisfiable: {{ $spread.whenUnsatisfiable }}
+  labelSelector:
+    matchLabels:
+      {{- $selector | nindent 6 }}
+  {{- if $byReplicaSet }}
+  matchLabelKeys:
+    - pod-template-hash
+  {{- end }}
+{{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/*
 A PodDisruptionBudget that keeps every replica up lets no eviction through, so every node drain
 (upgrades, autoscaler scale-down) hangs on it. Compared with the replicas that exist at the
-least: replicaCount, or the HPA's minReplicas. Percentages round up, as Kubernetes does.
+least: replicaCount, or the autoscaler's minimum (the HPA's, or KEDA's for the worker).
+Percentages round up, as Kubernetes does. A maxUnavailable of 1 or more (the default) always
+lets a pod go, at any replica count, one replica included.
 */}}
 {{- define "linkservice.checkDisruptionBudget" -}}
 {{- $values := index .context.Values .component -}}
@@ -298,6 +397,9 @@ least: replicaCount, or the HPA's minReplicas. Percentages round up, as Kubernet
 {{- if $values.autoscaling.enabled -}}
 {{- $replicas = int $values.autoscaling.minReplicas -}}
 {{- $replicasFrom = printf "%s.autoscaling.minReplicas" .component -}}
+{{- else if (dig "keda" "enabled" false $values.autoscaling) -}}
+{{- $replicas = int $values.autoscaling.keda.minReplicas -}}
+{{- $replicasFrom = printf "%s.autoscaling.keda.minReplicas" .component -}}
 {{- end -}}
 {{- $maxUnavailable := "" -}}
 {{- if not (kindIs "invalid" $pdb.maxUnavailable) -}}
@@ -307,6 +409,8 @@ least: replicaCount, or the HPA's minReplicas. Percentages round up, as Kubernet
 {{- if regexMatch "^0+%?$" $maxUnavailable -}}
 {{- fail (printf "%s.pdb.maxUnavailable is %s: the PodDisruptionBudget would let no %s pod be evicted and block every node drain; raise it or set %s.pdb.create=false" .component $maxUnavailable .component .component) -}}
 {{- end -}}
+{{- else if or (kindIs "invalid" $pdb.minAvailable) (eq (toString $pdb.minAvailable) "") -}}
+{{- fail (printf "%s.pdb sets neither maxUnavailable nor minAvailable: set one, or %s.pdb.create=false" .component .component) -}}
 {{- else -}}
 {{- $minAvailable := toString $pdb.minAvailable -}}
 {{- $kept := 0 -}}
@@ -329,6 +433,15 @@ so it brings copies of its own, created just before it and deleted once it succe
 helm.sh/hook: pre-install,pre-upgrade
 helm.sh/hook-weight: {{ .weight | quote }}
 helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end -}}
+
+{{/* The migration's DATABASE_URL key: its own, for a URL that bypasses PgBouncer, or the services'. */}}
+{{- define "linkservice.migration.databaseUrlKey" -}}
+{{- if .Values.existingSecret -}}
+{{- .Values.existingSecretMigrationDatabaseUrlKey | default .Values.existingSecretDatabaseUrlKey -}}
+{{- else -}}
+database-url
+{{- end -}}
 {{- end -}}
 
 {{- define "linkservice.migration.serviceAccountName" -}}

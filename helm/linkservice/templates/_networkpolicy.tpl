@@ -22,11 +22,16 @@ the pods listen on: policies see traffic after a Service has translated its port
 {{- end -}}
 {{- end -}}
 
-{{/* An egress rule to one TCP port of the given peers, or of anything when there are none. (dict "port" 5432 "to" list) */}}
+{{/*
+An egress rule to TCP ports of the given peers, or of anything when there are none.
+(dict "port" 5432 "extraPorts" list "to" list)
+*/}}
 {{- define "linkservice.networkPolicy.tcpEgress" -}}
 - ports:
-    - port: {{ .port }}
+    {{- range (prepend (.extraPorts | default list) .port) }}
+    - port: {{ . }}
       protocol: TCP
+    {{- end }}
   {{- with .to }}
   to:
     {{- toYaml . | nindent 4 }}
@@ -55,9 +60,9 @@ Egress of the linkservice processes: DNS, Postgres, then Redis and the OTLP coll
 {{- $ := .context -}}
 {{- $egress := $.Values.networkPolicy.egress -}}
 {{- include "linkservice.networkPolicy.dnsEgress" $ }}
-{{ include "linkservice.networkPolicy.tcpEgress" (dict "port" $egress.postgres.port "to" $egress.postgres.to) }}
+{{ include "linkservice.networkPolicy.tcpEgress" (dict "port" $egress.postgres.port "extraPorts" $egress.postgres.extraPorts "to" $egress.postgres.to) }}
 {{- if not .databaseOnly }}
-{{ include "linkservice.networkPolicy.tcpEgress" (dict "port" $egress.redis.port "to" $egress.redis.to) }}
+{{ include "linkservice.networkPolicy.tcpEgress" (dict "port" $egress.redis.port "extraPorts" $egress.redis.extraPorts "to" $egress.redis.to) }}
 {{- if $.Values.otel.enabled }}
 {{ include "linkservice.networkPolicy.tcpEgress" (dict "port" (include "linkservice.networkPolicy.otlpPort" $) "to" $egress.otlp.to) }}
 {{- end }}

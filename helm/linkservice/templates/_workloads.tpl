@@ -22,7 +22,8 @@ metadata:
   {{- . | nindent 2 }}
   {{- end }}
 spec:
-  {{- if not $values.autoscaling.enabled }}
+  {{- /* An autoscaler owns the count: a replicas field here would reset it on every upgrade. */}}
+  {{- if not (include "linkservice.autoscaled" .) }}
   replicas: {{ $values.replicaCount }}
   {{- end }}
   revisionHistoryLimit: 10
@@ -59,9 +60,9 @@ spec:
       affinity:
         {{- . | nindent 8 }}
       {{- end }}
-      {{- with $values.topologySpreadConstraints }}
+      {{- with (include "linkservice.topologySpreadConstraints" . | trim) }}
       topologySpreadConstraints:
-        {{- toYaml . | nindent 8 }}
+        {{- . | nindent 8 }}
       {{- end }}
       containers:
         - name: {{ .component }}
@@ -248,6 +249,13 @@ spec:
   {{- else }}
   minAvailable: {{ $pdb.minAvailable }}
   {{- end }}
+  {{- /*
+  A pod that is not ready (crash-looping, its Postgres unreachable) counts against the budget
+  and serves nothing: without AlwaysAllow it could hold a node drain forever. 1.27+ (beta).
+  */}}
+  {{- if semverCompare ">=1.27-0" $.Capabilities.KubeVersion.Version }}
+  unhealthyPodEvictionPolicy: AlwaysAllow
+  {{- end }}
   selector:
     matchLabels:
       {{- include "linkservice.componentSelectorLabels" . | nindent 6 }}
@@ -258,6 +266,14 @@ spec:
 {{- $autoscaling := (index $.Values .component).autoscaling -}}
 {{- if not (or $autoscaling.targetCPU $autoscaling.targetMemory) -}}
 {{- fail (printf "%s.autoscaling needs targetCPU or targetMemory" .component) -}}
+{{- end -}}
+{{- /* Utilization is a share of the request: without one the HPA has nothing to divide by. */}}
+{{- $requests := (index $.Values .component).resources.requests | default dict -}}
+{{- if and $autoscaling.targetCPU (not $requests.cpu) -}}
+{{- fail (printf "%s.autoscaling.targetCPU needs %s.resources.requests.cpu: the HPA's CPU utilisation is a share of it" .component .component) -}}
+{{- end -}}
+{{- if and $autoscaling.targetMemory (not $requests.memory) -}}
+{{- fail (printf "%s.autoscaling.targetMemory needs %s.resources.requests.memory: the HPA's memory utilisation is a share of it" .component .component) -}}
 {{- end -}}
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
@@ -293,4 +309,58 @@ spec:
           type: Utilization
           averageUtilization: {{ $autoscaling.targetMemory }}
     {{- end }}
+  {{- with $autoscaling.behavior }}
+  behavior:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{/*
+The worker's KEDA ScaledObject: KEDA makes and feeds an HPA of its own from a Prometheus query,
+the creation queue's waiting jobs. Every worker pod reports the same queue (read from Redis at
+each scrape), so the default query takes their max, never their sum, which would grow with the
+replicas it is meant to steer. With metricType AverageValue KEDA divides the value by the
+replicas: threshold is the waiting jobs one worker may have before another is added.
+*/}}
+{{- define "linkservice.kedaScaledObject" -}}
+{{- $ := .context -}}
+{{- $values := index $.Values .component -}}
+{{- $keda := $values.autoscaling.keda -}}
+{{- $query := $keda.query | default (printf "max(linkservice_queue_jobs{namespace=%q,job=%q,state=\"waiting\"})" $.Release.Namespace .component) -}}
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata:
+  name: {{ include "linkservice.componentFullname" . }}
+  namespace: {{ $.Release.Namespace | quote }}
+  labels:
+    {{- include "linkservice.componentLabels" . | nindent 4 }}
+  {{- with (include "linkservice.annotations" (dict "context" $)) }}
+  {{- . | nindent 2 }}
+  {{- end }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ include "linkservice.componentFullname" . }}
+  pollingInterval: {{ $keda.pollingInterval }}
+  minReplicaCount: {{ $keda.minReplicas }}
+  maxReplicaCount: {{ $keda.maxReplicas }}
+  {{- with $values.autoscaling.behavior }}
+  advanced:
+    horizontalPodAutoscalerConfig:
+      behavior:
+        {{- toYaml . | nindent 8 }}
+  {{- end }}
+  triggers:
+    - type: prometheus
+      metricType: AverageValue
+      metadata:
+        serverAddress: {{ required (printf "%s.autoscaling.keda.serverAddress is required when KEDA is enabled" .component) $keda.serverAddress | quote }}
+        query: {{ $query | quote }}
+        {{- /* KEDA reads every metadata value as a string. */}}
+        threshold: {{ $keda.threshold | toString | quote }}
+      {{- with $keda.authenticationRef }}
+      authenticationRef:
+        name: {{ . }}
+      {{- end }}
 {{- end -}}
