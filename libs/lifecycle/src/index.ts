@@ -10,3 +10,4 @@ export * from './redis';
 export * from './retention';
 export * from './service';
 export * from './startup';
+export * from './write-fences';

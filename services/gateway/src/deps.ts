@@ -1,10 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { pingDatabase } from '@linkservice/db';
+import { pingDatabase, ReplicaReads } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
-import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
+import {
+  closeRedis,
+  createPostgres,
+  createReadReplica,
+  createRedisClient,
+} from '@linkservice/lifecycle';
 import { ClickTokenStore, LinkCache } from '@linkservice/link-cache';
+import { ReplicaReadMetrics } from '@linkservice/metrics';
 import type { Logger } from '@linkservice/logger';
 import type { CreationClient } from '@linkservice/creation';
 import {
@@ -21,6 +27,7 @@ import { LinkSubmissionService } from './creation/link-submission.service';
 import { IdempotencyService } from './creation/idempotency.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
+import { FENCE_TTL_SECONDS, ReadYourWrites, WriteFences } from '@linkservice/lifecycle';
 import { GatewayMetrics } from './metrics';
 import { InstallsRepository } from './sdk/installs.repository';
 import { InstallsService } from './sdk/installs.service';
@@ -40,6 +47,11 @@ export interface GatewayClients {
   redis: Redis;
   /** Hands creation jobs to the worker and waits for them: one Queue and QueueEvents. */
   creations: CreationClient;
+  /**
+   * Where GET by id, lists and resolve read: the replica of DATABASE_READ_URL under the
+   * read-your-writes rules (libs/db replica-reads.ts), else `db`. Defaults to `db` alone.
+   */
+  reads?: ReplicaReads;
 }
 
 /**
@@ -80,12 +92,18 @@ function buildServices(
   clients: GatewayClients,
 ): GatewayDeps {
   const { db, redis, creations } = clients;
+  const reads = clients.reads ?? new ReplicaReads({ primary: db, replica: undefined });
+  const readYourWrites = new ReadYourWrites(
+    reads,
+    new WriteFences(redis, config.REDIS_PREFIX, FENCE_TTL_SECONDS),
+  );
   const creationLimiter = new CreationLimiter({
     redis,
     redisPrefix: config.REDIS_PREFIX,
     limitPerHour: config.CREATION_LIMIT_PER_HOUR,
   });
   const metrics = new GatewayMetrics();
+  reads.observe(new ReplicaReadMetrics(metrics.registry, () => reads.lagSeconds).read);
   const receipts = new ReceiptSigner(
     config.RECEIPT_SIGNING_KEY,
     config.RECEIPT_PREVIOUS_PUBLIC_KEYS,
@@ -97,9 +115,10 @@ function buildServices(
     keys: new KeysRepository(db),
     apps: new AppsService(config.LINK_DOMAIN),
     links: new LinksService(
-      new LinksRepository(db),
+      new LinksRepository(db, { reads }),
       config.LINK_DOMAIN,
       new LinkCache(redis, config.REDIS_PREFIX),
+      readYourWrites,
     ),
     linkSubmission: new LinkSubmissionService({
       creations,
@@ -109,6 +128,7 @@ function buildServices(
       onUnavailable: (reason) => {
         metrics.creationUnavailable(reason);
       },
+      onCommitted: (scope) => readYourWrites.written(scope),
     }),
     idempotency: new IdempotencyService({
       keys: new IdempotencyKeysRepository(db),
@@ -118,7 +138,11 @@ function buildServices(
       logger,
     }),
     creationLimiter,
-    resolve: new ResolveService(new ResolveRepository(db), config.LINK_DOMAIN),
+    resolve: new ResolveService(
+      new ResolveRepository(db, reads),
+      config.LINK_DOMAIN,
+      readYourWrites,
+    ),
     sdkLimiter: new SdkLimiter({
       redis,
       redisPrefix: config.REDIS_PREFIX,
@@ -159,7 +183,11 @@ export function buildDeps(
     groupsInFlight: config.CREATION_GROUPS_IN_FLIGHT,
     groupWaitMs: config.CREATION_GROUP_WAIT_MS,
   });
-  const opened: GatewayClients = { db: postgres.db, redis, creations };
+  const replica = createReadReplica(config, postgres, {
+    applicationName: 'linkservice-gateway',
+    logger,
+  });
+  const opened: GatewayClients = { db: postgres.db, redis, creations, reads: replica.reads };
 
   let closing: Promise<void> | undefined;
   return {
@@ -175,6 +203,7 @@ export function buildDeps(
       (closing ??= (async () => {
         await creations.close();
         await closeRedis(redis);
+        await replica.close();
         await postgres.close();
       })()),
   };

@@ -1,9 +1,18 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { pingDatabase } from '@linkservice/db';
+import { pingDatabase, ReplicaReads } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
-import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
+import {
+  closeRedis,
+  createPostgres,
+  createReadReplica,
+  createRedisClient,
+  FENCE_TTL_SECONDS,
+  ReadYourWrites,
+  WriteFences,
+} from '@linkservice/lifecycle';
+import { ReplicaReadMetrics } from '@linkservice/metrics';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import { AssociationFilesRepository } from './associations/association-files.repository';
@@ -28,6 +37,8 @@ const REDIS_BACKOFF_MS = 1_000;
 export interface RedirectClients {
   db: Kysely<Database>;
   redis: Redis;
+  /** Where cache misses are read: DATABASE_READ_URL's replica, else `db`. Defaults to `db`. */
+  reads?: ReplicaReads;
 }
 
 /**
@@ -74,8 +85,13 @@ export function buildDeps(
   options: BuildOptions<RedirectClients> = {},
 ): RedirectResources {
   const postgres = createPostgres(config, { applicationName: 'linkservice-redirect', logger });
+  const replica = createReadReplica(config, postgres, {
+    applicationName: 'linkservice-redirect',
+    logger,
+  });
   const opened: RedirectClients = {
     db: postgres.db,
+    reads: replica.reads,
     redis: createRedisClient(config.REDIS_URL, {
       connectionName: 'linkservice-redirect',
       logger,
@@ -94,7 +110,13 @@ export function buildDeps(
       enableAutoPipelining: false,
     }),
   };
-  const { db, redis } = options.clients ? options.clients(opened) : opened;
+  const clients = options.clients ? options.clients(opened) : opened;
+  const { db, redis } = clients;
+  const reads = clients.reads ?? new ReplicaReads({ primary: db, replica: undefined });
+  const readYourWrites = new ReadYourWrites(
+    reads,
+    new WriteFences(redis, config.REDIS_PREFIX, FENCE_TTL_SECONDS),
+  );
 
   const cache = new LinkCache(redis, config.REDIS_PREFIX, {
     positiveSeconds: config.LINK_CACHE_TTL_SECONDS,
@@ -121,8 +143,12 @@ export function buildDeps(
   });
   const metrics = new RedirectMetrics();
   metrics.watchClicks(clicks, flusher);
+  reads.observe(new ReplicaReadMetrics(metrics.registry, () => reads.lagSeconds).read);
   const redirects = new RedirectService({
-    links: new LinkResolutionRepository(db),
+    links: new LinkResolutionRepository(db, {
+      reads,
+      fenceOf: (scope) => readYourWrites.fenceFor(scope),
+    }),
     cache,
     lookups: new CountingLookups({ redis, cache, redisPrefix: config.REDIS_PREFIX, tokenTtlMs }),
     clicks,
@@ -166,6 +192,7 @@ export function buildDeps(
       (closing ??= (async () => {
         await flusher.stop();
         await closeRedis(opened.redis);
+        await replica.close();
         await postgres.close();
       })()),
   };
