@@ -47,31 +47,34 @@ export interface ReadReplicaConfig extends PostgresConfig {
 }
 
 export interface ReadReplicaHandle {
-  reads: ReplicaReads;
+  /**
+   * The reads over `primary` (the service's pool, or what a test swapped in), polling the
+   * replica's replay position from the first call on. Without DATABASE_READ_URL: all primary.
+   */
+  readsOver(primary: DbHandle['db']): ReplicaReads;
   /** Stops the poller and ends the replica's pool (not the primary's). */
   close(): Promise<void>;
 }
 
 /**
- * The replica reads of a service over its primary pool: without DATABASE_READ_URL every read
- * goes to the primary. With it, a pool of its own (connect timeout DATABASE_READ_CONNECT_TIMEOUT_MS,
- * short) and a poller of the replay position every DATABASE_READ_POLL_MS (unref'd). The replica
- * is never a readiness dependency: when it is away, reads go to the primary.
+ * The replica of a service that reads: without DATABASE_READ_URL every read goes to the primary.
+ * With it, a pool of its own (connect timeout DATABASE_READ_CONNECT_TIMEOUT_MS, short) and a
+ * poller of the replay position every DATABASE_READ_POLL_MS (unref'd). The replica is never a
+ * readiness dependency: when it is away, reads go to the primary.
  */
-export function createReadReplica(
+export function openReadReplica(
   config: ReadReplicaConfig,
-  primary: DbHandle,
-  options: { applicationName: string; logger: Logger },
+  { applicationName, logger }: { applicationName: string; logger: Logger },
 ): ReadReplicaHandle {
-  const { applicationName, logger } = options;
-  if (!config.DATABASE_READ_URL) {
+  const url = config.DATABASE_READ_URL;
+  if (!url) {
     return {
-      reads: new ReplicaReads({ primary: primary.db, replica: undefined }),
+      readsOver: (primary) => new ReplicaReads({ primary, replica: undefined }),
       close: () => Promise.resolve(),
     };
   }
   const replica = createDb({
-    connectionString: config.DATABASE_READ_URL,
+    connectionString: url,
     max: config.DATABASE_POOL_SIZE,
     applicationName: `${applicationName}-read`,
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
@@ -80,22 +83,27 @@ export function createReadReplica(
       logger.warn({ err: error }, 'postgres replica connection lost');
     },
   });
-  const reads = new ReplicaReads({
-    primary: primary.db,
-    replica: replica.db,
-    clockSkewMs: config.DATABASE_READ_CLOCK_SKEW_MS,
-    onReplicaError: (error) => {
-      logger.warn({ err: error }, 'postgres replica failed: reads go to the primary');
-    },
-  });
-  let polling: Promise<unknown> = reads.poll();
-  const timer = setInterval(() => {
-    polling = reads.poll();
-  }, config.DATABASE_READ_POLL_MS);
-  timer.unref();
+  let timer: NodeJS.Timeout | undefined;
+  let polling: Promise<unknown> = Promise.resolve();
   let closed: Promise<void> | undefined;
   return {
-    reads,
+    readsOver: (primary) => {
+      const reads = new ReplicaReads({
+        primary,
+        replica: replica.db,
+        clockSkewMs: config.DATABASE_READ_CLOCK_SKEW_MS,
+        onReplicaError: (error) => {
+          logger.warn({ err: error }, 'postgres replica failed: reads go to the primary');
+        },
+      });
+      clearInterval(timer);
+      polling = reads.poll();
+      timer = setInterval(() => {
+        polling = reads.poll();
+      }, config.DATABASE_READ_POLL_MS);
+      timer.unref();
+      return reads;
+    },
     close: () =>
       (closed ??= (async () => {
         clearInterval(timer);

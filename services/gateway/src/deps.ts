@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { pingDatabase, ReplicaReads } from '@linkservice/db';
+import type { ReplicaReads } from '@linkservice/db';
+import { pingDatabase } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import {
   closeRedis,
   createPostgres,
-  createReadReplica,
+  openReadReplica,
   createRedisClient,
 } from '@linkservice/lifecycle';
 import { ClickTokenStore, LinkCache } from '@linkservice/link-cache';
@@ -47,11 +48,6 @@ export interface GatewayClients {
   redis: Redis;
   /** Hands creation jobs to the worker and waits for them: one Queue and QueueEvents. */
   creations: CreationClient;
-  /**
-   * Where GET by id, lists and resolve read: the replica of DATABASE_READ_URL under the
-   * read-your-writes rules (libs/db replica-reads.ts), else `db`. Defaults to `db` alone.
-   */
-  reads?: ReplicaReads;
 }
 
 /**
@@ -90,9 +86,9 @@ function buildServices(
   config: GatewayConfig,
   logger: Logger,
   clients: GatewayClients,
+  reads: ReplicaReads,
 ): GatewayDeps {
   const { db, redis, creations } = clients;
-  const reads = clients.reads ?? new ReplicaReads({ primary: db, replica: undefined });
   const readYourWrites = new ReadYourWrites(
     reads,
     new WriteFences(redis, config.REDIS_PREFIX, FENCE_TTL_SECONDS),
@@ -183,15 +179,18 @@ export function buildDeps(
     groupsInFlight: config.CREATION_GROUPS_IN_FLIGHT,
     groupWaitMs: config.CREATION_GROUP_WAIT_MS,
   });
-  const replica = createReadReplica(config, postgres, {
+  const replica = openReadReplica(config, {
     applicationName: 'linkservice-gateway',
     logger,
   });
-  const opened: GatewayClients = { db: postgres.db, redis, creations, reads: replica.reads };
+  const opened: GatewayClients = { db: postgres.db, redis, creations };
+  const clients = options.clients ? options.clients(opened) : opened;
 
   let closing: Promise<void> | undefined;
   return {
-    deps: buildServices(config, logger, options.clients ? options.clients(opened) : opened),
+    // GET by id, lists and resolve read on DATABASE_READ_URL's replica under the read-your-writes
+    // rules (libs/db replica-reads.ts), else on `db`.
+    deps: buildServices(config, logger, clients, replica.readsOver(clients.db)),
     // A creation needs all three: the limiter's Redis, the queue and its events, then Postgres.
     dependencies: {
       postgres: () => pingDatabase(postgres.db),

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { pingDatabase, ReplicaReads } from '@linkservice/db';
+import { pingDatabase } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import {
   closeRedis,
   createPostgres,
-  createReadReplica,
+  openReadReplica,
   createRedisClient,
   FENCE_TTL_SECONDS,
   ReadYourWrites,
@@ -37,8 +37,6 @@ const REDIS_BACKOFF_MS = 1_000;
 export interface RedirectClients {
   db: Kysely<Database>;
   redis: Redis;
-  /** Where cache misses are read: DATABASE_READ_URL's replica, else `db`. Defaults to `db`. */
-  reads?: ReplicaReads;
 }
 
 /**
@@ -85,13 +83,12 @@ export function buildDeps(
   options: BuildOptions<RedirectClients> = {},
 ): RedirectResources {
   const postgres = createPostgres(config, { applicationName: 'linkservice-redirect', logger });
-  const replica = createReadReplica(config, postgres, {
+  const replica = openReadReplica(config, {
     applicationName: 'linkservice-redirect',
     logger,
   });
   const opened: RedirectClients = {
     db: postgres.db,
-    reads: replica.reads,
     redis: createRedisClient(config.REDIS_URL, {
       connectionName: 'linkservice-redirect',
       logger,
@@ -110,9 +107,10 @@ export function buildDeps(
       enableAutoPipelining: false,
     }),
   };
-  const clients = options.clients ? options.clients(opened) : opened;
-  const { db, redis } = clients;
-  const reads = clients.reads ?? new ReplicaReads({ primary: db, replica: undefined });
+  const { db, redis } = options.clients ? options.clients(opened) : opened;
+  // Cache misses read on DATABASE_READ_URL's replica under the read-your-writes rules (libs/db
+  // replica-reads.ts), else on `db`.
+  const reads = replica.readsOver(db);
   const readYourWrites = new ReadYourWrites(
     reads,
     new WriteFences(redis, config.REDIS_PREFIX, FENCE_TTL_SECONDS),
