@@ -14,9 +14,12 @@ const path = require('node:path');
  * - faults: `*.faults.test.ts`, the compiled stack against a Postgres cluster and a Redis of the
  *   suite's own, frozen, stopped and killed under load (test/faults); only `pnpm test:faults`
  *   runs it, as it needs the Postgres server binaries, redis-server and root (a few minutes).
+ * - replica: `*.replica.test.ts`, the compiled stack behind PgBouncer in transaction mode with a
+ *   streaming replica applying 2 s late, all of the suite's own (test/replica); only
+ *   `pnpm test:replica` runs it, as it needs the Postgres server binaries, pgbouncer and root.
  * `pnpm test` runs the first three; `pnpm test:unit` and friends run one (`--selectProjects`).
  */
-const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults'];
+const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults', 'replica'];
 const ROOTS = ['libs', 'services', 'test'];
 
 /**
@@ -93,7 +96,7 @@ function refuseUntieredTests() {
   for (const root of ROOTS) walk(path.join(__dirname, root));
   if (untiered.length > 0) {
     throw new Error(
-      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container or *.faults .test.ts): ${untiered.join(', ')}`,
+      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container, *.faults or *.replica .test.ts): ${untiered.join(', ')}`,
     );
   }
 }
@@ -109,6 +112,8 @@ module.exports = {
     project('container'),
     // No run environment: the suite makes its own database and Redis.
     project('faults'),
+    // Same: its own primary, replica and PgBouncer; Redis under its own prefix.
+    project('replica'),
   ],
   testTimeout: 30000,
   maxWorkers: 2,
