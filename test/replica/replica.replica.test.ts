@@ -1,10 +1,14 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { DbHandle } from '@linkservice/db';
 import { createDb, migrateToLatest } from '@linkservice/db';
 import type { ApiResponse, Tenant } from '@linkservice/testing';
 import {
+  createKey,
   createTenant,
   deleteKeysWithPrefix,
   eventually,
@@ -13,7 +17,7 @@ import {
   sendRequest,
 } from '@linkservice/testing';
 import type { Stack } from '../support/stack';
-import { sendApiRequest, startStack } from '../support/stack';
+import { repositoryRoot, sendApiRequest, startStack } from '../support/stack';
 import { ReplicatedPostgres } from './replicated-postgres';
 
 /**
@@ -137,6 +141,24 @@ const stale = (service: 'gateway' | 'redirect') =>
   metric(service, 'linkservice_db_reads_total', { source: 'primary', reason: 'stale' });
 const replicaReads = (service: 'gateway' | 'redirect') =>
   metric(service, 'linkservice_db_reads_total', { source: 'replica', reason: 'none' });
+
+/** The compiled linkctl, as an operator runs it: through PgBouncer, on the stack's Redis prefix. */
+async function linkctl(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(
+    process.execPath,
+    [join(repositoryRoot(), 'services', 'linkctl', 'dist', 'main.js'), ...args, '--json'],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: servers?.bouncerPrimaryUrl ?? '',
+        REDIS_URL,
+        REDIS_PREFIX,
+        LINK_DOMAIN: theStack().linkDomain,
+      },
+      timeout: 15_000,
+    },
+  );
+}
 
 function uniqueAlias(): string {
   return `rep-${randomBytes(4).toString('hex')}`;
@@ -272,6 +294,32 @@ describe('behind PgBouncer in transaction mode, with a replica applying 2 s late
       { timeoutMs: 5_000, intervalMs: 200, what: 'a redirect miss read on the replica' },
     );
     expect(await replicaReads('gateway')).toBeGreaterThanOrEqual(before.gateway + 2);
+  });
+
+  it('refuses a key linkctl revoked on the very next request, while the replica still accepts it', async () => {
+    const key = await createKey(primary.db, tenant.appId, 'live');
+    const created = await api('POST', '/links', { webFallbackUrl: 'https://replica.example/k' });
+    const { id } = linkOf(created);
+    const readWith = (secret: string) =>
+      sendApiRequest(`${theStack().apiUrl}/links/${id}`, { method: 'GET', key: secret });
+    const activeOnReplica = async () =>
+      (
+        await replica.db
+          .selectFrom('api_keys')
+          .select('revoked_at')
+          .where('id', '=', key.id)
+          .executeTakeFirst()
+      )?.revoked_at === null;
+    await eventually(async () => (await activeOnReplica()) && (await onReplica(id)) !== undefined, {
+      timeoutMs: 10_000,
+      what: 'the key and the link on the replica',
+    });
+    expect((await readWith(key.secret)).status).toBe(200);
+
+    const revoked = await linkctl('key', 'revoke', key.id);
+    expect(revoked.stderr).toBe('');
+    expect((await readWith(key.secret)).status).toBe(401);
+    expect(await activeOnReplica()).toBe(true);
   });
 
   it('leaves nothing in a server session: no named statement, session SET, lock or LISTEN', async () => {

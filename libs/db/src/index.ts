@@ -10,7 +10,7 @@ export type { QueryBudget } from './query-deadline';
 export * from './ids';
 export { ensureDatabase, migrateToLatest } from './migrate';
 export type { MigrateOutcome } from './migrate';
-export { parseLsn, replayCovers, ReplicaReads } from './replica-reads';
+export { parseLsn, primaryWalPosition, replayCovers, ReplicaReads } from './replica-reads';
 export type {
   FencedRead,
   PrimaryReason,
@@ -19,3 +19,4 @@ export type {
   ReplayPosition,
   ReplicaReadsOptions,
 } from './replica-reads';
+export * from './write-fences';

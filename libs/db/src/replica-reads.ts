@@ -79,6 +79,17 @@ export function parseLsn(text: string): bigint {
   return (BigInt(`0x${match[1]}`) << 32n) | BigInt(`0x${match[2]}`);
 }
 
+/**
+ * The primary's WAL position now: asked after a commit returned, it is at or past that commit's
+ * record, so a replica that has replayed this far has the commit.
+ */
+export async function primaryWalPosition(db: Kysely<Database>): Promise<bigint> {
+  const { rows } = await sql<{ lsn: string }>`SELECT pg_current_wal_lsn()::text AS lsn`.execute(db);
+  const row = rows.at(0);
+  if (!row) throw new Error('pg_current_wal_lsn returned no row');
+  return parseLsn(row.lsn);
+}
+
 /** Whether what was replayed covers the fence (pure: the rule, unit-tested). */
 export function replayCovers(
   position: ReplayPosition | undefined,
@@ -166,13 +177,8 @@ export class ReplicaReads {
   }
 
   /** The primary's current WAL position: the fence a writer records after its commit. */
-  async primaryPosition(): Promise<bigint> {
-    const { rows } = await sql<{
-      lsn: string;
-    }>`SELECT pg_current_wal_lsn()::text AS lsn`.execute(this.options.primary);
-    const row = rows.at(0);
-    if (!row) throw new Error('pg_current_wal_lsn returned no row');
-    return parseLsn(row.lsn);
+  primaryPosition(): Promise<bigint> {
+    return primaryWalPosition(this.options.primary);
   }
 
   /** Runs a read on the replica when its answer can be served, else on the primary. */

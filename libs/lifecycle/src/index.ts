@@ -10,4 +10,3 @@ export * from './redis';
 export * from './retention';
 export * from './service';
 export * from './startup';
-export * from './write-fences';

@@ -28,7 +28,7 @@ import { LinkSubmissionService } from './creation/link-submission.service';
 import { IdempotencyService } from './creation/idempotency.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
-import { FENCE_TTL_SECONDS, ReadYourWrites, WriteFences } from '@linkservice/lifecycle';
+import { FENCE_TTL_SECONDS, ReadYourWrites, WriteFences } from '@linkservice/db';
 import { GatewayMetrics } from './metrics';
 import { InstallsRepository } from './sdk/installs.repository';
 import { InstallsService } from './sdk/installs.service';

@@ -1,16 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { pingDatabase } from '@linkservice/db';
+import { FENCE_TTL_SECONDS, pingDatabase, ReadYourWrites, WriteFences } from '@linkservice/db';
 import type { BuildOptions, Resources } from '@linkservice/lifecycle';
 import {
   closeRedis,
   createPostgres,
   openReadReplica,
   createRedisClient,
-  FENCE_TTL_SECONDS,
-  ReadYourWrites,
-  WriteFences,
 } from '@linkservice/lifecycle';
 import { ReplicaReadMetrics } from '@linkservice/metrics';
 import { LinkCache } from '@linkservice/link-cache';

@@ -7,7 +7,7 @@ import type { ListParams } from './list-params';
 import { offsetOf } from './list-params';
 import type { LinkListQuery, LinkScope } from './list-query.sql';
 import type { LinksRepository } from './links.repository';
-import type { ReadYourWrites } from '@linkservice/lifecycle';
+import type { ReadYourWrites } from '@linkservice/db';
 
 /** The caller's app and environment, plus what a Link's URL needs: all from the auth context. */
 export interface LinkOwner {

@@ -1,7 +1,7 @@
 import { linkStatus, linkUrlFor, parseLinkUrl } from '@linkservice/contracts';
 import type { Environment } from '@linkservice/db';
 import type { Authenticated } from '../auth/auth-context';
-import type { ReadYourWrites } from '@linkservice/lifecycle';
+import type { ReadYourWrites } from '@linkservice/db';
 import type { ResolveRepository } from './resolve.repository';
 
 /** POST /sdk/resolve's 200 body (app-interface.md). */

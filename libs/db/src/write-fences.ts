@@ -1,5 +1,11 @@
-import type { Redis } from 'ioredis';
-import type { Environment, ReadFence, ReplicaReads } from '@linkservice/db';
+import type { ReadFence, ReplicaReads } from './replica-reads';
+import type { Environment } from './schema';
+
+/** The two Redis commands the fences use: an ioredis client fits. */
+export interface FenceRedis {
+  eval(script: string, numKeys: number, ...args: string[]): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+}
 
 /**
  * How long a fence outlives its app's last write: far past any replica lag worth serving reads
@@ -28,8 +34,9 @@ return 1`;
 
 /**
  * The write fence of each app and environment, for read-your-writes over a lagging replica
- * (libs/db replica-reads.ts): after a write commits and before it is answered (creation, PATCH,
- * archive), the writer records the primary's WAL position in
+ * (replica-reads.ts): after a write commits and before it is answered (creation, PATCH, archive;
+ * linkctl's key revoke, since GET by id and resolve check the key on the replica), the writer
+ * records the primary's WAL position in
  * `${REDIS_PREFIX}:write-fence:<env>:<appId>`; a replica read of that app is served only when
  * the replica had replayed that far. One key per app and environment, touched alone (one GET
  * per read, one script per write): no hash tag needed in Redis Cluster.
@@ -40,7 +47,7 @@ return 1`;
  */
 export class WriteFences {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: FenceRedis,
     private readonly redisPrefix: string,
     private readonly ttlSeconds: number,
   ) {}
