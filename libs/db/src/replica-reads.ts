@@ -69,7 +69,8 @@ export interface ReplicaReadsOptions {
   onRead?: (source: ReadSource, reason?: PrimaryReason) => void;
   /** Told when the replica fails (a log line); reads go on on the primary. */
   onReplicaError?: (error: unknown) => void;
-  now?: () => number;
+  /** How the replay position is read (replayPositionOf); the policy's unit tests give their own. */
+  replayPosition?: (replica: Kysely<Database>) => Promise<ReplayPosition>;
 }
 
 /** pg_lsn's text form `X/Y` (two hex halves) as one number, comparable. */
@@ -107,6 +108,25 @@ export function replayCovers(
     }
   }
   return true;
+}
+
+/** What the replica reports of its replay: one statement, also run by the lag poller. */
+export async function replayPositionOf(replica: Kysely<Database>): Promise<ReplayPosition> {
+  const { rows } = await sql<PositionRow>`
+    SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END AS lsn,
+           (extract(epoch FROM pg_last_xact_replay_timestamp()) * 1000)::float8 AS replayed_at_ms,
+           CASE WHEN NOT pg_is_in_recovery()
+                  OR pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn()
+                THEN 0
+                ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
+           END::float8 AS lag_seconds`.execute(replica);
+  const row = rows.at(0);
+  if (!row) throw new Error('the replay position query returned no row');
+  return {
+    lsn: row.lsn === null ? undefined : parseLsn(row.lsn),
+    replayedAtMs: row.replayed_at_ms,
+    lagSeconds: Math.max(0, row.lag_seconds),
+  };
 }
 
 interface PositionRow {
@@ -148,21 +168,7 @@ export class ReplicaReads {
     const replica = this.options.replica;
     if (!replica) return undefined;
     try {
-      const { rows } = await sql<PositionRow>`
-        SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END AS lsn,
-               (extract(epoch FROM pg_last_xact_replay_timestamp()) * 1000)::float8 AS replayed_at_ms,
-               CASE WHEN NOT pg_is_in_recovery()
-                      OR pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn()
-                    THEN 0
-                    ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
-               END::float8 AS lag_seconds`.execute(replica);
-      const row = rows.at(0);
-      if (!row) throw new Error('the replay position query returned no row');
-      const position: ReplayPosition = {
-        lsn: row.lsn === null ? undefined : parseLsn(row.lsn),
-        replayedAtMs: row.replayed_at_ms,
-        lagSeconds: Math.max(0, row.lag_seconds),
-      };
+      const position = await (this.options.replayPosition ?? replayPositionOf)(replica);
       // Replay only moves forward; keep the furthest seen (two polls may answer out of order).
       const known = this.position;
       if (known?.lsn === undefined || position.lsn === undefined || position.lsn >= known.lsn) {
