@@ -19,7 +19,8 @@ const PRIMARY_REASONS: readonly PrimaryReason[] = [
  * primary why (reason `none` for replica answers, and for every read without DATABASE_READ_URL).
  */
 export class ReplicaReadMetrics {
-  private readonly reads: Counter<'source' | 'reason'>;
+  /** Children bound once (`replica`, then `primary` per reason), not looked up per read. */
+  private readonly children = new Map<string, Counter.Internal>();
 
   constructor(registry: Registry, lagSeconds: () => number) {
     new Gauge({
@@ -32,7 +33,7 @@ export class ReplicaReadMetrics {
         this.set(lagSeconds());
       },
     });
-    this.reads = new Counter({
+    const reads = new Counter({
       name: 'linkservice_db_reads_total',
       help:
         'Reads that may go to the replica, by source (replica, primary) and, for the primary, ' +
@@ -41,13 +42,19 @@ export class ReplicaReadMetrics {
       labelNames: ['source', 'reason'],
       registers: [registry],
     });
-    this.reads.labels('replica', 'none').inc(0);
-    this.reads.labels('primary', 'none').inc(0);
-    for (const reason of PRIMARY_REASONS) this.reads.labels('primary', reason).inc(0);
+    // Every series exists from the start at 0, so rate() and alerts see the first increment.
+    const bind = (source: ReadSource, reason: PrimaryReason | 'none') => {
+      const child = reads.labels(source, reason);
+      child.inc(0);
+      this.children.set(`${source}:${reason}`, child);
+    };
+    bind('replica', 'none');
+    bind('primary', 'none');
+    for (const reason of PRIMARY_REASONS) bind('primary', reason);
   }
 
   /** Fits ReplicaReadsOptions.onRead. */
   readonly read = (source: ReadSource, reason?: PrimaryReason): void => {
-    this.reads.labels(source, reason ?? 'none').inc();
+    this.children.get(`${source}:${reason ?? 'none'}`)?.inc();
   };
 }
