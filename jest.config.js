@@ -17,9 +17,12 @@ const path = require('node:path');
  * - replicas: `*.replicas.test.ts`, two of each compiled service on one database and Redis
  *   namespace of the suite's own under mixed load (test/replicas); only `pnpm test:replicas`
  *   runs it, as it starts six processes on a machine the other tiers already keep busy.
+ * - read-replica: `*.read-replica.test.ts`, the compiled stack behind PgBouncer in transaction mode with a
+ *   streaming replica applying 2 s late, all of the suite's own (test/read-replica); only
+ *   `pnpm test:read-replica` runs it, as it needs the Postgres server binaries, pgbouncer and root.
  * `pnpm test` runs the first three; `pnpm test:unit` and friends run one (`--selectProjects`).
  */
-const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults', 'replicas'];
+const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults', 'replicas', 'read-replica'];
 const ROOTS = ['libs', 'services', 'test'];
 
 /**
@@ -96,7 +99,7 @@ function refuseUntieredTests() {
   for (const root of ROOTS) walk(path.join(__dirname, root));
   if (untiered.length > 0) {
     throw new Error(
-      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container, *.faults or *.replicas .test.ts): ${untiered.join(', ')}`,
+      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container, *.faults, *.replicas or *.read-replica .test.ts): ${untiered.join(', ')}`,
     );
   }
 }
@@ -114,6 +117,8 @@ module.exports = {
     project('faults'),
     // No run environment either: the suite makes its own database and Redis prefix.
     project('replicas'),
+    // Same: its own primary, replica and PgBouncer; Redis under its own prefix.
+    project('read-replica'),
   ],
   testTimeout: 30000,
   maxWorkers: 2,

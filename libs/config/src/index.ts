@@ -139,10 +139,24 @@ export const baseEnvSchema = z.object({
    */
   DATABASE_QUERY_TIMEOUT_MS: nonNegativeInt(2_000),
   /**
-   * Server-side statement_timeout of every connection: a second line for a server that is slow
-   * but alive. Transactions that need longer set their own (SET LOCAL); 0 keeps the server's.
+   * Server-side statement_timeout sent at connection start-up, for direct connections only:
+   * PgBouncer refuses the parameter. 0 (the default) keeps the role's setting, the way to give
+   * every statement a server-side bound behind PgBouncer too (docs/operations.md).
    */
-  DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(2_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(0),
+  /**
+   * A streaming replica (or a PgBouncer in front of exactly one) for reads: GET, lists, resolve,
+   * the link host's cache misses. Unset: every read goes to DATABASE_URL.
+   */
+  DATABASE_READ_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })
+    .optional(),
+  /** Getting a replica connection: short, so a dead replica costs little before the primary. */
+  DATABASE_READ_CONNECT_TIMEOUT_MS: positiveInt(500),
+  /** How often the replica's replay position (and the lag gauge) is polled. */
+  DATABASE_READ_POLL_MS: positiveInt(1_000),
+  /** Clock difference allowed between the primary and a time fence's clock (the link host's). */
+  DATABASE_READ_CLOCK_SKEW_MS: nonNegativeInt(50),
   /** How long getting a pool connection may take, waiting for a free one or opening one. */
   DATABASE_CONNECT_TIMEOUT_MS: positiveInt(2_000),
   /** A single Redis (the default). */

@@ -1,4 +1,4 @@
-import { createDb, executePrepared, preparedStatement } from './pool';
+import { constantStatement, createDb, executeStatement } from './pool';
 
 // libs/testing depends on this package, so read the per-run database its global setup exported.
 const databaseUrl = process.env.DATABASE_URL!;
@@ -64,37 +64,25 @@ describe('DbHandle.close', () => {
   });
 });
 
-describe('preparedStatement', () => {
+describe('constantStatement', () => {
   interface Row {
     a: number;
     b: string;
   }
-  const SELECT_ROW = preparedStatement<Row>(
-    'pool_test_select',
-    'SELECT a, b FROM pool_test_rows WHERE a = $1',
-  );
+  const SELECT_ROW = constantStatement<Row>('SELECT a, b FROM pool_test_rows WHERE a = $1');
 
-  it('is parsed once per connection, then run by name, and survives an added column', async () => {
+  it('runs unnamed: no session keeps a prepared statement (PgBouncer transaction mode)', async () => {
     const handle = createDb({ connectionString: databaseUrl, max: 1 });
     try {
-      // One connection: the temporary table and the prepared statement live in its session.
+      // One connection, so the check below sees the session the statements ran in.
       await handle.pool.query('CREATE TEMPORARY TABLE pool_test_rows (a int, b text)');
       await handle.pool.query("INSERT INTO pool_test_rows VALUES (1, 'one'), (2, 'two')");
 
-      expect(await executePrepared(handle.db, SELECT_ROW, [1])).toEqual([{ a: 1, b: 'one' }]);
-      expect(await executePrepared(handle.db, SELECT_ROW, [2])).toEqual([{ a: 2, b: 'two' }]);
-      const prepared = await handle.pool.query<{ name: string; statement: string }>(
-        'SELECT name, statement FROM pg_prepared_statements',
-      );
-      expect(prepared.rows).toEqual([{ name: 'pool_test_select', statement: SELECT_ROW.text }]);
-
-      // What a migration adding a column does under a running service.
-      await handle.pool.query('ALTER TABLE pool_test_rows ADD COLUMN c int');
-      expect(await executePrepared(handle.db, SELECT_ROW, [2])).toEqual([{ a: 2, b: 'two' }]);
-      // Other statements stay unnamed.
+      expect(await executeStatement(handle.db, SELECT_ROW, [1])).toEqual([{ a: 1, b: 'one' }]);
+      expect(await executeStatement(handle.db, SELECT_ROW, [2])).toEqual([{ a: 2, b: 'two' }]);
       await handle.db.selectFrom('apps').select('id').limit(1).execute();
-      const after = await handle.pool.query('SELECT name FROM pg_prepared_statements');
-      expect(after.rows).toEqual([{ name: 'pool_test_select' }]);
+      const prepared = await handle.pool.query('SELECT name FROM pg_prepared_statements');
+      expect(prepared.rows).toEqual([]);
     } finally {
       await handle.close();
     }

@@ -14,44 +14,29 @@ const types: pg.CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-/** Statement text -> name, for every statement declared with preparedStatement(). */
-const preparedNames = new Map<string, string>();
-const preparedTexts = new Map<string, string>();
-
-/** A constant statement that pools created by createDb() send as a named prepared statement. */
-export interface PreparedStatement<Row> {
-  readonly name: string;
+/** A constant statement the hot paths run on every request (e.g. the API key lookup). */
+export interface ConstantStatement<Row> {
   readonly text: string;
   /** Type only: what one row of the result looks like. */
   readonly row?: Row;
 }
 
 /**
- * Declares a statement the hot paths run on every request (e.g. the API key lookup). Each
- * connection then parses and plans it once, under `name`, and afterwards only binds and executes
- * it: Postgres skips parse, analysis and (once it settles on a generic plan) planning, which it
- * would otherwise redo on every call. `text` must be constant, with every value a `$n` parameter.
- * Select named columns, never `*`: a prepared `*` keeps its column list, and Postgres refuses to
- * run it after a migration adds a column ("cached plan must not change result type").
+ * Declares a constant statement, with every value a `$n` parameter. It is sent unnamed through
+ * the extended protocol (Parse, Bind, Execute in one round trip), never as a *named* prepared
+ * statement: a name lives in one server session, and behind PgBouncer in transaction mode (1.18
+ * here; before 1.21, or later without `max_prepared_statements`) the next transaction may run on
+ * another server connection that never saw the Parse ("prepared statement ... does not exist").
+ * What a name saved (parse and planning once per connection) is small next to a round trip.
  */
-export function preparedStatement<Row>(name: string, text: string): PreparedStatement<Row> {
-  const known = preparedTexts.get(name);
-  if (known !== undefined && known !== text) {
-    throw new Error(`prepared statement ${name} is already declared with other text`);
-  }
-  const otherName = preparedNames.get(text);
-  if (otherName !== undefined && otherName !== name) {
-    throw new Error(`prepared statement ${name} has the same text as ${otherName}`);
-  }
-  preparedTexts.set(name, text);
-  preparedNames.set(text, name);
-  return { name, text };
+export function constantStatement<Row>(text: string): ConstantStatement<Row> {
+  return { text };
 }
 
-/** Runs a prepared statement through Kysely (same pool, transactions and error handling). */
-export async function executePrepared<Row>(
+/** Runs a constant statement through Kysely (same pool, transactions and error handling). */
+export async function executeStatement<Row>(
   db: Kysely<Database>,
-  statement: PreparedStatement<Row>,
+  statement: ConstantStatement<Row>,
   parameters: readonly unknown[],
 ): Promise<Row[]> {
   const result = await db.executeQuery<Row>(CompiledQuery.raw(statement.text, [...parameters]));
@@ -70,17 +55,14 @@ interface ClientInternals {
 }
 
 /**
- * pg sends a query as a named statement when its config carries a name. Kysely passes only text
- * and values, so the pool's clients add the name for declared statements, found by their text.
- *
- * They also bound every query by its deadline (query-deadline.ts): pg's client-side
+ * The pool's clients bound every query by its deadline (query-deadline.ts): pg's client-side
  * `query_timeout`, from the caller's withQueryDeadline() scope or else the pool's default. A
  * connection whose query ran out of time is closed, never reused: its query may still run (or be
  * queued in a frozen server) and answer the next one's read, and inside a transaction the
  * ROLLBACK that follows cannot reach the server either. Closing the socket makes Postgres roll
  * back whatever it held; the pool sees the client is ending and replaces it on release.
  */
-class PreparingClient extends pg.Client {
+class DeadlineClient extends pg.Client {
   /** Set once a deadline closed this connection: later queries fail at once, and say why. */
   private closedByDeadline = false;
 
@@ -111,8 +93,8 @@ function refuse(error: Error, callback: unknown): unknown {
   return Promise.reject(error);
 }
 
-PreparingClient.prototype.query = function (
-  this: PreparingClient,
+DeadlineClient.prototype.query = function (
+  this: DeadlineClient,
   ...[config, values, callback]: QueryArguments
 ): unknown {
   // Custom submittables (cursors, streams) keep pg's own handling and the pool default.
@@ -137,13 +119,8 @@ PreparingClient.prototype.query = function (
     if (this.getTransactionStatus() !== 'I') this.closeAfterDeadline();
     return refuse(new QueryDeadlineExceeded(), typeof values === 'function' ? values : callback);
   }
-  const name = typeof config === 'string' ? preparedNames.get(config) : undefined;
   const base: Record<string, unknown> =
-    typeof config === 'string'
-      ? name === undefined
-        ? { text: config }
-        : { name, text: config }
-      : { ...(config as Record<string, unknown>) };
+    typeof config === 'string' ? { text: config } : { ...(config as Record<string, unknown>) };
   if (budget.kind === 'bounded') base.query_timeout = budget.ms;
 
   const onTimeout = (error: unknown): void => {
@@ -239,9 +216,12 @@ export interface DbOptions {
    */
   queryTimeoutMs?: number;
   /**
-   * Server-side `statement_timeout` set on each connection at start-up: a second line for a
-   * server that is slow but alive (SET LOCAL overrides it per transaction). Unset or 0: the
-   * server's setting.
+   * Server-side `statement_timeout` sent as a start-up parameter of each connection: a second
+   * line for a server that is slow but alive, for direct connections only. PgBouncer refuses the
+   * parameter ("unsupported startup parameter"), and accepting it through
+   * `ignore_startup_parameters` would drop it silently, so behind PgBouncer leave it unset and
+   * give the role the setting (`ALTER ROLE … SET statement_timeout`, applied at each server
+   * login, see docs/operations.md). Unset or 0: the server's (the role's) setting.
    */
   statementTimeoutMs?: number;
   /** How long getting a connection may take (a free one, or a new one set up); default 5 s. */
@@ -265,13 +245,13 @@ export function createDb({
   connectionTimeoutMs = 5_000,
 }: DbOptions): DbHandle {
   const pool = new DeadlinePool({
-    Client: PreparingClient,
+    Client: DeadlineClient,
     connectionString,
     max,
     types,
     application_name: applicationName,
     connectionTimeoutMillis: connectionTimeoutMs,
-    // Read back by PreparingClient.query, which applies it per query (0 and unset mean none).
+    // Read back by DeadlineClient.query, which applies it per query (0 and unset mean none).
     ...(queryTimeoutMs ? { query_timeout: queryTimeoutMs } : {}),
     ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
   });

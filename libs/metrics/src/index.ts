@@ -4,3 +4,4 @@ export * from './metrics-server';
 export * from './registry';
 export { Counter, Gauge, Histogram } from 'prom-client';
 export type { Registry } from 'prom-client';
+export * from './replica-metrics';

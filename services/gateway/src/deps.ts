@@ -1,9 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
+import type { ReplicaReads } from '@linkservice/db';
 import { pingDatabase } from '@linkservice/db';
 import type { BuildOptions, RedisClient, Resources } from '@linkservice/lifecycle';
-import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
+import {
+  closeRedis,
+  createPostgres,
+  createRedisClient,
+  openReadReplica,
+} from '@linkservice/lifecycle';
 import { ClickTokenStore, LinkCache } from '@linkservice/link-cache';
+import { ReplicaReadMetrics } from '@linkservice/metrics';
 import type { Logger } from '@linkservice/logger';
 import type { CreationClient } from '@linkservice/creation';
 import {
@@ -20,6 +27,7 @@ import { LinkSubmissionService } from './creation/link-submission.service';
 import { IdempotencyService } from './creation/idempotency.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
+import { FENCE_TTL_SECONDS, ReadYourWrites, WriteFences } from '@linkservice/db';
 import { GatewayMetrics } from './metrics';
 import { InstallsRepository } from './sdk/installs.repository';
 import { InstallsService } from './sdk/installs.service';
@@ -77,14 +85,20 @@ function buildServices(
   config: GatewayConfig,
   logger: Logger,
   clients: GatewayClients,
+  reads: ReplicaReads,
 ): GatewayDeps {
   const { db, redis, creations } = clients;
+  const readYourWrites = new ReadYourWrites(
+    reads,
+    new WriteFences(redis, config.REDIS_PREFIX, FENCE_TTL_SECONDS),
+  );
   const creationLimiter = new CreationLimiter({
     redis,
     redisPrefix: config.REDIS_PREFIX,
     limitPerHour: config.CREATION_LIMIT_PER_HOUR,
   });
   const metrics = new GatewayMetrics();
+  reads.observe(new ReplicaReadMetrics(metrics.registry, () => reads.lagSeconds).read);
   const receipts = new ReceiptSigner(
     config.RECEIPT_SIGNING_KEY,
     config.RECEIPT_PREVIOUS_PUBLIC_KEYS,
@@ -96,9 +110,10 @@ function buildServices(
     keys: new KeysRepository(db),
     apps: new AppsService(config.LINK_DOMAIN),
     links: new LinksService(
-      new LinksRepository(db),
+      new LinksRepository(db, { reads }),
       config.LINK_DOMAIN,
       new LinkCache(redis, config.REDIS_PREFIX),
+      readYourWrites,
     ),
     linkSubmission: new LinkSubmissionService({
       creations,
@@ -108,6 +123,7 @@ function buildServices(
       onUnavailable: (reason) => {
         metrics.creationUnavailable(reason);
       },
+      onCommitted: (scope) => readYourWrites.written(scope),
     }),
     idempotency: new IdempotencyService({
       keys: new IdempotencyKeysRepository(db),
@@ -117,7 +133,11 @@ function buildServices(
       logger,
     }),
     creationLimiter,
-    resolve: new ResolveService(new ResolveRepository(db), config.LINK_DOMAIN),
+    resolve: new ResolveService(
+      new ResolveRepository(db, reads),
+      config.LINK_DOMAIN,
+      readYourWrites,
+    ),
     sdkLimiter: new SdkLimiter({
       redis,
       redisPrefix: config.REDIS_PREFIX,
@@ -158,11 +178,18 @@ export function buildDeps(
     groupsInFlight: config.CREATION_GROUPS_IN_FLIGHT,
     groupWaitMs: config.CREATION_GROUP_WAIT_MS,
   });
+  const replica = openReadReplica(config, {
+    applicationName: 'linkservice-gateway',
+    logger,
+  });
   const opened: GatewayClients = { db: postgres.db, redis, creations };
+  const clients = options.clients ? options.clients(opened) : opened;
 
   let closing: Promise<void> | undefined;
   return {
-    deps: buildServices(config, logger, options.clients ? options.clients(opened) : opened),
+    // GET by id, lists and resolve read on DATABASE_READ_URL's replica under the read-your-writes
+    // rules (libs/db replica-reads.ts), else on `db`.
+    deps: buildServices(config, logger, clients, replica.readsOver(clients.db)),
     // A creation needs all three: the limiter's Redis, the queue and its events, then Postgres.
     dependencies: {
       postgres: () => pingDatabase(postgres.db),
@@ -174,6 +201,7 @@ export function buildDeps(
       (closing ??= (async () => {
         await creations.close();
         await closeRedis(redis);
+        await replica.close();
         await postgres.close();
       })()),
   };

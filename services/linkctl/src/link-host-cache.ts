@@ -1,3 +1,5 @@
+import type { FenceScope } from '@linkservice/db';
+import { FENCE_TTL_SECONDS, WriteFences } from '@linkservice/db';
 import type { LinkCacheHost } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
 import type { RedisClient } from '@linkservice/lifecycle';
@@ -10,6 +12,8 @@ import type { LinkctlConfig } from './config';
  * whose change is committed must finish whatever Redis does, so it never waits long for it.
  */
 export const REDIS_TIMEOUT_MS = 2_000;
+
+export type FenceOutcome = { ok: true } | { ok: false; reason: string };
 
 export type HostCacheOutcome =
   | { ok: true; dropped: number }
@@ -44,6 +48,25 @@ export class LinkHostCache {
     } catch (error) {
       const reason = messageOf(this.connectionError ?? error);
       return { ok: false, reason: `Redis at ${this.location()}: ${reason}` };
+    }
+  }
+
+  /**
+   * Raises the write fence of an app and environment (WriteFences, libs/db) to `walPosition`:
+   * the gateway's and the link host's replica reads of that app then wait for the replica to
+   * have it, or read the primary.
+   */
+  async raiseWriteFence(scope: FenceScope, walPosition: bigint): Promise<FenceOutcome> {
+    try {
+      const redis = await this.connected();
+      await new WriteFences(redis, this.config.REDIS_PREFIX, FENCE_TTL_SECONDS).raise(
+        scope,
+        walPosition,
+      );
+      return { ok: true };
+    } catch (error) {
+      const reason = messageOf(this.connectionError ?? error);
+      return { ok: false, reason: `Redis at ${safeLocation(this.config.REDIS_URL)}: ${reason}` };
     }
   }
 

@@ -1,8 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
-import { pingDatabase } from '@linkservice/db';
+import { FENCE_TTL_SECONDS, pingDatabase, ReadYourWrites, WriteFences } from '@linkservice/db';
 import type { BuildOptions, RedisClient, Resources } from '@linkservice/lifecycle';
-import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
+import {
+  closeRedis,
+  createPostgres,
+  createRedisClient,
+  openReadReplica,
+} from '@linkservice/lifecycle';
+import { ReplicaReadMetrics } from '@linkservice/metrics';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import { AssociationFilesRepository } from './associations/association-files.repository';
@@ -73,6 +79,10 @@ export function buildDeps(
   options: BuildOptions<RedirectClients> = {},
 ): RedirectResources {
   const postgres = createPostgres(config, { applicationName: 'linkservice-redirect', logger });
+  const replica = openReadReplica(config, {
+    applicationName: 'linkservice-redirect',
+    logger,
+  });
   const opened: RedirectClients = {
     db: postgres.db,
     redis: createRedisClient(config, {
@@ -94,6 +104,13 @@ export function buildDeps(
     }),
   };
   const { db, redis } = options.clients ? options.clients(opened) : opened;
+  // Cache misses read on DATABASE_READ_URL's replica under the read-your-writes rules (libs/db
+  // replica-reads.ts), else on `db`.
+  const reads = replica.readsOver(db);
+  const readYourWrites = new ReadYourWrites(
+    reads,
+    new WriteFences(redis, config.REDIS_PREFIX, FENCE_TTL_SECONDS),
+  );
 
   const cache = new LinkCache(redis, config.REDIS_PREFIX, {
     positiveSeconds: config.LINK_CACHE_TTL_SECONDS,
@@ -120,8 +137,12 @@ export function buildDeps(
   });
   const metrics = new RedirectMetrics();
   metrics.watchClicks(clicks, flusher);
+  reads.observe(new ReplicaReadMetrics(metrics.registry, () => reads.lagSeconds).read);
   const redirects = new RedirectService({
-    links: new LinkResolutionRepository(db),
+    links: new LinkResolutionRepository(db, {
+      reads,
+      fenceOf: (scope) => readYourWrites.fenceFor(scope),
+    }),
     cache,
     lookups: new CountingLookups({ redis, cache, redisPrefix: config.REDIS_PREFIX, tokenTtlMs }),
     clicks,
@@ -165,6 +186,7 @@ export function buildDeps(
       (closing ??= (async () => {
         await flusher.stop();
         await closeRedis(opened.redis);
+        await replica.close();
         await postgres.close();
       })()),
   };

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Environment, KeyType } from '@linkservice/db';
-import { executePrepared, preparedStatement } from '@linkservice/db';
+import { constantStatement, executeStatement } from '@linkservice/db';
 import type { AuthContext } from './auth-context';
 
 /**
@@ -34,10 +34,10 @@ export function activeKeyStatement(read?: { columns: string; join: string }): st
 }
 
 /**
- * Runs for every /api/v1 request whose route has no combined load, so it is a prepared
- * statement: built once, and parsed and planned once per connection rather than on every request.
+ * Runs for every /api/v1 request whose route has no combined load: a constant statement, built
+ * once (sent unnamed, see constantStatement).
  */
-const FIND_ACTIVE_BY_HASH = preparedStatement<KeyRow>('gateway_key_by_hash', activeKeyStatement());
+const FIND_ACTIVE_BY_HASH = constantStatement<KeyRow>(activeKeyStatement());
 
 export function toAuthContext(row: KeyRow): AuthContext {
   return {
@@ -54,7 +54,7 @@ export class KeysRepository {
 
   /** The unrevoked key with this hash and its app, in one round trip. */
   async findActiveByHash(keyHash: Buffer): Promise<AuthContext | undefined> {
-    const row = (await executePrepared(this.db, FIND_ACTIVE_BY_HASH, [keyHash])).at(0);
+    const row = (await executeStatement(this.db, FIND_ACTIVE_BY_HASH, [keyHash])).at(0);
     return row && toAuthContext(row);
   }
 }

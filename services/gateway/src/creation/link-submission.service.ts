@@ -31,6 +31,11 @@ export interface LinkSubmissionDeps {
   logger: Logger;
   /** Told of every creation answered 503 (`linkservice_creation_timeouts_total`). */
   onUnavailable?: (reason: UnavailableReason) => void;
+  /**
+   * Awaited once the worker's transaction committed, before the answer: records the app's write
+   * fence (ReadYourWrites.written), so its next read on a replica sees the new links.
+   */
+  onCommitted?: (scope: { appId: string; environment: Environment }) => Promise<void>;
 }
 
 /** Whose links these are: always the app and environment of the authenticating key. */
@@ -231,7 +236,10 @@ export class LinkSubmissionService {
       },
       remainingMs(deadline),
     );
-    if (outcome.kind === 'completed') return outcome;
+    if (outcome.kind === 'completed') {
+      await this.deps.onCommitted?.({ appId: scope.appId, environment: scope.environment });
+      return outcome;
+    }
     this.deps.onUnavailable?.(outcome.reason);
     return {
       kind: 'unavailable',

@@ -2,8 +2,8 @@ import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
 import { columnChangesOf, LINK_COLUMNS } from '@linkservice/contracts';
-import type { CountedLinkRow, Database } from '@linkservice/db';
-import { executePrepared, preparedStatement } from '@linkservice/db';
+import type { CountedLinkRow, Database, ReadFence } from '@linkservice/db';
+import { constantStatement, executeStatement, ReplicaReads } from '@linkservice/db';
 import type { AuthContext } from '../auth/auth-context';
 import type { KeyRow } from '../auth/keys.repository';
 import { activeKeyStatement, toAuthContext } from '../auth/keys.repository';
@@ -48,9 +48,8 @@ const RETURNING_LINK = [
   ),
 ] as const;
 
-/** A read by id: prepared, parsed once per connection. */
-const FIND_BY_ID = preparedStatement<CountedLinkRow & { db_now: Date }>(
-  'gateway_link_by_id',
+/** A read by id: a constant statement, built once. */
+const FIND_BY_ID = constantStatement<CountedLinkRow & { db_now: Date }>(
   `SELECT ${SELECT_LINK_COLUMNS}, now() AS db_now
    FROM links ${JOIN_CLICKS}
    WHERE links.id = $1 AND links.app_id = $2 AND links.environment = $3`,
@@ -61,8 +60,7 @@ const FIND_BY_ID = preparedStatement<CountedLinkRow & { db_now: Date }>(
  * the key's app and environment. No row: no active key has the hash. A row whose link columns
  * are null: the key is good and its app and environment have no such link.
  */
-const FIND_BY_ID_FOR_KEY = preparedStatement<KeyRow & NullableLinkRow & { db_now: Date }>(
-  'gateway_link_by_id_for_key',
+const FIND_BY_ID_FOR_KEY = constantStatement<KeyRow & NullableLinkRow & { db_now: Date }>(
   activeKeyStatement({
     columns: `${SELECT_LINK_COLUMNS}, now() AS db_now`,
     join: `LEFT JOIN links ON links.id = $2 AND links.app_id = api_keys.app_id
@@ -80,16 +78,25 @@ export interface KeyedLinkRead {
 export interface LinksRepositoryOptions {
   /** See FEW_MATCHES; tests lower it to exercise both list strategies on small data. */
   fewMatches?: number;
+  /** Where GET by id and lists are read (DATABASE_READ_URL); the primary (`db`) by default. */
+  reads?: ReplicaReads;
 }
+
+/** The fence a read must pass: given, or found from the key's app once the row names it. */
+export type FenceLookup = (scope: LinkScope) => Promise<ReadFence | 'unknown'>;
+
+const NO_FENCE: FenceLookup = () => Promise.resolve({});
 
 export class LinksRepository {
   private readonly fewMatches: number;
+  private readonly reads: ReplicaReads;
 
   constructor(
     private readonly db: Kysely<Database>,
     options: LinksRepositoryOptions = {},
   ) {
     this.fewMatches = options.fewMatches ?? FEW_MATCHES;
+    this.reads = options.reads ?? new ReplicaReads({ primary: db, replica: undefined });
   }
 
   private scoped(scope: LinkScope): LinksQuery {
@@ -100,7 +107,7 @@ export class LinksRepository {
   }
 
   async findById(scope: LinkScope, id: string): Promise<LinkRead | undefined> {
-    const rows = await executePrepared(this.db, FIND_BY_ID, [id, scope.appId, scope.environment]);
+    const rows = await executeStatement(this.db, FIND_BY_ID, [id, scope.appId, scope.environment]);
     const found = rows.at(0);
     if (!found) return undefined;
     const { db_now: now, ...row } = found;
@@ -111,8 +118,23 @@ export class LinksRepository {
    * The active API key with this hash and, in its app and environment, the link with this id,
    * in one round trip; undefined when no active key has the hash. A null id matches no link.
    */
-  async findByIdForKey(keyHash: Buffer, id: string | null): Promise<KeyedLinkRead | undefined> {
-    const found = (await executePrepared(this.db, FIND_BY_ID_FOR_KEY, [keyHash, id])).at(0);
+  async findByIdForKey(
+    keyHash: Buffer,
+    id: string | null,
+    fenceOf: FenceLookup = NO_FENCE,
+  ): Promise<KeyedLinkRead | undefined> {
+    const rows = await this.reads.read({
+      run: (db) => executeStatement(db, FIND_BY_ID_FOR_KEY, [keyHash, id]),
+      // No key (one made a moment ago) or no link (one created a moment ago): ask the primary.
+      found: (rows) => rows.at(0)?.id != null,
+      fence: (rows) => {
+        const row = rows.at(0);
+        return row
+          ? fenceOf({ appId: row.appId, environment: row.keyEnvironment })
+          : Promise.resolve('unknown' as const);
+      },
+    });
+    const found = rows.at(0);
     if (!found) return undefined;
     const {
       keyId,
@@ -194,18 +216,36 @@ export class LinksRepository {
    * One page of a list and the total of its matches: one statement (listStatement tells its
    * strategies), two for a sort=clicks page that reaches the never-clicked links.
    */
-  async list(scope: LinkScope, query: LinkListQuery): Promise<LinkPage> {
-    const page = await this.listPage(scope, query, { unclicked: false });
+  async list(
+    scope: LinkScope,
+    query: LinkListQuery,
+    fence: ReadFence | 'unknown' = {},
+  ): Promise<LinkPage> {
+    return this.reads.read({
+      run: (db) => this.listOn(db, scope, query),
+      // An empty page may be a replica that has not seen the first link yet.
+      found: (page) => page.total > 0,
+      fence,
+    });
+  }
+
+  private async listOn(
+    db: Kysely<Database>,
+    scope: LinkScope,
+    query: LinkListQuery,
+  ): Promise<LinkPage> {
+    const page = await this.listPage(db, scope, query, { unclicked: false });
     // sort=clicks walks the clicked links first (see clicksWalk). A short page with more
     // matches after it ran out of them: the statement again, this time walking on into the
     // links never clicked, which only pages at the end of the order need.
     const { sort, limit, offset } = query;
     if (sort === 'clicks' && page.rows.length < limit && offset + page.rows.length < page.total)
-      return this.listPage(scope, query, { unclicked: true });
+      return this.listPage(db, scope, query, { unclicked: true });
     return page;
   }
 
   private async listPage(
+    db: Kysely<Database>,
     scope: LinkScope,
     query: LinkListQuery,
     { unclicked }: { unclicked: boolean },
@@ -214,7 +254,7 @@ export class LinksRepository {
       fewMatches: this.fewMatches,
       unclicked,
     });
-    const result = await statement.execute(this.db);
+    const result = await statement.execute(db);
     const first = result.rows.at(0);
     if (!first) throw new Error('the count CTE always yields one row');
     const rows = result.rows.flatMap(({ total: _total, db_now: _now, ...row }) => {

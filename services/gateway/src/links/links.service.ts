@@ -7,6 +7,7 @@ import type { ListParams } from './list-params';
 import { offsetOf } from './list-params';
 import type { LinkListQuery, LinkScope } from './list-query.sql';
 import type { LinksRepository } from './links.repository';
+import type { ReadYourWrites } from '@linkservice/db';
 
 /** The caller's app and environment, plus what a Link's URL needs: all from the auth context. */
 export interface LinkOwner {
@@ -65,6 +66,8 @@ export class LinksService {
     private readonly linkDomain: string,
     /** The link host's resolution cache: a change must show on the very next redirect. */
     private readonly linkCache: Pick<LinkCache, 'invalidate'>,
+    /** Replica reads' fences: a change must show on the writer's very next read. */
+    private readonly readYourWrites?: Pick<ReadYourWrites, 'written' | 'fenceFor'>,
   ) {}
 
   /**
@@ -76,7 +79,12 @@ export class LinksService {
     id: string,
   ): Promise<Authenticated<Link | undefined> | undefined> {
     // An id that cannot exist still needs the key checked; null matches no link.
-    const found = await this.links.findByIdForKey(keyHash, PLAUSIBLE_ID.test(id) ? id : null);
+    const fences = this.readYourWrites;
+    const found = await this.links.findByIdForKey(
+      keyHash,
+      PLAUSIBLE_ID.test(id) ? id : null,
+      fences && ((scope) => fences.fenceFor(scope)),
+    );
     if (!found) return undefined;
     const { auth, link } = found;
     return { auth, loaded: link && this.present(linkOwnerOf(auth), link.row, link.now) };
@@ -143,7 +151,8 @@ export class LinksService {
       limit: perPage,
       offset: offsetOf(page, perPage),
     };
-    const result = await this.links.list(scopeOf(owner), query);
+    const scope = scopeOf(owner);
+    const result = await this.links.list(scope, query, await this.readYourWrites?.fenceFor(scope));
     return {
       links: result.rows.map((row) => this.present(owner, row, result.now)),
       pagination: {
@@ -167,6 +176,7 @@ export class LinksService {
     await this.linkCache.invalidate([
       { subdomainKey: owner.subdomainKey, environment: owner.environment, alias: row.alias },
     ]);
+    await this.readYourWrites?.written(scopeOf(owner));
     return this.present(owner, row);
   }
 

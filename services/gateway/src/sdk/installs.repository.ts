@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Environment, InstallPlatform, MatchMethod } from '@linkservice/db';
-import { executePrepared, preparedStatement } from '@linkservice/db';
+import { constantStatement, executeStatement } from '@linkservice/db';
 import { linkRedirectsSql } from './link-redirects.sql';
 
 /**
@@ -59,8 +59,7 @@ interface RecordRow {
  *   is written (`recorded` false) and the caller runs the statement again, which now sees the
  *   token used up and tries the next candidate.
  */
-const RECORD_INSTALL = preparedStatement<RecordRow>(
-  'gateway_sdk_record_install',
+const RECORD_INSTALL = constantStatement<RecordRow>(
   `WITH candidates AS (
      SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[])
        WITH ORDINALITY AS c (method, token_hash, token_link_id, clicked_at, alias, ord)
@@ -113,8 +112,7 @@ interface ErasableRow {
  * The install an erasure names, when the id, secret hash, app and environment all agree: one
  * row, with the token it used up (nulls for none).
  */
-const FIND_ERASABLE = preparedStatement<ErasableRow>(
-  'gateway_sdk_find_erasable_install',
+const FIND_ERASABLE = constantStatement<ErasableRow>(
   `SELECT used.token_hash AS "tokenHash", used.clicked_at AS "clickedAt"
      FROM installs LEFT JOIN install_clicks used ON used.install_id = installs.id
     WHERE installs.id = $1 AND installs.app_id = $2 AND installs.environment = $3
@@ -132,8 +130,7 @@ interface EraseRow {
  * click it used up, in one statement (one transaction). The cascade from installs would remove
  * the click too, but uncounted: it is deleted here so `records` counts it.
  */
-const ERASE_INSTALL = preparedStatement<EraseRow>(
-  'gateway_sdk_erase_install',
+const ERASE_INSTALL = constantStatement<EraseRow>(
   `WITH target AS (
      SELECT id FROM installs
       WHERE id = $1 AND app_id = $2 AND environment = $3 AND secret_hash = $4
@@ -189,7 +186,7 @@ export class InstallsRepository {
   ): Promise<{ recorded: true; match: MatchedLink | null } | { recorded: false }> {
     const column = <K extends keyof MatchCandidate>(key: K) => candidates.map((c) => c[key]);
     const row = (
-      await executePrepared(this.db, RECORD_INSTALL, [
+      await executeStatement(this.db, RECORD_INSTALL, [
         install.id,
         install.appId,
         install.environment,
@@ -224,7 +221,7 @@ export class InstallsRepository {
    * when it names none.
    */
   async findErasable(target: ErasureTarget): Promise<{ usedClick: UsedClick | null } | undefined> {
-    const row = (await executePrepared(this.db, FIND_ERASABLE, erasureParameters(target))).at(0);
+    const row = (await executeStatement(this.db, FIND_ERASABLE, erasureParameters(target))).at(0);
     if (!row) return undefined;
     const { tokenHash, clickedAt } = row;
     return {
@@ -234,7 +231,7 @@ export class InstallsRepository {
 
   /** Erases the install when every condition holds; undefined when nothing was deleted. */
   async erase(target: ErasureTarget): Promise<ErasedInstall | undefined> {
-    const row = (await executePrepared(this.db, ERASE_INSTALL, erasureParameters(target))).at(0);
+    const row = (await executeStatement(this.db, ERASE_INSTALL, erasureParameters(target))).at(0);
     if (!row || row.installs === 0) return undefined;
     return { records: row.installs + row.clicks, erasedAt: row.erasedAt };
   }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database, Environment } from '@linkservice/db';
-import { executePrepared, preparedStatement } from '@linkservice/db';
+import type { Database, Environment, ReadFence } from '@linkservice/db';
+import { constantStatement, executeStatement, ReplicaReads } from '@linkservice/db';
 import type { OpenedLinkUrl } from '@linkservice/contracts';
 import type { AuthContext } from '../auth/auth-context';
 import type { KeyRow } from '../auth/keys.repository';
@@ -22,8 +22,7 @@ interface ResolvedColumns {
  * that app's host in that environment ($3, $4). No row: no active key has the hash. Null link
  * columns: the key is good, and the URL names no link it may read.
  */
-const RESOLVE_FOR_KEY = preparedStatement<KeyRow & ResolvedColumns>(
-  'gateway_sdk_resolve_for_key',
+const RESOLVE_FOR_KEY = constantStatement<KeyRow & ResolvedColumns>(
   activeKeyStatement({
     columns: `links.id AS "linkId", links.alias AS "linkAlias",
      links.deep_link_data AS "deepLinkData", links.expires_at AS "expiresAt",
@@ -54,23 +53,48 @@ export interface KeyedResolve {
   now: Date;
 }
 
+/** The fence of the key's app and environment (ReadYourWrites.fenceFor). */
+export type ResolveFenceLookup = (scope: {
+  appId: string;
+  environment: Environment;
+}) => Promise<ReadFence | 'unknown'>;
+
 export class ResolveRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly reads: ReplicaReads;
+
+  /** `reads`: where resolve reads (DATABASE_READ_URL); the primary (`db`) by default. */
+  constructor(db: Kysely<Database>, reads?: ReplicaReads) {
+    this.reads = reads ?? new ReplicaReads({ primary: db, replica: undefined });
+  }
 
   /**
    * The active key with this hash and, when `ref` names a link of the key's app and environment,
    * that link: one round trip. A null `ref` (a URL that names no link) still checks the key in
    * the same statement. Undefined when no active key has the hash.
    */
-  async findForKey(keyHash: Buffer, ref: OpenedLinkRef | null): Promise<KeyedResolve | undefined> {
-    const found = (
-      await executePrepared(this.db, RESOLVE_FOR_KEY, [
-        keyHash,
-        ref?.alias ?? null,
-        ref?.host.subdomainKey ?? null,
-        ref?.host.environment ?? null,
-      ])
-    ).at(0);
+  async findForKey(
+    keyHash: Buffer,
+    ref: OpenedLinkRef | null,
+    fenceOf: ResolveFenceLookup = () => Promise.resolve({}),
+  ): Promise<KeyedResolve | undefined> {
+    const parameters = [
+      keyHash,
+      ref?.alias ?? null,
+      ref?.host.subdomainKey ?? null,
+      ref?.host.environment ?? null,
+    ];
+    const rows = await this.reads.read({
+      run: (db) => executeStatement(db, RESOLVE_FOR_KEY, parameters),
+      // No key or no link on the replica (made a moment ago): ask the primary.
+      found: (rows) => rows.at(0)?.linkId != null,
+      fence: (rows) => {
+        const row = rows.at(0);
+        return row
+          ? fenceOf({ appId: row.appId, environment: row.keyEnvironment })
+          : Promise.resolve('unknown' as const);
+      },
+    });
+    const found = rows.at(0);
     if (!found) return undefined;
     const { keyId, keyEnvironment, keyType, appId, appName, subdomainKey } = found;
     const auth = toAuthContext({ keyId, keyEnvironment, keyType, appId, appName, subdomainKey });

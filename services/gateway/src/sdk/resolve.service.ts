@@ -1,6 +1,7 @@
 import { linkStatus, linkUrlFor, parseLinkUrl } from '@linkservice/contracts';
 import type { Environment } from '@linkservice/db';
 import type { Authenticated } from '../auth/auth-context';
+import type { ReadYourWrites } from '@linkservice/db';
 import type { ResolveRepository } from './resolve.repository';
 
 /** POST /sdk/resolve's 200 body (app-interface.md). */
@@ -26,6 +27,8 @@ export class ResolveService {
   constructor(
     private readonly resolutions: ResolveRepository,
     private readonly linkDomain: string,
+    /** Replica reads' fences: a link changed by its app shows on the app's next resolve. */
+    private readonly readYourWrites?: Pick<ReadYourWrites, 'fenceFor'>,
   ) {}
 
   /**
@@ -38,7 +41,12 @@ export class ResolveService {
     url: string,
   ): Promise<Authenticated<ResolveOutcome> | undefined> {
     const opened = parseLinkUrl(url, this.linkDomain);
-    const found = await this.resolutions.findForKey(keyHash, opened);
+    const fences = this.readYourWrites;
+    const found = await this.resolutions.findForKey(
+      keyHash,
+      opened,
+      fences && ((scope) => fences.fenceFor(scope)),
+    );
     if (!found) return undefined;
     const { auth, link, now } = found;
     // The statement joins a link only under the key's own host, so a link here is the caller's.

@@ -53,17 +53,33 @@ export function registerKeyCommands(program: Command, run: RunAction): void {
     .description('revoke a key at once; revoking a revoked key changes nothing')
     .argument('<keyId>', 'id of the key (key_...)')
     .action((keyId: string, _options: unknown, command: Command) =>
-      run(command, async ({ keys }) => {
+      run(command, async ({ keys, linkHostCache }) => {
         const revoked = await keys.revokeKey(keyId);
         if (!revoked.ok) return refuse(revoked.error.message);
-        const { key: view, alreadyRevoked } = revoked.value;
+        const { key: view, alreadyRevoked, walPosition } = revoked.value;
         const when = view.revokedAt ?? '';
         const what = `${view.id} (${view.environment} ${view.type}, app ${view.appId})`;
+        // GET by id and resolve check the key on the replica when there is one: the fence
+        // makes them ask the primary until the replica has the revocation.
+        const fenced =
+          walPosition === undefined
+            ? { ok: true as const }
+            : await linkHostCache.raiseWriteFence(
+                { appId: view.appId, environment: view.environment },
+                walPosition,
+              );
         return succeed(
           { key: view },
           alreadyRevoked
             ? `Key ${what} was already revoked at ${when}`
             : `Revoked key ${what} at ${when}`,
+          fenced.ok
+            ? undefined
+            : [
+                `the app's write fence was not raised (${fenced.reason}); services reading from ` +
+                  'a replica (DATABASE_READ_URL) may accept the key until the replica has ' +
+                  'applied the revocation (its lag)',
+              ],
         );
       }),
     );

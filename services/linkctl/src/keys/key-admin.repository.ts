@@ -1,4 +1,5 @@
 import type { ApiKeyRow, Database, NewApiKey } from '@linkservice/db';
+import { primaryWalPosition } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { isPgError } from '../pg-errors';
@@ -36,6 +37,11 @@ export class KeyAdminRepository {
    * Sets revoked_at on an active key. Null when nothing changed: the key is unknown or was
    * already revoked (a concurrent revoke waits on the row lock, then finds it revoked).
    */
+  /** The primary's WAL position now (after a revocation committed): the app's write fence. */
+  walPosition(): Promise<bigint> {
+    return primaryWalPosition(this.db);
+  }
+
   async revokeIfActive(keyId: string): Promise<StoredApiKey | null> {
     const row = await this.db
       .updateTable('api_keys')

@@ -33,6 +33,12 @@ export interface RevokedApiKey {
   key: ApiKeyView;
   /** The key was revoked before this call; revokedAt is the first revocation's time. */
   alreadyRevoked: boolean;
+  /**
+   * The primary's WAL position once this call's revocation committed: the write fence of the
+   * key's app and environment, so services reading from a replica stop accepting the key at
+   * once (docs/operations.md). Undefined when the key was revoked before.
+   */
+  walPosition?: bigint;
 }
 
 export type KeyAdminFailure = Failure<'app_not_found' | 'key_not_found'>;
@@ -64,7 +70,13 @@ export class KeyAdminService {
   /** Idempotent: revoking a revoked key succeeds and keeps the first revokedAt. */
   async revokeKey(keyId: string): Promise<Result<RevokedApiKey, KeyAdminFailure>> {
     const revoked = await this.keys.revokeIfActive(keyId);
-    if (revoked) return ok({ key: toView(revoked), alreadyRevoked: false });
+    if (revoked) {
+      return ok({
+        key: toView(revoked),
+        alreadyRevoked: false,
+        walPosition: await this.keys.walPosition(),
+      });
+    }
     // Rare path: tell an unknown key from one that was revoked before.
     const existing = await this.keys.findById(keyId);
     return existing
