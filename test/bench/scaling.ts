@@ -81,6 +81,11 @@ export interface OperationCost {
   redisScriptCommands: number;
   /** Sent commands by name, per operation. */
   redisByCommand: Record<string, number>;
+  /**
+   * CPU of the serving processes per operation, one request at a time (so it carries each
+   * request's whole fixed cost: compare operations with each other, not with the load lines).
+   */
+  serviceCpuMs: number;
 }
 
 export interface CacheMemory {
@@ -431,7 +436,7 @@ async function measureCosts(
 
     const linkHost = `${context.large.subdomainKey}.${context.linkDomain}`;
     // Aliases of the large app no redirect of this stack has followed yet (its own Redis prefix).
-    const aliases = Array.from({ length: 300 }, (_, n) =>
+    const aliases = Array.from({ length: 2_000 }, (_, n) =>
       seededAlias(1 + ((n * 3_331) % context.largeLinks)),
     );
     const follow = (alias: string) =>
@@ -449,12 +454,29 @@ async function measureCosts(
       deepLinkData: { screen: 'product', productId: n },
     });
 
-    const operations: { name: string; count: number; run: (n: number) => Promise<unknown> }[] = [
-      { name: 'redirect, cache miss', count: aliases.length, run: (n) => follow(aliases[n]!) },
-      { name: 'redirect, cached', count: aliases.length, run: (n) => follow(aliases[n]!) },
+    const operations: {
+      name: string;
+      count: number;
+      /** The processes whose CPU the operation costs. */
+      services: ServiceProcess[];
+      run: (n: number) => Promise<unknown>;
+    }[] = [
+      {
+        name: 'redirect, cache miss',
+        count: aliases.length,
+        services: [stack.redirect],
+        run: (n) => follow(aliases[n]!),
+      },
+      {
+        name: 'redirect, cached',
+        count: aliases.length,
+        services: [stack.redirect],
+        run: (n) => follow(aliases[n]!),
+      },
       {
         name: 'resolve (POST /sdk/resolve)',
-        count: 300,
+        count: 1_000,
+        services: [stack.gateway],
         run: (n) =>
           api('/sdk/resolve', context.largePublishableKey, {
             url: `https://${linkHost}/${aliases[n % aliases.length]!}`,
@@ -463,11 +485,13 @@ async function measureCosts(
       {
         name: 'creation, single',
         count: 200,
+        services: [stack.gateway, stack.worker],
         run: (n) => api('/links', context.creator.live.secret, entry(n)),
       },
       {
         name: 'creation, batch of 100',
         count: 20,
+        services: [stack.gateway, stack.worker],
         run: (n) =>
           api('/links/batch', context.creator.live.secret, {
             links: Array.from({ length: 100 }, (_, e) => entry(n * 100 + e)),
@@ -477,12 +501,17 @@ async function measureCosts(
     if (context.selected.includes('per-op-costs')) {
       for (const operation of operations) {
         const before = await snapshot();
+        const cpuBefore = operation.services.map((p) => p.cpuSeconds() ?? 0);
         for (let n = 0; n < operation.count; n++) {
           const res = (await operation.run(n)) as { status: number };
           if (res.status >= 300 && res.status !== 302) {
             throw new Error(`${operation.name}: HTTP ${res.status}`);
           }
         }
+        const cpu = operation.services.reduce(
+          (sum, p, i) => sum + (p.cpuSeconds() ?? 0) - (cpuBefore[i] ?? 0),
+          0,
+        );
         // Clicks reach Postgres at the next flush: wait one flush interval (1 s) and some.
         if (operation.name.startsWith('redirect')) await delay(1_500);
         const after = await snapshot();
@@ -512,6 +541,7 @@ async function measureCosts(
           redisCommands: round2(sent / operation.count),
           redisScriptCommands: round2(inScripts / operation.count),
           redisByCommand: byCommand,
+          serviceCpuMs: round3((cpu * 1000) / operation.count),
         };
         progress(
           `  ${operation.name}: ${cost.postgresStatements} statements, ${cost.redisCommands} Redis commands`,
@@ -588,6 +618,10 @@ function total(commands: Map<string, number>): number {
   return sum;
 }
 
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
 function round2(value: number): number {
   return Math.round(value * 100) / 100;
 }
@@ -625,15 +659,15 @@ export function formatScaling(report: ScalingReport, cores: number): string {
         `${report.idle.redisCommandsPerSecond.toFixed(1)} Redis commands/s, subtracted):`,
     );
     lines.push(
-      '| operation | Postgres statements | Redis commands sent | run inside scripts | sent, by name |',
+      '| operation | service CPU, one at a time | Postgres statements | Redis commands sent | run inside scripts | sent, by name |',
     );
-    lines.push('| --- | --- | --- | --- | --- |');
+    lines.push('| --- | --- | --- | --- | --- | --- |');
     for (const cost of report.costs) {
       const names = Object.entries(cost.redisByCommand)
         .map(([name, per]) => `${name} ${per}`)
         .join(', ');
       lines.push(
-        `| ${cost.operation} | ${cost.postgresStatements} | ${cost.redisCommands} | ${cost.redisScriptCommands} | ${names} |`,
+        `| ${cost.operation} | ${cost.serviceCpuMs} ms | ${cost.postgresStatements} | ${cost.redisCommands} | ${cost.redisScriptCommands} | ${names} |`,
       );
     }
   }
