@@ -91,7 +91,13 @@ export function createCluster(cluster: RedisClusterConfig, options: RedisOptions
     retryDelayOnMoved: 0,
     maxRedirections: CLUSTER_REDIRECTIONS,
     // A TLS endpoint's certificate names the host, not the address the cluster announces.
-    ...(cluster.tls ? { dnsLookup: (address, callback) => callback(null, address) } : {}),
+    ...(cluster.tls
+      ? {
+          dnsLookup: (address, callback) => {
+            callback(null, address);
+          },
+        }
+      : {}),
   };
   return new Cluster(cluster.nodes, clusterOptions);
 }
