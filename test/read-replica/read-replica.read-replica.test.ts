@@ -16,6 +16,7 @@ import {
   linkOf,
   sendRequest,
 } from '@linkservice/testing';
+import { IPHONE } from '../support/app-journey';
 import type { Stack } from '../support/stack';
 import { repositoryRoot, sendApiRequest, startStack } from '../support/stack';
 import { ReplicatedPostgres } from './replicated-postgres';
@@ -52,6 +53,18 @@ beforeAll(async () => {
   primary = createDb({ connectionString: servers.directUrl, max: 2 });
   replica = createDb({ connectionString: servers.directReplicaUrl, max: 2 });
   tenant = await createTenant(primary.db);
+  // The tests compare with what the replica holds: it applies 2 s late, so wait for the schema
+  // (a query before it fails: no such relation) and the tenant to be there first.
+  await eventually(
+    async () =>
+      (await replica.db
+        .selectFrom('apps')
+        .select('id')
+        .where('id', '=', tenant.appId)
+        .executeTakeFirst()
+        .catch(() => undefined)) !== undefined,
+    { timeoutMs: 15_000, what: 'the schema and the tenant on the replica' },
+  );
   metricsPorts.gateway = await freePort();
   metricsPorts.redirect = await freePort();
   stack = await startStack({
@@ -104,9 +117,10 @@ function resolve(alias: string): Promise<ApiResponse> {
   });
 }
 
-function follow(alias: string) {
+function follow(alias: string, userAgent?: string) {
   return sendRequest(`${theStack().redirect.url}/${alias}`, {
     host: `${tenant.subdomainKey}.${theStack().linkDomain}`,
+    ...(userAgent ? { headers: { 'user-agent': userAgent } } : {}),
   });
 }
 
@@ -294,6 +308,45 @@ describe('behind PgBouncer in transaction mode, with a replica applying 2 s late
       { timeoutMs: 5_000, intervalMs: 200, what: 'a redirect miss read on the replica' },
     );
     expect(await replicaReads('gateway')).toBeGreaterThanOrEqual(before.gateway + 2);
+  });
+
+  it("shows linkctl's iOS deferred page on the very next redirect, while the replica has the app without it", async () => {
+    const alias = uniqueAlias();
+    const created = await api('POST', '/links', {
+      alias,
+      webFallbackUrl: 'https://replica.example/web',
+      iosFallbackUrl: 'https://apps.apple.com/app/id1',
+    });
+    expect(created.status).toBe(201);
+    const { id } = linkOf(created);
+    await eventually(async () => (await onReplica(id)) !== undefined, {
+      timeoutMs: 10_000,
+      what: 'the link on the replica',
+    });
+    // Cached as it is now: an iPhone goes to the App Store.
+    expect((await follow(alias, IPHONE)).status).toBe(302);
+    const deferredOnReplica = async () =>
+      (
+        await replica.db
+          .selectFrom('app_associations')
+          .select('ios_deferred_page')
+          .where('app_id', '=', tenant.appId)
+          .where('environment', '=', 'live')
+          .executeTakeFirst()
+      )?.ios_deferred_page === true;
+    const staleBefore = await stale('redirect');
+
+    const set = await linkctl(
+      ...['app', 'set-ios', tenant.appId, '--team-id', 'ABCDE12345', '--bundle-id', 'com.rep'],
+      ...['--deferred-page', 'on'],
+    );
+    expect(set.stderr).toBe('');
+    // linkctl invalidated the host: the miss after it must not refill the old row from the
+    // replica (no write fence of the gateway's covers this change; the host's generation does).
+    const page = await follow(alias, IPHONE);
+    expect(page.status).toBe(200);
+    expect(await deferredOnReplica()).toBe(false);
+    expect(await stale('redirect')).toBeGreaterThan(staleBefore);
   });
 
   it('refuses a key linkctl revoked on the very next request, while the replica still accepts it', async () => {

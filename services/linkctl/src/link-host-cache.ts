@@ -66,7 +66,7 @@ export class LinkHostCache {
       return { ok: true };
     } catch (error) {
       const reason = messageOf(this.connectionError ?? error);
-      return { ok: false, reason: `Redis at ${safeLocation(this.config.REDIS_URL)}: ${reason}` };
+      return { ok: false, reason: `Redis at ${this.location()}: ${reason}` };
     }
   }
 

@@ -1,6 +1,6 @@
 import { withQueryDeadline } from '@linkservice/db';
 import type { LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
-import { linkCacheKeys, shardOfLink } from '@linkservice/link-cache';
+import { linkCacheKeys, replicaFenceOf, shardOfLink } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickCounter, ClickState } from '../clicks/click-counter';
 import type { ClickToken } from '../clicks/click-token-minter';
@@ -136,8 +136,15 @@ export class RedirectService {
     return outcome;
   }
 
-  private fromPostgres(ref: LinkRef): Promise<LinkResolution | null> {
-    return withQueryDeadline(this.options.lookupBudgetMs, () => this.options.links.find(ref));
+  /**
+   * The link from Postgres. `freshAfter` (ms): a replica may answer only if it has applied what
+   * was committed before then; without Redis there is none, and the app's write fence (also in
+   * Redis) is unknown too, so the primary answers.
+   */
+  private fromPostgres(ref: LinkRef, freshAfter?: number): Promise<LinkResolution | null> {
+    return withQueryDeadline(this.options.lookupBudgetMs, () =>
+      this.options.links.find(ref, freshAfter),
+    );
   }
 
   private load(ref: LinkRef, generation: string | null): Promise<LinkResolution | null> {
@@ -155,7 +162,11 @@ export class RedirectService {
     ref: LinkRef,
     generation: string | null,
   ): Promise<LinkResolution | null> {
-    const resolution = await this.fromPostgres(ref);
+    // The miss' generation is when the alias or its host was last invalidated, after a change
+    // committed: a replica that has not applied it would put the old row back in the cache. The
+    // app's write fence covers the gateway's changes; this also covers linkctl's host-wide ones
+    // (the iOS deferred page).
+    const resolution = await this.fromPostgres(ref, replicaFenceOf(generation) ?? undefined);
     // The answer does not wait for the cache write; a failed write only costs a later miss.
     this.options.cache.fill(ref, generation, resolution).catch((error: unknown) => {
       this.warn('link cache fill failed', error);
