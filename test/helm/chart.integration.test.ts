@@ -50,6 +50,8 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisrup
 const execFileAsync = promisify(execFile);
 
 const allTogglesValues = path.join(__dirname, 'fixtures/all-toggles.values.yaml');
+/** Redis Cluster, a read replica, PgBouncer, autoscalers: what a scaled-out deployment sets. */
+const scaleOutValues = path.join(__dirname, 'fixtures/scale-out.values.yaml');
 
 type Manifest =
   | IConfigMap
@@ -174,11 +176,13 @@ const deploymentName = (component: string) => `${RELEASE}-linkservice-${componen
 
 let defaults: Rendered;
 let allToggles: Rendered;
+let scaleOut: Rendered;
 
 beforeAll(async () => {
-  [defaults, allToggles] = await Promise.all([
+  [defaults, allToggles, scaleOut] = await Promise.all([
     render([], [], withSigningKey()),
     render([allTogglesValues]),
+    render([scaleOutValues], [], withSigningKey()),
   ]);
 });
 
@@ -406,7 +410,21 @@ describe.each([
   });
 });
 
-/** The environment a component's container starts with; secret references get sample URLs. */
+/** A key of a Secret the chart renders (its own), or undefined (an existing Secret, say). */
+function secretValue(
+  manifests: Manifest[],
+  ref: { name?: string; key: string },
+): string | undefined {
+  const secret = manifests.find((m) => m.kind === 'Secret' && m.metadata?.name === ref.name) as
+    { stringData?: Record<string, string>; data?: Record<string, string> } | undefined;
+  const encoded = secret?.data?.[ref.key];
+  return secret?.stringData?.[ref.key] ?? (encoded && Buffer.from(encoded, 'base64').toString());
+}
+
+/**
+ * The environment a component's container starts with; references to the chart's own Secret
+ * get its values, others sample URLs.
+ */
 function podEnvironment(manifests: Manifest[], component: string): Record<string, string> {
   const deployment = named(ofKind(manifests, 'Deployment'), deploymentName(component));
   const [container] = deployment.spec!.template.spec!.containers;
@@ -423,12 +441,16 @@ function podEnvironment(manifests: Manifest[], component: string): Record<string
     }
   }
   for (const variable of container.env ?? []) {
-    const value = variable.valueFrom?.secretKeyRef ? samples[variable.name] : variable.value;
+    const ref = variable.valueFrom?.secretKeyRef;
+    const value = ref ? (secretValue(manifests, ref) ?? samples[variable.name]) : variable.value;
     if (value === undefined) throw new Error(`${component}: no value for ${variable.name}`);
     env[variable.name] = value;
   }
   return env;
 }
+
+/** The nodes scale-out.values.yaml names, as the services parse them. */
+const CLUSTER_NODES = [0, 1, 2].map((n) => ({ host: `redis-${n}.redis`, port: 6379 }));
 
 describe.each([
   [
@@ -464,6 +486,15 @@ describe.each([
       },
       worker: { WORKER_CONCURRENCY: 16, INSTALL_RETENTION_DAYS: 30 },
       redirect: { TRUST_FORWARDED_HOST: true, CLICK_TOKEN_TTL_SECONDS: 900 },
+    },
+  ],
+  [
+    'scale-out values',
+    () => scaleOut,
+    {
+      gateway: { REDIS_CLUSTER_NODES: { nodes: CLUSTER_NODES, tls: false } },
+      worker: { REDIS_CLUSTER_NODES: { nodes: CLUSTER_NODES, tls: false } },
+      redirect: { REDIS_CLUSTER_NODES: { nodes: CLUSTER_NODES, tls: false } },
     },
   ],
 ] as const)('service configuration rendered with %s', (_label, rendered, expected) => {
@@ -512,21 +543,23 @@ describe.each([
   it('gives linkctl, run in the gateway container, the Redis and prefix of the link host cache', async () => {
     const { manifests } = rendered();
     // `kubectl exec deploy/…-gateway -- linkservice linkctl app set-ios …` clears the redirect
-    // service's cache: the same Secret key for REDIS_URL, the same REDIS_PREFIX.
-    const redisUrlRef = (component: string) =>
+    // service's cache: the same Secret key for REDIS_URL (or REDIS_CLUSTER_NODES), the same
+    // REDIS_PREFIX.
+    const redisRef = (component: string) =>
       named(
         ofKind(manifests, 'Deployment'),
         deploymentName(component),
-      ).spec!.template.spec!.containers[0].env?.find((e) => e.name === 'REDIS_URL')?.valueFrom
-        ?.secretKeyRef;
-    expect(redisUrlRef('gateway')).toEqual(redisUrlRef('redirect'));
-    expect(redisUrlRef('gateway')).toBeDefined();
+      ).spec!.template.spec!.containers[0].env?.find(
+        (e) => e.name === 'REDIS_URL' || e.name === 'REDIS_CLUSTER_NODES',
+      )?.valueFrom?.secretKeyRef;
+    expect(redisRef('gateway')).toEqual(redisRef('redirect'));
+    expect(redisRef('gateway')).toBeDefined();
     const results = await loadServiceConfigs({
       linkctl: podEnvironment(manifests, 'gateway'),
       redirect: podEnvironment(manifests, 'redirect'),
     });
     expect(results.linkctl.problem).toBeUndefined();
-    for (const name of ['REDIS_URL', 'REDIS_PREFIX', 'LINK_DOMAIN']) {
+    for (const name of ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_PREFIX', 'LINK_DOMAIN']) {
       expect({ name, value: results.linkctl.parsed![name] }).toEqual({
         name,
         value: results.redirect.parsed![name],
