@@ -14,9 +14,12 @@ const path = require('node:path');
  * - faults: `*.faults.test.ts`, the compiled stack against a Postgres cluster and a Redis of the
  *   suite's own, frozen, stopped and killed under load (test/faults); only `pnpm test:faults`
  *   runs it, as it needs the Postgres server binaries, redis-server and root (a few minutes).
+ * - replicas: `*.replicas.test.ts`, two of each compiled service on one database and Redis
+ *   namespace of the suite's own under mixed load (test/replicas); only `pnpm test:replicas`
+ *   runs it, as it starts six processes on a machine the other tiers already keep busy.
  * `pnpm test` runs the first three; `pnpm test:unit` and friends run one (`--selectProjects`).
  */
-const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults'];
+const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults', 'replicas'];
 const ROOTS = ['libs', 'services', 'test'];
 
 /**
@@ -93,7 +96,7 @@ function refuseUntieredTests() {
   for (const root of ROOTS) walk(path.join(__dirname, root));
   if (untiered.length > 0) {
     throw new Error(
-      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container or *.faults .test.ts): ${untiered.join(', ')}`,
+      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container, *.faults or *.replicas .test.ts): ${untiered.join(', ')}`,
     );
   }
 }
@@ -109,6 +112,8 @@ module.exports = {
     project('container'),
     // No run environment: the suite makes its own database and Redis.
     project('faults'),
+    // No run environment either: the suite makes its own database and Redis prefix.
+    project('replicas'),
   ],
   testTimeout: 30000,
   maxWorkers: 2,

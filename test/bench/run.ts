@@ -28,6 +28,8 @@ import type { PeakRss, ScenarioOutcome } from './report';
 import { buildScenarios, formatCount, SMALL_APP_LINKS } from './scenarios';
 import { clickScenarios } from './clicks';
 import type { Scenario, Subject } from './scenarios';
+import { formatScaling, runScaling, SCALING_LINE_IDS } from './scaling';
+import type { ScalingReport } from './scaling';
 import { seedLargeApp, seedPublishableKey, vacuumAnalyze } from './seed';
 import { loadBenchSettings } from './settings';
 import type { BenchSettings } from './settings';
@@ -473,6 +475,26 @@ async function main(): Promise<void> {
     }
     judge(scenarios, outcomes);
 
+    // The scale-out lines: processes of their own on a Redis of their own (test/bench/scaling.ts).
+    const scalingSelected = SCALING_LINE_IDS.filter(
+      (id) => settings.only.length === 0 || settings.only.some((part) => id.includes(part)),
+    );
+    let scaling: ScalingReport | undefined;
+    if (scalingSelected.length > 0) {
+      scaling = await runScaling({
+        settings,
+        databaseUrl: scratch.url,
+        linkDomain: LINK_DOMAIN,
+        large: large.tenant,
+        largeLinks: large.links,
+        largePublishableKey,
+        creator,
+        selected: scalingSelected,
+        runLoad,
+        progress,
+      });
+    }
+
     const overallPeak = (process: keyof PeakRss): number | null => {
       const peaks = outcomes.map((o) => o.peakRss[process]).filter((v): v is number => v !== null);
       return peaks.length ? Math.max(...peaks) : null;
@@ -499,6 +521,7 @@ async function main(): Promise<void> {
       },
       unavailableServices: services.unavailable,
       scenarios: outcomes,
+      ...(scaling && { scaling }),
     };
 
     const mb = (bytes: number | null): string =>
@@ -520,6 +543,7 @@ async function main(): Promise<void> {
           `redirect ${mb(report.peakRss.redirect)} (gw/wk/rd MB columns: peak during that scenario; ` +
           'VmHWM is reset before each)',
         '',
+        ...(scaling ? [formatScaling(scaling, machine.cpus), ''] : []),
       ].join('\n'),
     );
 

@@ -34,6 +34,11 @@ export interface ServiceProcessOptions {
   readyTimeoutMs?: number;
   /** Also copy the child's output to this process's stderr, each line prefixed with the name. */
   echo?: boolean;
+  /**
+   * Called with every whole line the child writes (stdout and stderr), for a test that reads more
+   * of a service's log than the kept tail (e.g. every `creation job finished` line of a worker).
+   */
+  onLine?: (line: string) => void;
 }
 
 function isServiceName(name: string): name is ServiceName {
@@ -86,6 +91,7 @@ export class ServiceProcess {
   private readonly execArgv: string[];
   private readonly readyTimeoutMs: number;
   private readonly echo: boolean;
+  private readonly onLine: ((line: string) => void) | undefined;
   private child: ChildProcess | undefined;
   private exited: Promise<ExitInfo> | undefined;
   private lastExit: ExitInfo | undefined;
@@ -106,6 +112,7 @@ export class ServiceProcess {
     this.portVariable = portVariable;
     this.readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
     this.echo = options.echo ?? false;
+    this.onLine = options.onLine;
   }
 
   get port(): number {
@@ -298,9 +305,16 @@ export class ServiceProcess {
     });
     this.child = child;
     running.add(child);
-    const capture = (chunk: Buffer): void => {
+    // A line may arrive in two chunks: each stream keeps its unfinished last line.
+    const partial = { stdout: '', stderr: '' };
+    const capture = (stream: keyof typeof partial, chunk: Buffer): void => {
       const text = chunk.toString('utf8');
       this.captured = (this.captured + text).slice(-OUTPUT_LIMIT);
+      if (this.onLine) {
+        const lines = (partial[stream] + text).split('\n');
+        partial[stream] = lines.pop() ?? '';
+        for (const line of lines) this.onLine(line);
+      }
       if (this.echo) {
         process.stderr.write(
           text
@@ -311,8 +325,8 @@ export class ServiceProcess {
         );
       }
     };
-    child.stdout.on('data', capture);
-    child.stderr.on('data', capture);
+    child.stdout.on('data', (chunk: Buffer) => capture('stdout', chunk));
+    child.stderr.on('data', (chunk: Buffer) => capture('stderr', chunk));
     this.exited = new Promise((resolve) => {
       const settle = (info: ExitInfo): void => {
         running.delete(child);

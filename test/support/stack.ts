@@ -28,6 +28,11 @@ export interface StackOptions {
   databaseUrl: string;
   redisUrl: string;
   /**
+   * `host:port,host:port,…` of a Redis Cluster: when set, the services get REDIS_CLUSTER_NODES
+   * instead of REDIS_URL (which `redisUrl` then only names for the test's own checks).
+   */
+  redisClusterNodes?: string;
+  /**
    * Base Redis namespace, e.g. the run's REDIS_PREFIX from testEnvironment(). The stack appends
    * its own random suffix (see `stack.redisPrefix`) so two stacks of one run never share queues
    * or limiter keys; the run's teardown still removes them, as they start with this prefix.
@@ -51,6 +56,8 @@ export interface StackOptions {
   readyTimeoutMs?: number;
   /** Copy the services' output to stderr as it arrives (debugging). */
   echo?: boolean;
+  /** Every whole line a service writes, with the service's name (see ServiceProcess onLine). */
+  onLine?: (service: ServiceName, line: string) => void;
   /**
    * Export every service's traces over OTLP/HTTP (JSON) to this base URL, e.g. an
    * OtlpReceiver's. The only way to turn telemetry on: it is off otherwise.
@@ -137,7 +144,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           OTEL_BSP_SCHEDULE_DELAY: '100',
         }),
     DATABASE_URL: options.databaseUrl,
-    REDIS_URL: options.redisUrl,
+    ...(options.redisClusterNodes === undefined
+      ? { REDIS_URL: options.redisUrl }
+      : { REDIS_CLUSTER_NODES: options.redisClusterNodes }),
     REDIS_PREFIX: redisPrefix,
     LINK_DOMAIN: linkDomain,
     // Required by the gateway: the run's key from global-setup, else one for this stack.
@@ -157,6 +166,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       execArgv: options.execArgv?.[name],
       readyTimeoutMs: options.readyTimeoutMs,
       echo: options.echo,
+      onLine: options.onLine && ((line) => options.onLine?.(name, line)),
     });
   }
   const stack = new Stack(processes, redisPrefix, linkDomain);
