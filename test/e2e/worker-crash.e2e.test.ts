@@ -46,7 +46,7 @@ beforeAll(async () => {
     },
   });
   client = new BullCreationClient({
-    redisUrl: env.redisUrl,
+    redis: { REDIS_URL: env.redisUrl },
     prefix: stack.redisPrefix,
     requests: new CreationRequestsRepository(postgres.db),
     logger: createLogger('worker-crash-test', process.env.LOG_LEVEL ?? 'silent'),

@@ -16,13 +16,20 @@ type Env = Record<string, string | undefined>;
 export function parseEnv<T extends z.ZodObject>(schema: T, env: Env): z.infer<T> {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const result = schema.safeParse(cleaned);
-  if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),
-    );
+  const problems = result.success
+    ? []
+    : result.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`);
+  for (const [one, other] of EXCLUSIVE) {
+    if (one in schema.shape && other in schema.shape && cleaned[one] && cleaned[other]) {
+      problems.push(`${other}: set ${one} or ${other}, not both`);
+    }
   }
+  if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return result.data;
 }
+
+/** Variables that name the same thing two ways: at most one of each pair may be set. */
+const EXCLUSIVE = [['REDIS_URL', 'REDIS_CLUSTER_NODES']] as const;
 
 /** Calls `load`, and on a ConfigError prints it and exits: for service entry points only. */
 export function loadOrExit<T>(load: () => T): T {
@@ -43,6 +50,40 @@ const postgresUrl = z
 const redisUrl = z
   .url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' })
   .default('redis://127.0.0.1:6379');
+
+/**
+ * REDIS_CLUSTER_NODES: `host:port,host:port,…`, a few of the cluster's nodes (any of them: the
+ * client learns the rest from the cluster). An entry may also be a `redis://` or `rediss://`
+ * URL, for a cluster that wants a password or TLS; the first entry's credentials and TLS apply
+ * to every node.
+ */
+const redisClusterNodes = z.string().transform((text, ctx) => {
+  const nodes: { host: string; port: number; url?: URL }[] = [];
+  for (const entry of text.split(',').map((part) => part.trim())) {
+    const url = URL.canParse(entry) && /^rediss?:/.test(entry) ? new URL(entry) : null;
+    const match = url ? null : /^(\[[^\]]+\]|[^:\s/]+):(\d{1,5})$/.exec(entry);
+    const host = url ? url.hostname : match?.[1];
+    const portText = url ? url.port || '6379' : match?.[2];
+    const portValue = Number(portText);
+    if (!host || !Number.isInteger(portValue) || portValue < 1 || portValue > 65535) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be host:port entries separated by commas (${JSON.stringify(entry)} is not one)`,
+      });
+      return z.NEVER;
+    }
+    nodes.push({ host: host.replace(/^\[|\]$/g, ''), port: portValue, ...(url ? { url } : {}) });
+  }
+  const first = nodes[0]?.url;
+  return {
+    nodes: nodes.map(({ host, port: nodePort }) => ({ host, port: nodePort })),
+    ...(first?.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first?.password ? { password: decodeURIComponent(first.password) } : {}),
+    tls: first?.protocol === 'rediss:',
+  };
+});
+
+export type RedisClusterConfig = z.infer<typeof redisClusterNodes>;
 
 const portNumber = z.coerce
   .number({ error: 'must be a port number' })
@@ -104,7 +145,10 @@ export const baseEnvSchema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(2_000),
   /** How long getting a pool connection may take, waiting for a free one or opening one. */
   DATABASE_CONNECT_TIMEOUT_MS: positiveInt(2_000),
+  /** A single Redis (the default). */
   REDIS_URL: redisUrl,
+  /** A Redis Cluster instead of REDIS_URL: a few of its nodes (see redisClusterNodes). */
+  REDIS_CLUSTER_NODES: redisClusterNodes.optional(),
   /** Namespaces every Redis key (queues, limits, caches) so stacks can share one Redis. */
   REDIS_PREFIX: z
     .string()
@@ -118,3 +162,6 @@ export const baseEnvSchema = z.object({
 });
 
 export type BaseConfig = z.infer<typeof baseEnvSchema>;
+
+/** Where a process' Redis is: REDIS_CLUSTER_NODES when set, else REDIS_URL. */
+export type RedisTarget = Pick<BaseConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>;

@@ -17,6 +17,7 @@ import {
   MAX_GROUP_ENTRIES,
   SETTLE_DEADLINE_MS,
 } from './creation-job.contract';
+import type { RedisTarget } from '@linkservice/config';
 import type { CreationRequestsRepository } from './creation-requests.repository';
 import type { GatherTimers } from './group-gatherer';
 import { GroupGatherer, NODE_TIMERS } from './group-gatherer';
@@ -25,7 +26,8 @@ import { resendAlone } from './pre-group-commit.compat';
 import { CreationQueueConnection } from './creation-queue.connection';
 
 export interface CreationClientOptions {
-  redisUrl: string;
+  /** REDIS_URL or REDIS_CLUSTER_NODES. */
+  redis: RedisTarget;
   /** BullMQ key prefix: the service's REDIS_PREFIX, so stacks sharing a Redis never meet. */
   prefix: string;
   /** The settle's statements (abandon-or-read), built by the caller's composition root. */

@@ -10,6 +10,19 @@ import type { FieldErrors, Link } from '@linkservice/contracts';
  * ../README.md.
  */
 export const CREATE_LINKS_QUEUE = 'link-creations';
+
+/**
+ * The BullMQ prefix of the creation queue. On Redis Cluster `<REDIS_PREFIX>:{link-creations}`,
+ * so every key of the queue (`<REDIS_PREFIX>:{link-creations}:link-creations:…`) has one hash
+ * tag and BullMQ's scripts, which touch several of them, run there; a queue's tag is its name,
+ * so queues spread over the masters. On a single Redis REDIS_PREFIX itself, the names 0.1 used:
+ * renaming a live queue's keys would strand the jobs of a rolling upgrade (a gateway of one
+ * release waiting on a queue the other's workers no longer read), and a single Redis has no
+ * slots to keep together. Every process of a deployment is in the same mode, so they agree.
+ */
+export function creationQueuePrefix(redisPrefix: string, cluster: boolean): string {
+  return cluster ? `${redisPrefix}:{${CREATE_LINKS_QUEUE}}` : redisPrefix;
+}
 /**
  * A job holding the creation requests that reached one gateway close together (group commit):
  * one job and one worker transaction for all of them, each request still answered, counted and

@@ -1,5 +1,9 @@
 import { LINK_DRAFT_DEFAULTS, toLink } from '@linkservice/contracts';
-import { createLinksJobResultSchema, createLinksPayloadSchema } from './creation-job.contract';
+import {
+  createLinksJobResultSchema,
+  createLinksPayloadSchema,
+  creationQueuePrefix,
+} from './creation-job.contract';
 import { redisOptionsFromUrl } from './redis-options';
 
 const entry = {
@@ -96,6 +100,13 @@ describe('create-links job contract', () => {
     expect(
       createLinksJobResultSchema.safeParse({ status: 'abandoned', reason: 'whatever' }).success,
     ).toBe(false);
+  });
+});
+
+describe('creationQueuePrefix', () => {
+  it("tags the queue's keys on a cluster, and keeps 0.1's names on a single Redis", () => {
+    expect(creationQueuePrefix('ls', true)).toBe('ls:{link-creations}');
+    expect(creationQueuePrefix('ls', false)).toBe('ls');
   });
 });
 

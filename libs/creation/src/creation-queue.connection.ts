@@ -1,10 +1,12 @@
-import { closeRedis, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
+import type { RedisTarget } from '@linkservice/config';
+import type { RedisClient } from '@linkservice/lifecycle';
+import { closeRedis, createCluster, REDIS_CONNECTION_DEFAULTS } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import { throttledErrorLog } from '@linkservice/logger';
 import { queueTelemetry } from '@linkservice/telemetry';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { CREATE_LINKS_QUEUE } from './creation-job.contract';
+import { CREATE_LINKS_QUEUE, creationQueuePrefix } from './creation-job.contract';
 import { redisOptionsFromUrl } from './redis-options';
 
 /**
@@ -27,11 +29,12 @@ const RECONNECT_MAX_DELAY_MS = 1_000;
 export class CreationQueueConnection {
   readonly queue: Queue;
   readonly events: QueueEvents;
-  private readonly connection: Redis;
+  /** The Queue's connection, and on a cluster the QueueEvents' too: ours to close. */
+  private readonly connections: RedisClient[];
+  private readonly connection: RedisClient;
   private closing: Promise<void> | undefined;
 
-  constructor(options: { redisUrl: string; prefix: string; logger: Logger }) {
-    const redis = redisOptionsFromUrl(options.redisUrl);
+  constructor(options: { redis: RedisTarget; prefix: string; logger: Logger }) {
     // Reconnect quickly while open; stop once closing, or close() would wait for a Redis that is
     // not there (QueueEvents.close awaits its connection).
     const retryStrategy = (attempt: number): number | null =>
@@ -39,19 +42,35 @@ export class CreationQueueConnection {
 
     // Fail fast while Redis is down (BullMQ "failing fast when Redis is down"): an HTTP request
     // must not sit in ioredis' offline queue; the settle answers it instead.
-    this.connection = new Redis({
+    const queueOptions = {
       ...REDIS_CONNECTION_DEFAULTS,
-      ...redis,
       retryStrategy,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectionName: `${options.prefix}:creation-client`,
-    });
-    // The Queue re-emits connection errors as its own 'error' event, which is logged below.
-    this.connection.on('error', () => undefined);
+    };
+    // QueueEvents blocks (XREAD): BullMQ wants it to wait out reconnects, not fail after N.
+    const eventsOptions = {
+      ...REDIS_CONNECTION_DEFAULTS,
+      retryStrategy,
+      maxRetriesPerRequest: null,
+    };
+    const cluster = options.redis.REDIS_CLUSTER_NODES;
+    const address = cluster ? null : redisOptionsFromUrl(options.redis.REDIS_URL);
+    this.connection = cluster
+      ? createCluster(cluster, queueOptions)
+      : new Redis({ ...queueOptions, ...address });
+    // BullMQ takes a cluster only as a client (its options name one node); a single Redis as
+    // options, so it makes (and closes) the blocking connection itself.
+    const eventsConnection = cluster ? createCluster(cluster, eventsOptions) : null;
+    this.connections = eventsConnection ? [this.connection, eventsConnection] : [this.connection];
+    // The Queue and QueueEvents re-emit connection errors as their own 'error' events, which
+    // are logged below.
+    for (const connection of this.connections) connection.on('error', () => undefined);
+    const prefix = creationQueuePrefix(options.prefix, this.connection.isCluster);
     this.queue = new Queue(CREATE_LINKS_QUEUE, {
       connection: this.connection,
-      prefix: options.prefix,
+      prefix,
       // While tracing is on: a producer span per job, whose context the worker continues.
       telemetry: queueTelemetry(),
     });
@@ -60,8 +79,8 @@ export class CreationQueueConnection {
       throttledErrorLog(options.logger, { message: 'creation queue: redis error' }),
     );
     this.events = new QueueEvents(CREATE_LINKS_QUEUE, {
-      connection: { ...REDIS_CONNECTION_DEFAULTS, ...redis, retryStrategy },
-      prefix: options.prefix,
+      connection: eventsConnection ?? { ...eventsOptions, ...address },
+      prefix,
       lastEventId: `${Date.now() - EVENTS_REPLAY_MS}-0`,
     });
     this.events.on(
@@ -87,8 +106,8 @@ export class CreationQueueConnection {
         await this.queue.waitUntilReady().catch(() => undefined);
       }
       await Promise.allSettled([this.events.close(), this.queue.close()]);
-      // BullMQ leaves a connection it was given open; this one is ours.
-      await closeRedis(this.connection);
+      // BullMQ leaves a connection it was given open; these are ours.
+      await Promise.all(this.connections.map((connection) => closeRedis(connection)));
     })();
     return this.closing;
   }

@@ -1,6 +1,6 @@
 import { createLogger } from '@linkservice/logger';
 import { eventually, freePort, testEnvironment } from '@linkservice/testing';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { closeRedis, createRedisClient } from './redis';
 
 function capturingLogger() {
@@ -19,14 +19,17 @@ const until = (check: () => boolean, timeoutMs: number, what: string) =>
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('a client of an unreachable Redis', () => {
-  const clients: Redis[] = [];
+  const clients: RedisClient[] = [];
   async function unreachable(retryDelayMs: number) {
     const capture = capturingLogger();
-    const redis = createRedisClient(`redis://127.0.0.1:${await freePort()}`, {
-      connectionName: 'unreachable',
-      logger: capture.logger,
-      retryStrategy: () => retryDelayMs,
-    });
+    const redis = createRedisClient(
+      { REDIS_URL: `redis://127.0.0.1:${await freePort()}` },
+      {
+        connectionName: 'unreachable',
+        logger: capture.logger,
+        retryStrategy: () => retryDelayMs,
+      },
+    );
     clients.push(redis);
     return { redis, lines: capture.lines };
   }
@@ -58,10 +61,13 @@ describe('a client of an unreachable Redis', () => {
 
 describe('a client of a running Redis', () => {
   it('speaks RESP2, as the code and BullMQ were written against (ioredis 6 would ask for RESP3)', async () => {
-    const redis = createRedisClient(testEnvironment().redisUrl, {
-      connectionName: 'resp2-check',
-      logger: createLogger('test', 'silent'),
-    });
+    const redis = createRedisClient(
+      { REDIS_URL: testEnvironment().redisUrl },
+      {
+        connectionName: 'resp2-check',
+        logger: createLogger('test', 'silent'),
+      },
+    );
     try {
       expect(String(await redis.call('CLIENT', 'INFO'))).toMatch(/ resp=2\s*$/);
     } finally {
@@ -71,10 +77,13 @@ describe('a client of a running Redis', () => {
 
   it('connects with the name it was given and closes with QUIT', async () => {
     const { logger } = capturingLogger();
-    const redis = createRedisClient(testEnvironment().redisUrl, {
-      connectionName: 'lifecycle-test',
-      logger,
-    });
+    const redis = createRedisClient(
+      { REDIS_URL: testEnvironment().redisUrl },
+      {
+        connectionName: 'lifecycle-test',
+        logger,
+      },
+    );
     expect(await redis.client('GETNAME')).toBe('lifecycle-test');
     await closeRedis(redis);
     await until(() => redis.status === 'end', 1_000, 'the connection ending');

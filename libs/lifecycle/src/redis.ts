@@ -1,5 +1,6 @@
+import type { RedisClusterConfig, RedisTarget } from '@linkservice/config';
 import type { Logger } from '@linkservice/logger';
-import type { RedisOptions } from 'ioredis';
+import type { ClusterOptions, RedisOptions } from 'ioredis';
 import { Cluster, Redis } from 'ioredis';
 
 /**
@@ -39,16 +40,64 @@ export interface RedisClientOptions extends RedisOptions {
 
 /**
  * A Redis client on REDIS_CONNECTION_DEFAULTS with its connection errors logged, so none can
- * surface as an unhandled 'error' event. `options` override the defaults.
+ * surface as an unhandled 'error' event: a Cluster when REDIS_CLUSTER_NODES is set, else a
+ * Redis on REDIS_URL. `options` override the defaults.
  */
-export function createRedisClient(url: string, { logger, ...options }: RedisClientOptions): Redis {
-  const redis = new Redis(url, { ...REDIS_CONNECTION_DEFAULTS, ...options });
+export function createRedisClient(
+  target: RedisTarget,
+  { logger, ...options }: RedisClientOptions,
+): RedisClient {
+  const redis = target.REDIS_CLUSTER_NODES
+    ? createCluster(target.REDIS_CLUSTER_NODES, options)
+    : new Redis(target.REDIS_URL, { ...REDIS_CONNECTION_DEFAULTS, ...options });
   logRedisErrors(redis, logger, options.connectionName);
   return redis;
 }
 
+/**
+ * How a cluster client finds its way after a failover or a resharding: a command answered
+ * MOVED, ASK, TRYAGAIN or CLUSTERDOWN is sent again after these delays (ioredis refreshes the
+ * slot map on MOVED), at most CLUSTER_REDIRECTIONS times, so no command waits longer than about
+ * a failover (the cluster's node timeout plus an election) before it fails.
+ */
+const CLUSTER_RETRY_DELAY_MS = 100;
+const CLUSTER_REDIRECTIONS = 16;
+
+/**
+ * A Redis Cluster client with the same behaviour per node as a single Redis client (the
+ * options' offline queue, retries per request and command timeout), the caller's retry strategy
+ * as the cluster's reconnect strategy, and every command on a master (replicas lag: a read
+ * after a write must see it).
+ */
+export function createCluster(cluster: RedisClusterConfig, options: RedisOptions): Cluster {
+  const { retryStrategy, enableOfflineQueue, ...nodeOptions } = {
+    ...REDIS_CONNECTION_DEFAULTS,
+    ...options,
+  };
+  const clusterOptions: ClusterOptions = {
+    redisOptions: {
+      ...nodeOptions,
+      ...(cluster.username ? { username: cluster.username } : {}),
+      ...(cluster.password ? { password: cluster.password } : {}),
+      ...(cluster.tls ? { tls: {} } : {}),
+    },
+    clusterRetryStrategy: retryStrategy,
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    scaleReads: 'master',
+    slotsRefreshTimeout: REDIS_CONNECTION_DEFAULTS.connectTimeout,
+    retryDelayOnFailover: CLUSTER_RETRY_DELAY_MS,
+    retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
+    retryDelayOnTryAgain: CLUSTER_RETRY_DELAY_MS,
+    retryDelayOnMoved: 0,
+    maxRedirections: CLUSTER_REDIRECTIONS,
+    // A TLS endpoint's certificate names the host, not the address the cluster announces.
+    ...(cluster.tls ? { dnsLookup: (address, callback) => callback(null, address) } : {}),
+  };
+  return new Cluster(cluster.nodes, clusterOptions);
+}
+
 /** ioredis repeats the same error on every reconnect attempt; log a change, not each retry. */
-function logRedisErrors(redis: Redis, logger: Logger, name: string): void {
+function logRedisErrors(redis: RedisClient, logger: Logger, name: string): void {
   let lastMessage: string | undefined;
   redis.on('error', (error: Error) => {
     if (error.message === lastMessage) return;
@@ -62,7 +111,7 @@ function logRedisErrors(redis: Redis, logger: Logger, name: string): void {
 }
 
 /** QUIT when connected (lets pending replies arrive), otherwise just drop the socket. */
-export async function closeRedis(redis: Redis): Promise<void> {
+export async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status === 'end') return;
   if (redis.status !== 'ready') {
     redis.disconnect();

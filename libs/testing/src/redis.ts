@@ -1,5 +1,5 @@
 import type { RedisOptions } from 'ioredis';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 /**
  * A Redis client of a port nothing listens on (1): it never connects, so Redis is "away" for
@@ -19,12 +19,32 @@ export function unreachableRedis(options: RedisOptions = {}): Redis {
   return redis;
 }
 
-/** Deletes every key whose name starts with `prefix`, a SCAN page at a time (never KEYS). */
-export async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length) await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+/**
+ * Every key matching the SCAN pattern, on a single Redis or on every master of a cluster, a SCAN
+ * page at a time (never KEYS), each page handed to `page` on the node that holds it.
+ */
+export async function scanKeys(
+  redis: Redis | Cluster,
+  pattern: string,
+  page: (node: Redis, keys: string[]) => Promise<unknown> = async () => undefined,
+): Promise<string[]> {
+  const found: string[] = [];
+  for (const node of redis instanceof Cluster ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      if (keys.length) await page(node, keys);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return found;
+}
+
+/** Deletes every key whose name starts with `prefix` (see scanKeys). */
+export async function deleteKeysWithPrefix(redis: Redis | Cluster, prefix: string): Promise<void> {
+  // One UNLINK per key: a page's keys are on one node but not in one slot.
+  await scanKeys(redis, `${prefix}*`, (node, keys) =>
+    Promise.all(keys.map((key) => node.unlink(key))),
+  );
 }

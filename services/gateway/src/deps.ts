@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { pingDatabase } from '@linkservice/db';
-import type { BuildOptions, Resources } from '@linkservice/lifecycle';
+import type { BuildOptions, RedisClient, Resources } from '@linkservice/lifecycle';
 import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
 import { ClickTokenStore, LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
@@ -37,7 +36,7 @@ export interface GatewayClients {
    * so requests answer 503 rather than hang. Keys go under
    * config.REDIS_PREFIX. BullMQ's blocking connections must be separate clients.
    */
-  redis: Redis;
+  redis: RedisClient;
   /** Hands creation jobs to the worker and waits for them: one Queue and QueueEvents. */
   creations: CreationClient;
 }
@@ -145,14 +144,14 @@ export function buildDeps(
   const postgres = createPostgres(config, { applicationName: 'linkservice-gateway', logger });
   // A command fails after one reconnect attempt, or after REDIS_COMMAND_TIMEOUT_MS when Redis
   // does not answer (frozen, blackholed): the request answers 503 instead of waiting.
-  const redis = createRedisClient(config.REDIS_URL, {
+  const redis = createRedisClient(config, {
     connectionName: 'linkservice-gateway',
     logger,
     maxRetriesPerRequest: 1,
     commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
   });
   const creations = createCreationClient({
-    redisUrl: config.REDIS_URL,
+    redis: config,
     prefix: config.REDIS_PREFIX,
     requests: new CreationRequestsRepository(postgres.db),
     logger,

@@ -1,5 +1,7 @@
 import type { LinkCacheHost } from '@linkservice/link-cache';
 import { LinkCache } from '@linkservice/link-cache';
+import type { RedisClient } from '@linkservice/lifecycle';
+import { createCluster } from '@linkservice/lifecycle';
 import { Redis } from 'ioredis';
 import type { LinkctlConfig } from './config';
 
@@ -20,11 +22,16 @@ export type HostCacheOutcome =
  * failure is a value for the command to warn about, not an error.
  */
 export class LinkHostCache {
-  private redis: Redis | undefined;
+  private redis: RedisClient | undefined;
   /** Why the connection failed: connect() itself only says "Connection is closed." */
   private connectionError: Error | undefined;
 
-  constructor(private readonly config: Pick<LinkctlConfig, 'REDIS_URL' | 'REDIS_PREFIX'>) {}
+  constructor(
+    private readonly config: Pick<
+      LinkctlConfig,
+      'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'REDIS_PREFIX'
+    >,
+  ) {}
 
   /** Drops the cached resolutions of one link host (LinkCache.invalidateHost). */
   async invalidateHost(host: LinkCacheHost): Promise<HostCacheOutcome> {
@@ -36,7 +43,7 @@ export class LinkHostCache {
       };
     } catch (error) {
       const reason = messageOf(this.connectionError ?? error);
-      return { ok: false, reason: `Redis at ${safeLocation(this.config.REDIS_URL)}: ${reason}` };
+      return { ok: false, reason: `Redis at ${this.location()}: ${reason}` };
     }
   }
 
@@ -45,9 +52,15 @@ export class LinkHostCache {
     this.redis?.disconnect();
   }
 
-  private async connected(): Promise<Redis> {
+  /** Where Redis is looked for: host:port (of the first node of a cluster), no password. */
+  private location(): string {
+    const first = this.config.REDIS_CLUSTER_NODES?.nodes[0];
+    return first ? `${first.host}:${first.port} (cluster)` : safeLocation(this.config.REDIS_URL);
+  }
+
+  private async connected(): Promise<RedisClient> {
     if (this.redis) return this.redis;
-    const redis = new Redis(this.config.REDIS_URL, {
+    const options = {
       lazyConnect: true,
       connectionName: 'linkctl',
       connectTimeout: REDIS_TIMEOUT_MS,
@@ -60,7 +73,11 @@ export class LinkHostCache {
       disconnectTimeout: 200,
       // RESP2 replies, as every client of the stack (see REDIS_CONNECTION_DEFAULTS).
       protocol: 2,
-    });
+    } as const;
+    const cluster = this.config.REDIS_CLUSTER_NODES;
+    const redis = cluster
+      ? createCluster(cluster, options)
+      : new Redis(this.config.REDIS_URL, options);
     // Kept for the warning; connect() and each command reject on their own.
     redis.on('error', (error: Error) => {
       this.connectionError ??= error;

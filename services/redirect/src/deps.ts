@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { pingDatabase } from '@linkservice/db';
-import type { BuildOptions, Resources } from '@linkservice/lifecycle';
+import type { BuildOptions, RedisClient, Resources } from '@linkservice/lifecycle';
 import { closeRedis, createPostgres, createRedisClient } from '@linkservice/lifecycle';
 import { LinkCache } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
@@ -27,7 +26,7 @@ const REDIS_BACKOFF_MS = 1_000;
 /** The clients a redirect process opens; what a test may swap (e.g. a Redis behind a proxy). */
 export interface RedirectClients {
   db: Kysely<Database>;
-  redis: Redis;
+  redis: RedisClient;
 }
 
 /**
@@ -76,7 +75,7 @@ export function buildDeps(
   const postgres = createPostgres(config, { applicationName: 'linkservice-redirect', logger });
   const opened: RedirectClients = {
     db: postgres.db,
-    redis: createRedisClient(config.REDIS_URL, {
+    redis: createRedisClient(config, {
       connectionName: 'linkservice-redirect',
       logger,
       // A redirect must never wait for Redis to come back: while it is disconnected commands

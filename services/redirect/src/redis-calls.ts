@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { RedisClient } from '@linkservice/lifecycle';
-import type { Redis } from 'ioredis';
 
 /**
  * What a failed Redis call may have done, for a caller that must not do it twice (counting a
@@ -100,7 +99,7 @@ export class RedisScript {
 }
 
 /** One wait per client for its connection, however many checks ask meanwhile. */
-const connectionWaits = new WeakMap<Redis, Promise<void>>();
+const connectionWaits = new WeakMap<RedisClient, Promise<void>>();
 
 /**
  * A PING once the client is connected, for a dependency check at start-up: a client without an
@@ -109,7 +108,7 @@ const connectionWaits = new WeakMap<Redis, Promise<void>>();
  * by the caller's timeout) and rejects with the connection attempt's own error (ECONNREFUSED…)
  * when it fails.
  */
-export async function pingOnceConnected(redis: Redis): Promise<unknown> {
+export async function pingOnceConnected(redis: RedisClient): Promise<unknown> {
   // A client closed for good never connects again: its PING fails at once.
   if (redis.status !== 'ready' && redis.status !== 'end') {
     let wait = connectionWaits.get(redis);

@@ -62,7 +62,7 @@ beforeAll(async () => {
   });
   await worker.waitUntilReady();
   gateway = new BullCreationClient({
-    redisUrl: env.redisUrl,
+    redis: { REDIS_URL: env.redisUrl },
     prefix,
     requests: new CreationRequestsRepository(gatewayDb.db),
     logger: createLogger('gateway-test', 'silent'),

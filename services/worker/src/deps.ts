@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Database } from '@linkservice/db';
 import { pingDatabase } from '@linkservice/db';
-import type { BuildOptions, Resources } from '@linkservice/lifecycle';
+import type { BuildOptions, RedisClient, Resources } from '@linkservice/lifecycle';
 import {
   closeRedis,
   createPostgres,
@@ -26,9 +25,9 @@ import { WorkerMetrics } from './metrics';
 export interface WorkerClients {
   db: Kysely<Database>;
   /** BullMQ's: maxRetriesPerRequest null, so its blocking commands wait out reconnects. */
-  queueRedis: Redis;
+  queueRedis: RedisClient;
   /** /readyz's: fails a PING at once while Redis is away instead of waiting for it. */
-  probeRedis: Redis;
+  probeRedis: RedisClient;
 }
 
 /**
@@ -64,14 +63,14 @@ export function buildDeps(
   const retryStrategy = (attempt: number): number | null =>
     shutdown.inProgress ? null : Math.min(100 * 2 ** attempt, 2_000);
   // BullMQ's blocking commands must wait out reconnects rather than fail after N retries.
-  const queueRedis = createRedisClient(config.REDIS_URL, {
+  const queueRedis = createRedisClient(config, {
     connectionName: 'linkservice-worker',
     logger,
     maxRetriesPerRequest: null,
     retryStrategy,
   });
   // Readiness must answer now, not after Redis comes back: fail commands fast on this one.
-  const probeRedis = createRedisClient(config.REDIS_URL, {
+  const probeRedis = createRedisClient(config, {
     connectionName: 'linkservice-worker-probe',
     logger,
     maxRetriesPerRequest: 1,

@@ -1,5 +1,5 @@
 import { throttledErrorLog } from '@linkservice/logger';
-import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
+import { CREATE_LINKS_QUEUE, creationQueuePrefix } from '@linkservice/creation';
 import type { MetricsServer, Registry } from '@linkservice/metrics';
 import {
   Counter,
@@ -178,7 +178,7 @@ export async function startWorkerMetrics(
   const { config, logger, metrics } = deps;
   const queue = new Queue(CREATE_LINKS_QUEUE, {
     connection: deps.probeRedis,
-    prefix: config.REDIS_PREFIX,
+    prefix: creationQueuePrefix(config.REDIS_PREFIX, deps.probeRedis.isCluster),
   });
   // One line per outage, not one per reconnect attempt (BullMQ re-emits each).
   queue.on('error', throttledErrorLog(logger, { message: 'queue metrics: redis error' }));

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { CREATE_LINKS_QUEUE } from '@linkservice/creation';
+import { CREATE_LINKS_QUEUE, creationQueuePrefix } from '@linkservice/creation';
 import type { ServiceContext, StartedService } from '@linkservice/lifecycle';
 import { pingDatabase } from '@linkservice/db';
 import { createProbeServer, settlesWithin } from '@linkservice/lifecycle';
@@ -31,7 +31,7 @@ export function startCreationWorker(
     ),
     {
       connection: deps.queueRedis,
-      prefix: config.REDIS_PREFIX,
+      prefix: creationQueuePrefix(config.REDIS_PREFIX, deps.queueRedis.isCluster),
       concurrency: config.WORKER_CONCURRENCY,
       // While tracing is on: each job's consumer span continues the producer's trace, and the
       // job's SQL spans are its children.

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@linkservice/lifecycle';
 import type { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { fixedWindowLimiter, overLimitResult } from './fixed-window';
 import { retryAfterSeconds } from './retry-after';
@@ -17,7 +17,7 @@ export interface CreationReservation extends CreationLimitState {
 }
 
 export interface CreationLimiterOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** REDIS_PREFIX: every key of this stack lives under it. */
   redisPrefix: string;
   limitPerHour: number;

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@linkservice/lifecycle';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 export interface FixedWindowOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** REDIS_PREFIX: every key of this stack lives under it. */
   redisPrefix: string;
   /** The limit's own part of the key, after the prefix. */

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@linkservice/lifecycle';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { fixedWindowLimiter, overLimitResult } from './fixed-window';
 import { retryAfterSeconds } from './retry-after';
 
 export interface SdkLimiterOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** REDIS_PREFIX: every key of this stack lives under it. */
   redisPrefix: string;
   /** SDK_RATE_LIMIT_PER_MINUTE. */

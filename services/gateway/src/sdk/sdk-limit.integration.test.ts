@@ -7,6 +7,7 @@ import {
   createTenant,
   insertLink,
   revokeKey,
+  scanKeys,
   unreachableRedis,
 } from '@linkservice/testing';
 import { budgetKey } from '../limits/sdk-limiter';
@@ -164,7 +165,7 @@ describe('the SDK abuse limit', () => {
     const key = await freshKey();
     expect((await resolveWith(key)).status).toBe(200);
     const prefix = `${gateway.deps.config.REDIS_PREFIX}:sdk-limit`;
-    const names = await scanAll(gateway.deps.redis, `${prefix}*`);
+    const names = await scanKeys(gateway.deps.redis, `${prefix}*`);
     const hash = hashSecretKey(key);
     expect(names).toContain(`${prefix}:${budgetKey(hash, '127.0.0.1')}`);
     const joined = names.join('\n');
@@ -255,14 +256,3 @@ describe('the SDK abuse limit with Redis unreachable', () => {
     expect((await cut.api('/api/v1/app', { key: tenant.live.secret })).status).toBe(200);
   });
 });
-
-async function scanAll(redis: Redis, pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    found.push(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return found;
-}

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
 import { createLogger } from '@linkservice/logger';
+import type { RedisClient } from '@linkservice/lifecycle';
 import type { ApiBody, ApiResponse, HttpRequest, Tenant } from '@linkservice/testing';
 import { createTenant, methodOf, OpenApiConformance, sendRequest } from '@linkservice/testing';
 import { apiRoutes, createApp } from '../app';
@@ -46,7 +46,7 @@ export interface TestGateway {
 }
 
 /** Resolves once the client is ready, or has failed to connect once (a Redis a test made away). */
-async function connectedOrFailed(redis: Redis): Promise<void> {
+async function connectedOrFailed(redis: RedisClient): Promise<void> {
   if (redis.status === 'ready') return;
   const settled = new AbortController();
   await Promise.race(

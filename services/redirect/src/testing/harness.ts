@@ -12,10 +12,16 @@ import {
   hashClickToken,
   parseClickTokenValue,
 } from '@linkservice/link-cache';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
 import type { HttpResponse, Tenant } from '@linkservice/testing';
-import { createTenant, eventually, sendRequest, testEnvironment } from '@linkservice/testing';
+import {
+  createTenant,
+  eventually,
+  scanKeys,
+  sendRequest,
+  testEnvironment,
+} from '@linkservice/testing';
 import type { Kysely } from 'kysely';
 import { createApp } from '../app';
 import type { RedirectConfig } from '../config';
@@ -178,7 +184,7 @@ export interface StoredClickToken extends ClickTokenRecord {
 
 /** What is stored for the token `token` (its text, as handed out), or null when nothing is. */
 export async function storedClickToken(
-  redis: Redis,
+  redis: RedisClient,
   redisPrefix: string,
   token: string,
 ): Promise<StoredClickToken | null> {
@@ -195,28 +201,16 @@ export async function storedClickToken(
 
 /** How many click tokens under `redisPrefix` name one of `linkIds` (a SCAN: tests only). */
 export async function clickTokensNaming(
-  redis: Redis,
+  redis: RedisClient,
   redisPrefix: string,
   linkIds: readonly string[],
 ): Promise<number> {
-  let count = 0;
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(
-      cursor,
-      'MATCH',
-      clickTokenPattern(redisPrefix),
-      'COUNT',
-      1000,
-    );
-    cursor = next;
-    const values = keys.length > 0 ? await redis.mget(...keys) : [];
-    for (const value of values) {
-      const record = value === null ? null : parseClickTokenValue(value);
-      if (record && linkIds.includes(record.linkId)) count++;
-    }
-  } while (cursor !== '0');
-  return count;
+  const keys = await scanKeys(redis, clickTokenPattern(redisPrefix));
+  const values = await Promise.all(keys.map((key) => redis.get(key)));
+  return values.filter((value) => {
+    const record = value === null ? null : parseClickTokenValue(value);
+    return record !== null && linkIds.includes(record.linkId);
+  }).length;
 }
 
 /** Click tokens stored for any link of the app. */

@@ -47,7 +47,7 @@ export class CreationHarness {
     this.prefix = `${basePrefix}-w${randomBytes(3).toString('hex')}`;
     this.logger = createLogger('worker-test', process.env.LOG_LEVEL ?? 'silent');
     this.client = new BullCreationClient({
-      redisUrl,
+      redis: { REDIS_URL: redisUrl },
       prefix: this.prefix,
       requests: new CreationRequestsRepository(db),
       logger: this.logger,
