@@ -17,9 +17,12 @@ const path = require('node:path');
  * - replicas: `*.replicas.test.ts`, two of each compiled service on one database and Redis
  *   namespace of the suite's own under mixed load (test/replicas); only `pnpm test:replicas`
  *   runs it, as it starts six processes on a machine the other tiers already keep busy.
+ * - cluster: `*.cluster.test.ts`, the compiled stack on a Redis Cluster the suite starts itself
+ *   (three masters, three replicas, spare ports; test/cluster): the journeys, then a master
+ *   killed under load; only `pnpm test:cluster` runs it, as it needs redis-server and redis-cli.
  * `pnpm test` runs the first three; `pnpm test:unit` and friends run one (`--selectProjects`).
  */
-const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults', 'replicas'];
+const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults', 'replicas', 'cluster'];
 const ROOTS = ['libs', 'services', 'test'];
 
 /**
@@ -96,7 +99,7 @@ function refuseUntieredTests() {
   for (const root of ROOTS) walk(path.join(__dirname, root));
   if (untiered.length > 0) {
     throw new Error(
-      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container, *.faults or *.replicas .test.ts): ${untiered.join(', ')}`,
+      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container, *.faults, *.replicas or *.cluster .test.ts): ${untiered.join(', ')}`,
     );
   }
 }
@@ -114,6 +117,8 @@ module.exports = {
     project('faults'),
     // No run environment either: the suite makes its own database and Redis prefix.
     project('replicas'),
+    // Nor this one: the suite makes its own database and Redis Cluster.
+    project('cluster'),
   ],
   testTimeout: 30000,
   maxWorkers: 2,
