@@ -14,6 +14,7 @@ import {
   shardOfLink,
 } from '@linkservice/link-cache';
 import { eventually, linkOf } from '@linkservice/testing';
+import { Redis } from 'ioredis';
 import type { Bounds } from '../faults/audit';
 import { auditAnswers, auditClicks, auditCreations } from '../faults/audit';
 import type { LoadTarget, RequestRecord } from '../faults/load';
@@ -112,6 +113,38 @@ async function startClusterStack(options: {
   stacks.push(stack);
   return stack;
 }
+
+describe('the local Redis Cluster', () => {
+  it('serves every slot from three masters, each with a replica, and knows which holds a key', async () => {
+    const ranges = await theCluster().slots();
+    expect(ranges.reduce((sum, r) => sum + r.to - r.from + 1, 0)).toBe(16_384);
+    expect(await theCluster().masterPorts()).toHaveLength(3);
+    expect(ranges.every((r) => r.replicaPorts.length === 1)).toBe(true);
+    expect(theCluster().nodesString.split(',')).toHaveLength(6);
+
+    const redis = theCluster().client();
+    try {
+      const key = `lscluster-harness:${randomBytes(4).toString('hex')}`;
+      await redis.set(key, 'here', 'EX', 60);
+      const owner = await theCluster().masterOf(key);
+      // Read from each master alone: only the owner has it, the others answer MOVED.
+      for (const port of await theCluster().masterPorts()) {
+        const node = new Redis({ host: '127.0.0.1', port, lazyConnect: true });
+        try {
+          await node.connect();
+          const read = node.get(key);
+          if (port === owner) await expect(read).resolves.toBe('here');
+          else await expect(read).rejects.toThrow(/MOVED/);
+        } finally {
+          node.disconnect();
+        }
+      }
+      await redis.del(key);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
 
 describe('the journeys, through a Redis Cluster', () => {
   let stack: Stack;
@@ -397,6 +430,9 @@ describe('a master failover under load', () => {
         r.startedAt <= failover.killedAt,
     ).length;
 
+    const malformed = answers.violations.filter(
+      (v) => v.includes('unexpected status') || v.includes('without Retry-After'),
+    );
     const byClass = (from: number, to: number) =>
       records.filter((r) => r.status >= from && r.status < to).length;
     writeClusterReport({
@@ -416,6 +452,11 @@ describe('a master failover under load', () => {
         none: records.filter((r) => r.status === 0).length,
       },
       errorsOutsideWindow: outsideWindow.length,
+      errors: describeErrors(failed, failover.killedAt),
+      malformed,
+      redirectsOnKilledShards: records.filter(
+        (r) => r.alias !== undefined && onKilledMaster(r.alias),
+      ).length,
       worst: `${answers.worstMs} ms (${answers.worstKind ?? '-'})`,
       clicks: {
         answered: clicks.expected,
@@ -428,6 +469,8 @@ describe('a master failover under load', () => {
     });
 
     expect(outsideWindow).toEqual([]);
+    // Errors are 503 with Retry-After (or no answer in time), never a 500 or a wrong status.
+    expect(malformed).toEqual([]);
     expect(creations.lost).toBe(0);
     expect(creations.duplicated).toBe(0);
     expect(creations.unknown).toBe(0);
@@ -435,3 +478,20 @@ describe('a master failover under load', () => {
     expect(clicks.lost).toBeLessThanOrEqual(atRisk);
   });
 });
+
+/** `create 503 × 4, batch 503 × 2; from +150 to +3200 ms after the kill`. */
+function describeErrors(failed: readonly RequestRecord[], killedAt: number): string {
+  if (failed.length === 0) return 'none';
+  const counts = new Map<string, number>();
+  for (const r of failed) {
+    const what = `${r.kind} ${r.status === 0 ? (r.error ?? 'no answer') : r.status}`;
+    counts.set(what, (counts.get(what) ?? 0) + 1);
+  }
+  const starts = failed.map((r) => r.startedAt - killedAt);
+  const ends = failed.map((r) => r.startedAt + r.durationMs - killedAt);
+  return `${[...counts].map(([what, n]) => `${what} × ${n}`).join(', ')}; started from ${signed(Math.min(...starts))} ms to +${Math.max(...starts)} ms, answered by +${Math.max(...ends)} ms after the kill`;
+}
+
+function signed(ms: number): string {
+  return ms < 0 ? String(ms) : `+${ms}`;
+}

@@ -9,6 +9,11 @@ export interface FailoverFigures {
   requests: number;
   status: Record<'2xx' | '3xx' | '4xx' | '5xx' | 'none', number>;
   errorsOutsideWindow: number;
+  /** Failed requests by kind and status, and when they started relative to the kill. */
+  errors: string;
+  /** Answers with a status no rule allows (a 500, a 503 without Retry-After). */
+  malformed: string[];
+  redirectsOnKilledShards: number;
   worst: string;
   clicks: { answered: number; counted: number; lost: number; overCounted: number; bound: number };
   creations: CreationAudit;
@@ -29,8 +34,13 @@ export function renderFailover(f: FailoverFigures): string {
       'only inside the failover window',
     ],
     ['errors outside the window', f.errorsOutsideWindow, '0'],
+    ['malformed answers', f.malformed.length, '0 (errors are 503 with Retry-After)'],
     ['worst answer time', f.worst, ''],
-    ['clicks answered (302)', f.clicks.answered, ''],
+    [
+      'clicks answered (302)',
+      f.clicks.answered,
+      `${f.redirectsOnKilledShards} redirects on the killed master's shards`,
+    ],
     ['clicks in link_clicks', f.clicks.counted, ''],
     [
       'clicks lost',
@@ -51,6 +61,8 @@ export function renderFailover(f: FailoverFigures): string {
     line(['---', '---', '---']),
     ...rows.map(line),
     '',
+    `- errors: ${f.errors}`,
+    ...f.malformed.slice(0, 10).map((m) => `- malformed: ${m}`),
     ...f.creations.details.slice(0, 10).map((d) => `- ${d}`),
     '',
   ].join('\n');
