@@ -403,7 +403,10 @@ describe('a master failover under load', () => {
       12_000,
       4_000,
     );
-    await stack.stop();
+    // Every service outlived the failover and stops cleanly (its last flush included).
+    const exits = Object.fromEntries(
+      await Promise.all(stack.list().map(async (p) => [p.name, await p.stop()] as const)),
+    );
     const clicks = await auditClicks(
       db(),
       tenant.appId,
@@ -454,6 +457,9 @@ describe('a master failover under load', () => {
       errorsOutsideWindow: outsideWindow.length,
       errors: describeErrors(failed, failover.killedAt),
       malformed,
+      exits: Object.entries(exits)
+        .map(([name, exit]) => `${name} ${exit?.code ?? exit?.signal ?? '?'}`)
+        .join(', '),
       redirectsOnKilledShards: records.filter(
         (r) => r.alias !== undefined && onKilledMaster(r.alias),
       ).length,
@@ -468,6 +474,11 @@ describe('a master failover under load', () => {
       creations,
     });
 
+    expect(exits).toEqual({
+      gateway: { code: 0, signal: null },
+      worker: { code: 0, signal: null },
+      redirect: { code: 0, signal: null },
+    });
     expect(outsideWindow).toEqual([]);
     // Errors are 503 with Retry-After (or no answer in time), never a 500 or a wrong status.
     expect(malformed).toEqual([]);

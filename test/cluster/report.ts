@@ -14,6 +14,8 @@ export interface FailoverFigures {
   /** Answers with a status no rule allows (a 500, a 503 without Retry-After). */
   malformed: string[];
   redirectsOnKilledShards: number;
+  /** How each service exited on the SIGTERM after the load. */
+  exits: string;
   worst: string;
   clicks: { answered: number; counted: number; lost: number; overCounted: number; bound: number };
   creations: CreationAudit;
@@ -62,6 +64,7 @@ export function renderFailover(f: FailoverFigures): string {
     ...rows.map(line),
     '',
     `- errors: ${f.errors}`,
+    `- services exited (SIGTERM after the load): ${f.exits}`,
     ...f.malformed.slice(0, 10).map((m) => `- malformed: ${m}`),
     ...f.creations.details.slice(0, 10).map((d) => `- ${d}`),
     '',
