@@ -89,11 +89,6 @@ export class RedisCluster {
     }
   }
 
-  /** Every node's port, started order (masters first as `--cluster create` assigns them). */
-  get ports(): number[] {
-    return this.nodes.map((node) => node.port);
-  }
-
   /** `127.0.0.1:<port>,…` of every node still running: the value of REDIS_CLUSTER_NODES. */
   get nodesString(): string {
     return this.liveNodes()
