@@ -20,9 +20,21 @@ const path = require('node:path');
  * - read-replica: `*.read-replica.test.ts`, the compiled stack behind PgBouncer in transaction mode with a
  *   streaming replica applying 2 s late, all of the suite's own (test/read-replica); only
  *   `pnpm test:read-replica` runs it, as it needs the Postgres server binaries, pgbouncer and root.
+ * - cluster: `*.cluster.test.ts`, the compiled stack on a Redis Cluster the suite starts itself
+ *   (three masters, three replicas, spare ports; test/cluster): the journeys, then a master
+ *   killed under load; only `pnpm test:cluster` runs it, as it needs redis-server and redis-cli.
  * `pnpm test` runs the first three; `pnpm test:unit` and friends run one (`--selectProjects`).
  */
-const TIERS = ['unit', 'integration', 'e2e', 'container', 'faults', 'replicas', 'read-replica'];
+const TIERS = [
+  'unit',
+  'integration',
+  'e2e',
+  'container',
+  'faults',
+  'replicas',
+  'read-replica',
+  'cluster',
+];
 const ROOTS = ['libs', 'services', 'test'];
 
 /**
@@ -99,7 +111,7 @@ function refuseUntieredTests() {
   for (const root of ROOTS) walk(path.join(__dirname, root));
   if (untiered.length > 0) {
     throw new Error(
-      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container, *.faults, *.replicas or *.read-replica .test.ts): ${untiered.join(', ')}`,
+      `name the tier of these tests (*.unit, *.integration, *.e2e, *.container, *.faults, *.replicas, *.read-replica or *.cluster .test.ts): ${untiered.join(', ')}`,
     );
   }
 }
@@ -119,6 +131,8 @@ module.exports = {
     project('replicas'),
     // Same: its own primary, replica and PgBouncer; Redis under its own prefix.
     project('read-replica'),
+    // Nor this one: the suite makes its own database and Redis Cluster.
+    project('cluster'),
   ],
   testTimeout: 30000,
   maxWorkers: 2,

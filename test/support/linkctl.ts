@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { testEnvironment } from '@linkservice/testing';
 import { repositoryRoot } from './service-process';
 import type { Stack } from './stack';
 
@@ -10,19 +9,17 @@ const run = promisify(execFile);
 
 /**
  * The operator CLI as built (`pnpm linkctl` minus its rebuild) with `--json`, as an operator of
- * `stack` runs it: the run's database, the stack's Redis namespace and link domain. Fails on any
+ * `stack` runs it: the stack's database, Redis (or Redis Cluster), namespace and link domain. Fails on any
  * output to stderr; answers the one JSON document it printed.
  */
 export async function stackLinkctl(stack: Stack, ...args: string[]): Promise<unknown> {
-  const env = testEnvironment();
   const { stdout, stderr } = await run(
     process.execPath,
     [join(repositoryRoot(), 'services', 'linkctl', 'dist', 'main.js'), ...args, '--json'],
     {
       env: {
         PATH: process.env.PATH ?? '',
-        DATABASE_URL: env.databaseUrl,
-        REDIS_URL: env.redisUrl,
+        ...stack.connectionEnv,
         REDIS_PREFIX: stack.redisPrefix,
         LINK_DOMAIN: stack.linkDomain,
       },

@@ -74,6 +74,11 @@ export class Stack {
     private readonly processes: Partial<Record<ServiceName, ServiceProcess>>,
     readonly redisPrefix: string,
     readonly linkDomain: string,
+    /**
+     * DATABASE_URL and REDIS_URL or REDIS_CLUSTER_NODES as the services got them: what an
+     * operator's linkctl for this stack is given.
+     */
+    readonly connectionEnv: Record<string, string>,
   ) {}
 
   /** A started service; throws when the stack was started without it. */
@@ -169,7 +174,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       onLine: options.onLine && ((line) => options.onLine?.(name, line)),
     });
   }
-  const stack = new Stack(processes, redisPrefix, linkDomain);
+  const stack = new Stack(processes, redisPrefix, linkDomain, {
+    DATABASE_URL: options.databaseUrl,
+    ...(options.redisClusterNodes === undefined
+      ? { REDIS_URL: options.redisUrl }
+      : { REDIS_CLUSTER_NODES: options.redisClusterNodes }),
+  });
 
   const started = await Promise.allSettled(stack.list().map((p) => p.start(freePort)));
   const failures = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
