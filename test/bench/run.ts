@@ -28,6 +28,7 @@ import type { PeakRss, ScenarioOutcome } from './report';
 import { buildScenarios, formatCount, SMALL_APP_LINKS } from './scenarios';
 import { clickScenarios } from './clicks';
 import type { Scenario, Subject } from './scenarios';
+import { CLUSTER_LINE_IDS } from './cluster-cost';
 import { formatScaling, runScaling, SCALING_LINE_IDS } from './scaling';
 import type { ScalingReport } from './scaling';
 import { seedLargeApp, seedPublishableKey, vacuumAnalyze } from './seed';
@@ -479,8 +480,11 @@ async function main(): Promise<void> {
     const scalingSelected = SCALING_LINE_IDS.filter(
       (id) => settings.only.length === 0 || settings.only.some((part) => id.includes(part)),
     );
+    const clusterSelected = CLUSTER_LINE_IDS.filter(
+      (id) => settings.only.length === 0 || settings.only.some((part) => id.includes(part)),
+    );
     let scaling: ScalingReport | undefined;
-    if (scalingSelected.length > 0) {
+    if (scalingSelected.length > 0 || clusterSelected.length > 0) {
       scaling = await runScaling({
         settings,
         databaseUrl: scratch.url,
@@ -490,6 +494,7 @@ async function main(): Promise<void> {
         largePublishableKey,
         creator,
         selected: scalingSelected,
+        clusterLines: clusterSelected,
         runLoad,
         progress,
       });

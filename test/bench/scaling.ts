@@ -14,6 +14,8 @@ import type { HttpLoadJob, LoadJob, LoadResult } from './load-protocol';
 import { seededAlias } from './seed';
 import type { BenchSettings } from './settings';
 import { StatementCounter } from './statement-counter';
+import type { ClusterLineId, ModeLine } from './cluster-cost';
+import { formatClusterCost, measureClusterCost } from './cluster-cost';
 
 /**
  * The bench's scale-out lines (issue 26): throughput of one and of two processes of a service in
@@ -34,7 +36,7 @@ export type ScalingLineId = (typeof SCALING_LINE_IDS)[number];
 
 /** Two rounds of each process count: 1, 2, 1, 2 (the machine drifts; both see the same stretches). */
 const SCALE_ROUNDS = 2;
-const LIMITS = {
+export const SCALING_LIMITS = {
   creationLimitPerHour: 1_000_000_000,
   serviceEnv: { gateway: { SDK_RATE_LIMIT_PER_MINUTE: '1000000000' } },
 };
@@ -48,6 +50,8 @@ export interface ScalingContext {
   largePublishableKey: string;
   creator: Tenant;
   selected: readonly ScalingLineId[];
+  /** The single-Redis-vs-cluster lines to run (cluster-cost.ts). */
+  clusterLines: readonly ClusterLineId[];
   runLoad: (job: LoadJob) => Promise<LoadResult>;
   progress: (message: string) => void;
 }
@@ -102,6 +106,8 @@ export interface ScalingReport {
   lines: ScaledLine[];
   costs: OperationCost[];
   memory?: CacheMemory;
+  /** Single Redis against Redis Cluster (cluster-cost.ts). */
+  cluster: ModeLine[];
   idle: { statementsPerSecond: number; redisCommandsPerSecond: number };
 }
 
@@ -110,6 +116,7 @@ export async function runScaling(context: ScalingContext): Promise<ScalingReport
   const report: ScalingReport = {
     lines: [],
     costs: [],
+    cluster: [],
     idle: { statementsPerSecond: 0, redisCommandsPerSecond: 0 },
   };
   const redis = await OwnRedis.create();
@@ -135,6 +142,9 @@ export async function runScaling(context: ScalingContext): Promise<ScalingReport
     if (selected.includes('per-op-costs') || selected.includes('cache-memory')) {
       await measureCosts(context, redis.url, admin, report);
     }
+    if (context.clusterLines.length > 0) {
+      report.cluster = await measureClusterCost(context, context.clusterLines, redis.url, db.db);
+    }
   } finally {
     admin.disconnect();
     await db.close();
@@ -154,14 +164,14 @@ function startPair(context: ScalingContext, redisUrl: string): Promise<Stack[]> 
         linkDomain: context.linkDomain,
         nodeEnv: 'production',
         logLevel: context.settings.logLevel,
-        ...LIMITS,
+        ...SCALING_LIMITS,
       }),
     ),
   );
 }
 
 /** The load of one line, aimed at one process: redirects, resolves or single creations. */
-function lineJob(
+export function lineJob(
   context: ScalingContext,
   id: ScalingLineId,
   origin: string,
@@ -308,7 +318,7 @@ async function commandsProcessed(redis: Redis): Promise<number> {
 }
 
 /** used_cpu_user + used_cpu_sys of the own Redis, seconds. */
-async function redisCpuSeconds(redis: Redis): Promise<number> {
+export async function redisCpuSeconds(redis: Redis): Promise<number> {
   const info = await redis.info('cpu');
   const field = (name: string) =>
     Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
@@ -409,7 +419,7 @@ async function measureCosts(
     linkDomain: context.linkDomain,
     nodeEnv: 'production',
     logLevel: context.settings.logLevel,
-    ...LIMITS,
+    ...SCALING_LIMITS,
   });
   const monitored = admin.duplicate();
   monitored.on('error', () => undefined);
@@ -671,6 +681,7 @@ export function formatScaling(report: ScalingReport, cores: number): string {
       );
     }
   }
+  if (report.cluster.length > 0) lines.push(formatClusterCost(report.cluster));
   if (report.memory) {
     const m = report.memory;
     const perMillion = (bytes: number) => `${((bytes * 1e6) / 2 ** 20).toFixed(0)} MiB`;

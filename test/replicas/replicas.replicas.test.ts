@@ -9,6 +9,7 @@ import { Cluster, Redis } from 'ioredis';
 import type { ScratchDatabase } from '../support/database';
 import { createMigratedDatabase } from '../support/database';
 import type { ServiceName, Stack } from '../support/stack';
+import { RedisCluster } from '../support/redis-cluster';
 import { startStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 import type { LoadApp, LoadRecords } from './mixed-load';
@@ -24,8 +25,9 @@ import { groupFigures, parseCreationLine } from './worker-groups';
  * gateway included), clicks exact once both redirects stopped, and group commit at work in both
  * workers for both gateways. The figures go to stdout and test/replicas/results/last-run.md.
  *
- * The Redis target is the stack's parameter: REDIS_CLUSTER_NODES in this process's environment
- * runs the same scenario on that cluster instead of the local Redis.
+ * It runs twice: on the local Redis, and on a Redis Cluster of its own (test/support/redis-cluster.ts:
+ * three masters, three replicas on spare ports, removed afterwards), the services then given
+ * REDIS_CLUSTER_NODES.
  */
 
 const CREATION_LIMIT_PER_HOUR = 50;
@@ -33,9 +35,29 @@ const LOCAL_REDIS = 'redis://127.0.0.1:6379';
 
 type RedisTarget = { url: string } | { clusterNodes: string };
 
-const REDIS_TARGET: RedisTarget = process.env.REDIS_CLUSTER_NODES
-  ? { clusterNodes: process.env.REDIS_CLUSTER_NODES }
-  : { url: process.env.REDIS_URL ?? LOCAL_REDIS };
+/** Where the run's Redis is, and how to remove it (the cluster the tier started). */
+interface RedisUnderTest {
+  target: RedisTarget;
+  remove: () => Promise<void>;
+}
+
+const MODES: [string, () => Promise<RedisUnderTest>][] = [
+  [
+    'the local Redis',
+    () =>
+      Promise.resolve({
+        target: { url: process.env.REDIS_URL ?? LOCAL_REDIS },
+        remove: () => Promise.resolve(),
+      }),
+  ],
+  [
+    'a Redis Cluster',
+    async () => {
+      const cluster = await RedisCluster.start();
+      return { target: { clusterNodes: cluster.nodesString }, remove: () => cluster.stop() };
+    },
+  ],
+];
 
 const PLAN = {
   singlesPerApp: 10,
@@ -52,7 +74,8 @@ const APPS = 12;
 
 jest.setTimeout(240_000);
 
-const startedAt = Date.now();
+let startedAt = Date.now();
+let redisUnderTest: RedisUnderTest | undefined;
 let database: ScratchDatabase | undefined;
 let postgres: DbHandle | undefined;
 let redisPrefix: string;
@@ -94,25 +117,40 @@ function redisClient(target: RedisTarget): Redis | Cluster {
   );
 }
 
-beforeAll(async () => {
-  redisPrefix = `lsreplicas-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  database = await createMigratedDatabase({ namePrefix: 'linkservice_replicas' });
-  postgres = createDb({ connectionString: database.url, max: 4 });
-  stacks.push(...(await startReplicas(REDIS_TARGET, database.url)));
-}, 120_000);
+function redisTarget(): RedisTarget {
+  if (!redisUnderTest) throw new Error('no Redis to test on');
+  return redisUnderTest.target;
+}
 
-afterAll(async () => {
-  await Promise.all(stacks.map((stack) => stack.stop(5_000)));
-  await postgres?.close();
-  await database?.drop();
-  const redis = redisClient(REDIS_TARGET);
-  try {
-    const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
-    for (const node of nodes) await deleteKeysWithPrefix(node, redisPrefix);
-  } finally {
-    redis.disconnect();
-  }
-}, 60_000);
+describe.each(MODES)('on %s', (_label, startRedis) => {
+  beforeAll(async () => {
+    startedAt = Date.now();
+    stacks.length = 0;
+    workerLines.length = 0;
+    redisUnderTest = await startRedis();
+    redisPrefix = `lsreplicas-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    database = await createMigratedDatabase({ namePrefix: 'linkservice_replicas' });
+    postgres = createDb({ connectionString: database.url, max: 4 });
+    stacks.push(...(await startReplicas(redisTarget(), database.url)));
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(stacks.map((stack) => stack.stop(5_000)));
+    await postgres?.close();
+    await database?.drop();
+    if (redisUnderTest) {
+      const redis = redisClient(redisUnderTest.target);
+      try {
+        await deleteKeysWithPrefix(redis, redisPrefix);
+      } finally {
+        redis.disconnect();
+        await redisUnderTest.remove();
+      }
+    }
+  }, 60_000);
+
+  it('keeps every guarantee with two gateways, two workers and two redirects', checkGuarantees);
+});
 
 function db() {
   if (!postgres) throw new Error('the database did not open');
@@ -135,7 +173,7 @@ interface Row {
   passed: boolean;
 }
 
-it('keeps every guarantee with two gateways, two workers and two redirects', async () => {
+async function checkGuarantees(): Promise<void> {
   const apps = await Promise.all(Array.from({ length: APPS }, newApp));
   const limited = await newApp();
   const loadStartedAt = Date.now();
@@ -278,7 +316,7 @@ it('keeps every guarantee with two gateways, two workers and two redirects', asy
     return `- ${worker}: ${figures.groups} group jobs (${figures.shared} with several requests, largest ${figures.largest}); requests by gateway: ${perGateway}`;
   });
   const report = [
-    `Replicas tier (2 gateways, 2 workers, 2 redirects; Redis ${'url' in REDIS_TARGET ? 'single' : 'cluster'}), ${new Date().toISOString()}: load ${loadMs} ms, ${Math.round((Date.now() - startedAt) / 1000)} s in all.`,
+    `Replicas tier (2 gateways, 2 workers, 2 redirects; Redis ${'url' in redisTarget() ? 'single' : 'cluster'}), ${new Date().toISOString()}: load ${loadMs} ms, ${Math.round((Date.now() - startedAt) / 1000)} s in all.`,
     `${records.creations.length} creations, ${records.reads.length} reads, ${records.redirects.length} redirects; limit ${CREATION_LIMIT_PER_HOUR}/h: the limited app got ${limited429} answers 429, created per gateway ${[...limitedByGateway].map(([gw, n]) => `${gw} ${n}`).join(', ')}.`,
     '',
     '| check | measured | expected |',
@@ -291,14 +329,14 @@ it('keeps every guarantee with two gateways, two workers and two redirects', asy
   ].join('\n');
   const dir = join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'last-run.md'), report);
+  writeFileSync(join(dir, `last-run-${'url' in redisTarget() ? 'single' : 'cluster'}.md`), report);
   process.stdout.write(`\n${report}\n`);
 
   const failed = rows.filter((r) => !r.passed);
   expect(failed.map((r) => `${r.check}: ${r.figure}, expected ${r.expected}`)).toEqual([]);
   expect(lost).toEqual([]);
   expect(mismatched).toEqual([]);
-});
+}
 
 async function countLinks(appIds: string[]): Promise<number> {
   const rows = await db().selectFrom('links').select('id').where('app_id', 'in', appIds).execute();
