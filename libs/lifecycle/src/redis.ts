@@ -70,7 +70,7 @@ const CLUSTER_REDIRECTIONS = 16;
  * after a write must see it).
  */
 export function createCluster(cluster: RedisClusterConfig, options: RedisOptions): Cluster {
-  const { retryStrategy, enableOfflineQueue, ...nodeOptions } = {
+  const { retryStrategy, enableOfflineQueue, lazyConnect, ...nodeOptions } = {
     ...REDIS_CONNECTION_DEFAULTS,
     ...options,
   };
@@ -82,7 +82,10 @@ export function createCluster(cluster: RedisClusterConfig, options: RedisOptions
       ...(cluster.tls ? { tls: {} } : {}),
     },
     clusterRetryStrategy: retryStrategy,
+    // The cluster's own, not its nodes': a lazy cluster connects on connect() or its first
+    // command (linkctl's), one that is not connects at once.
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
     scaleReads: 'master',
     slotsRefreshTimeout: REDIS_CONNECTION_DEFAULTS.connectTimeout,
     retryDelayOnFailover: CLUSTER_RETRY_DELAY_MS,
