@@ -369,10 +369,19 @@ const FAILOVER_BOUNDS: Bounds = {
   'redirect-uncached': CAP_MS,
 };
 
+interface ScenarioMasters {
+  /** The creation queue's slot. */
+  queue: number;
+  /** Each link host shard's, in shard order. */
+  shards: readonly number[];
+  /** The app's hourly creation counter's (`<prefix>:creation-limit:<appId>`, the gateway's). */
+  counter: number;
+}
+
 interface Scenario {
   name: string;
-  /** Picks the master to kill, given the port serving each link host shard. */
-  victim: (queueMaster: number, shardMasters: readonly number[]) => Promise<number> | number;
+  /** Picks the master to kill, given who serves what of the scenario's stack and app. */
+  victim: (masters: ScenarioMasters) => Promise<number> | number;
 }
 
 /**
@@ -404,7 +413,14 @@ async function runFailover(scenario: Scenario): Promise<void> {
   const shardMasters = await Promise.all(
     LINK_HOST_SHARD_TAGS.map((shardTag) => theCluster().masterOf(`{${shardTag}}`)),
   );
-  const victim = await scenario.victim(queueMaster, shardMasters);
+  const counterMaster = await theCluster().masterOf(
+    `${stack.redisPrefix}:creation-limit:${tenant.appId}`,
+  );
+  const victim = await scenario.victim({
+    queue: queueMaster,
+    shards: shardMasters,
+    counter: counterMaster,
+  });
   const killedShards = shardMasters.filter((port) => port === victim).length;
   // Every master holds some of the link host's shards: each kill hits clicks of the load.
   expect(killedShards).toBeGreaterThan(0);
@@ -467,6 +483,7 @@ async function runFailover(scenario: Scenario): Promise<void> {
       promotionMs: failover.recoveredAt - failover.killedAt,
       killedShards,
       queue: victim === queueMaster,
+      counter: victim === counterMaster,
     },
     requests: records.length,
     status: {
@@ -518,20 +535,21 @@ describe('a master failover under load', () => {
   it('loses only what the docs say it may: the master of the creation queue and link host shards', async () => {
     await runFailover({
       name: 'queue + shards master',
-      victim: (queueMaster) => queueMaster,
+      victim: (masters) => masters.queue,
     });
   });
 
   it('loses only what the docs say it may: a master of link host shards only', async () => {
     await runFailover({
       name: 'shards-only master',
-      // A master that still has a replica (the one promoted above has none) and not the queue.
-      victim: async (queueMaster, shardMasters) => {
+      // A master that still has a replica (the one promoted above has none), holding neither
+      // the queue nor the app's creation counter: of the two such masters, one at least.
+      victim: async (masters) => {
         const withReplica = (await theCluster().slots())
           .filter((range) => range.replicaPorts.length > 0)
           .map((range) => range.masterPort);
-        const port = shardMasters.find((p) => p !== queueMaster && withReplica.includes(p));
-        if (port === undefined) throw new Error('no master with a replica besides the queue’s');
+        const port = withReplica.find((p) => p !== masters.queue && p !== masters.counter);
+        if (port === undefined) throw new Error('no master with a replica and no creation key');
         return port;
       },
     });

@@ -12,6 +12,8 @@ export interface FailoverFigures {
     killedShards: number;
     /** Whether the killed master held the creation queue's slot. */
     queue: boolean;
+    /** Whether it held the load's app's hourly creation counter. */
+    counter: boolean;
   };
   requests: number;
   status: Record<'2xx' | '3xx' | '4xx' | '5xx' | 'none', number>;
@@ -39,7 +41,7 @@ const ROWS: [string, (f: FailoverFigures) => string | number, string][] = [
   [
     'killed master',
     (f) =>
-      `:${f.failover.killedPort}, ${f.failover.queue ? 'creation queue + ' : ''}${f.failover.killedShards}/16 shards`,
+      `:${f.failover.killedPort}: ${f.failover.queue ? 'creation queue, ' : ''}${f.failover.counter ? "the app's creation counter, " : ''}${f.failover.killedShards}/16 shards`,
     '',
   ],
   ['replica serving after', (f) => `${f.failover.promotionMs} ms`, ''],
