@@ -69,6 +69,29 @@ export class WriteFences {
 }
 
 /**
+ * The fence a read of one app's rows must pass (ReadYourWrites.fenceFor); 'unknown' sends the
+ * read to the primary.
+ */
+export type FenceLookup = (scope: FenceScope) => Promise<ReadFence | 'unknown'>;
+
+/** No fence: every replica answer that is found will do (no replica, or tests). */
+export const NO_FENCE: FenceLookup = () => Promise.resolve({});
+
+/**
+ * The fence of a read whose first row names its app and environment: 'unknown' without a row
+ * (the primary answers a miss anyway).
+ */
+export function fenceOfFirstRow<Row>(
+  fenceOf: FenceLookup,
+  scopeOf: (row: Row) => FenceScope,
+): (rows: readonly Row[]) => Promise<ReadFence | 'unknown'> {
+  return (rows) => {
+    const row = rows.at(0);
+    return row ? fenceOf(scopeOf(row)) : Promise.resolve('unknown');
+  };
+}
+
+/**
  * Read-your-writes for the gateway's links: what a writer records after its commit, and the fence
  * a reader passes to the replica reads. Without a replica both are free (nothing is recorded).
  */

@@ -2,7 +2,8 @@ import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
 import { columnChangesOf, LINK_COLUMNS } from '@linkservice/contracts';
-import type { CountedLinkRow, Database, ReadFence } from '@linkservice/db';
+import type { CountedLinkRow, Database, FenceLookup, ReadFence } from '@linkservice/db';
+import { fenceOfFirstRow, NO_FENCE } from '@linkservice/db';
 import { constantStatement, executeStatement, ReplicaReads } from '@linkservice/db';
 import type { AuthContext } from '../auth/auth-context';
 import type { KeyRow } from '../auth/keys.repository';
@@ -82,11 +83,6 @@ export interface LinksRepositoryOptions {
   reads?: ReplicaReads;
 }
 
-/** The fence a read must pass: given, or found from the key's app once the row names it. */
-export type FenceLookup = (scope: LinkScope) => Promise<ReadFence | 'unknown'>;
-
-const NO_FENCE: FenceLookup = () => Promise.resolve({});
-
 export class LinksRepository {
   private readonly fewMatches: number;
   private readonly reads: ReplicaReads;
@@ -127,12 +123,10 @@ export class LinksRepository {
       run: (db) => executeStatement(db, FIND_BY_ID_FOR_KEY, [keyHash, id]),
       // No key (one made a moment ago) or no link (one created a moment ago): ask the primary.
       found: (rows) => rows.at(0)?.id != null,
-      fence: (rows) => {
-        const row = rows.at(0);
-        return row
-          ? fenceOf({ appId: row.appId, environment: row.keyEnvironment })
-          : Promise.resolve('unknown' as const);
-      },
+      fence: fenceOfFirstRow(fenceOf, (row) => ({
+        appId: row.appId,
+        environment: row.keyEnvironment,
+      })),
     });
     const found = rows.at(0);
     if (!found) return undefined;

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database, Environment, ReadFence } from '@linkservice/db';
+import type { Database, Environment, FenceLookup } from '@linkservice/db';
+import { fenceOfFirstRow, NO_FENCE } from '@linkservice/db';
 import { constantStatement, executeStatement, ReplicaReads } from '@linkservice/db';
 import type { OpenedLinkUrl } from '@linkservice/contracts';
 import type { AuthContext } from '../auth/auth-context';
@@ -53,12 +54,6 @@ export interface KeyedResolve {
   now: Date;
 }
 
-/** The fence of the key's app and environment (ReadYourWrites.fenceFor). */
-export type ResolveFenceLookup = (scope: {
-  appId: string;
-  environment: Environment;
-}) => Promise<ReadFence | 'unknown'>;
-
 export class ResolveRepository {
   private readonly reads: ReplicaReads;
 
@@ -75,7 +70,7 @@ export class ResolveRepository {
   async findForKey(
     keyHash: Buffer,
     ref: OpenedLinkRef | null,
-    fenceOf: ResolveFenceLookup = () => Promise.resolve({}),
+    fenceOf: FenceLookup = NO_FENCE,
   ): Promise<KeyedResolve | undefined> {
     const parameters = [
       keyHash,
@@ -87,12 +82,10 @@ export class ResolveRepository {
       run: (db) => executeStatement(db, RESOLVE_FOR_KEY, parameters),
       // No key or no link on the replica (made a moment ago): ask the primary.
       found: (rows) => rows.at(0)?.linkId != null,
-      fence: (rows) => {
-        const row = rows.at(0);
-        return row
-          ? fenceOf({ appId: row.appId, environment: row.keyEnvironment })
-          : Promise.resolve('unknown' as const);
-      },
+      fence: fenceOfFirstRow(fenceOf, (row) => ({
+        appId: row.appId,
+        environment: row.keyEnvironment,
+      })),
     });
     const found = rows.at(0);
     if (!found) return undefined;

@@ -1,29 +1,23 @@
 import type { Kysely } from 'kysely';
-import type { Database, Environment, ReadFence } from '@linkservice/db';
-import { ReplicaReads } from '@linkservice/db';
+import type { Database, FenceLookup } from '@linkservice/db';
+import { NO_FENCE, ReplicaReads } from '@linkservice/db';
 import type { LinkRef, LinkResolution } from '@linkservice/link-cache';
-
-/** The write fence of the link's app and environment (ReadYourWrites.fenceFor). */
-export type ResolutionFenceLookup = (scope: {
-  appId: string;
-  environment: Environment;
-}) => Promise<ReadFence | 'unknown'>;
 
 export interface LinkResolutionRepositoryOptions {
   /** Where misses are read (DATABASE_READ_URL); the primary (`db`) by default. */
   reads?: ReplicaReads;
   /** The gateway's write fences: a link its app just changed is not read from a stale replica. */
-  fenceOf?: ResolutionFenceLookup;
+  fenceOf?: FenceLookup;
 }
 
 /** The redirect's read of a link, behind a cache miss. */
 export class LinkResolutionRepository {
   private readonly reads: ReplicaReads;
-  private readonly fenceOf: ResolutionFenceLookup;
+  private readonly fenceOf: FenceLookup;
 
   constructor(db: Kysely<Database>, options: LinkResolutionRepositoryOptions = {}) {
     this.reads = options.reads ?? new ReplicaReads({ primary: db, replica: undefined });
-    this.fenceOf = options.fenceOf ?? (() => Promise.resolve({}));
+    this.fenceOf = options.fenceOf ?? NO_FENCE;
   }
 
   /**
