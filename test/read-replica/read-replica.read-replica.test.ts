@@ -75,6 +75,8 @@ beforeAll(async () => {
     creationLimitPerHour: 1_000_000,
     env: {
       DATABASE_READ_URL: servers.bouncerReplicaUrl,
+      // PgBouncer 1.18: no named statements (a name lives in one server session).
+      DATABASE_NAMED_STATEMENTS: 'false',
       DATABASE_READ_POLL_MS: '200',
       // The link host's cache would answer redirects without reading: keep misses frequent.
       LINK_CACHE_TTL_SECONDS: '1',

@@ -145,6 +145,12 @@ export const baseEnvSchema = z.object({
    */
   DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(0),
   /**
+   * The hot paths' constant statements as named prepared statements (parsed and planned once per
+   * connection). false behind PgBouncer in transaction mode before 1.21, or later without
+   * `max_prepared_statements`: a name lives in one server session.
+   */
+  DATABASE_NAMED_STATEMENTS: z.stringbool({ error: 'must be true or false' }).default(true),
+  /**
    * A streaming replica (or a PgBouncer in front of exactly one) for reads: GET, lists, resolve,
    * the link host's cache misses. Unset: every read goes to DATABASE_URL.
    */

@@ -71,8 +71,13 @@ describe('constantStatement', () => {
   }
   const SELECT_ROW = constantStatement<Row>('SELECT a, b FROM pool_test_rows WHERE a = $1');
 
-  it('runs unnamed: no session keeps a prepared statement (PgBouncer transaction mode)', async () => {
-    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+  /** What one connection's session holds after running SELECT_ROW twice and a Kysely query. */
+  async function preparedAfterRuns(namedStatements: boolean | undefined): Promise<string[]> {
+    const handle = createDb({
+      connectionString: databaseUrl,
+      max: 1,
+      ...(namedStatements === undefined ? {} : { namedStatements }),
+    });
     try {
       // One connection, so the check below sees the session the statements ran in.
       await handle.pool.query('CREATE TEMPORARY TABLE pool_test_rows (a int, b text)');
@@ -81,10 +86,22 @@ describe('constantStatement', () => {
       expect(await executeStatement(handle.db, SELECT_ROW, [1])).toEqual([{ a: 1, b: 'one' }]);
       expect(await executeStatement(handle.db, SELECT_ROW, [2])).toEqual([{ a: 2, b: 'two' }]);
       await handle.db.selectFrom('apps').select('id').limit(1).execute();
-      const prepared = await handle.pool.query('SELECT name FROM pg_prepared_statements');
-      expect(prepared.rows).toEqual([]);
+      const prepared = await handle.pool.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements',
+      );
+      return prepared.rows.map((row) => `${row.name}: ${row.statement}`);
     } finally {
       await handle.close();
     }
+  }
+
+  it('runs named by default: the session parses and plans it once, under a name of its text', async () => {
+    expect(await preparedAfterRuns(undefined)).toEqual([
+      expect.stringMatching(/^ls_[0-9a-f]{24}: SELECT a, b FROM pool_test_rows WHERE a = \$1$/),
+    ]);
+  });
+
+  it('runs unnamed without namedStatements: no session keeps a prepared statement (PgBouncer before 1.21)', async () => {
+    expect(await preparedAfterRuns(false)).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ export interface PostgresConfig {
   DATABASE_POOL_SIZE: number;
   DATABASE_QUERY_TIMEOUT_MS: number;
   DATABASE_STATEMENT_TIMEOUT_MS: number;
+  DATABASE_NAMED_STATEMENTS: boolean;
   DATABASE_CONNECT_TIMEOUT_MS: number;
 }
 
@@ -18,8 +19,9 @@ export interface PostgresConfig {
  * pg's query_timeout, which holds behind PgBouncer and against a frozen server alike), on the
  * server by the role's statement_timeout (or DATABASE_STATEMENT_TIMEOUT_MS on a direct
  * connection) and by SET LOCAL inside transactions; getting a connection by
- * DATABASE_CONNECT_TIMEOUT_MS. Nothing depends on session state, so the URL may name PgBouncer
- * in transaction mode.
+ * DATABASE_CONNECT_TIMEOUT_MS. Nothing else depends on session state than the named statements
+ * (DATABASE_NAMED_STATEMENTS), so with those off the URL may name any PgBouncer in transaction
+ * mode, and with them on one from 1.21 with `max_prepared_statements`.
  */
 export function createPostgres(
   config: PostgresConfig,
@@ -31,6 +33,7 @@ export function createPostgres(
     applicationName,
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    namedStatements: config.DATABASE_NAMED_STATEMENTS,
     connectionTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     onConnectionError: (error) => {
       logger.warn({ err: error }, 'postgres connection lost');
@@ -78,6 +81,7 @@ export function openReadReplica(
     max: config.DATABASE_POOL_SIZE,
     applicationName: `${applicationName}-read`,
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    namedStatements: config.DATABASE_NAMED_STATEMENTS,
     connectionTimeoutMs: config.DATABASE_READ_CONNECT_TIMEOUT_MS,
     onConnectionError: (error) => {
       logger.warn({ err: error }, 'postgres replica connection lost');

@@ -6,7 +6,7 @@ import pg from 'pg';
 /**
  * What the bare baselines (read-server.ts, insert-server.ts) share: a pg Pool of the gateway's
  * size, the key check the gateway makes on every request (SHA-256 of the bearer looked up in
- * api_keys JOIN apps, never cached; an unnamed statement, as the gateway's), the JSON answer and
+ * api_keys JOIN apps, never cached; a prepared statement, as the gateway's), the JSON answer and
  * the Link fields every answer shows.
  * No framework, logging, request ids or validation beyond that.
  */
@@ -37,9 +37,9 @@ export async function authenticate(
 ): Promise<KeyRow | undefined> {
   const secret = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
   if (!parseSecretKey(secret)) return undefined;
-  // Unnamed, as the gateway's own lookup since it runs behind PgBouncer in transaction mode
-  // (docs/operations.md): parsed and planned on every call, like the service's.
+  // A named statement, as the gateway's own lookup: each connection parses and plans it once.
   const key = await pool.query<KeyRow>({
+    name: 'bare_key_lookup',
     text: KEY_LOOKUP,
     values: [hashSecretKey(secret)],
   });

@@ -35,7 +35,7 @@ export function activeKeyStatement(read?: { columns: string; join: string }): st
 
 /**
  * Runs for every /api/v1 request whose route has no combined load: a constant statement, built
- * once (sent unnamed, see constantStatement).
+ * once (a named prepared statement unless DATABASE_NAMED_STATEMENTS=false, see constantStatement).
  */
 const FIND_ACTIVE_BY_HASH = constantStatement<KeyRow>(activeKeyStatement());
 

@@ -26,6 +26,7 @@ function pool(config: Partial<PostgresConfig> & { DATABASE_URL: string }): DbHan
       DATABASE_POOL_SIZE: 2,
       DATABASE_QUERY_TIMEOUT_MS: 500,
       DATABASE_STATEMENT_TIMEOUT_MS: 0,
+      DATABASE_NAMED_STATEMENTS: true,
       DATABASE_CONNECT_TIMEOUT_MS: 500,
       ...config,
     },
