@@ -1,5 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeTierReport } from '../support/tier-report';
 import type { CreationAudit } from '../faults/audit';
 
 /** One failover's figures, a column of the tier's table. */
@@ -94,11 +93,5 @@ export function renderFailovers(durationMs: number): string {
 
 /** Prints the table and writes it to test/cluster/results/last-run.md (git-ignored). */
 export function writeClusterReport(durationMs: number): string {
-  const table = renderFailovers(durationMs);
-  const dir = join(__dirname, 'results');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'last-run.md');
-  writeFileSync(file, table);
-  process.stdout.write(`\n${table}\nwritten to ${file}\n`);
-  return file;
+  return writeTierReport(__dirname, renderFailovers(durationMs));
 }

@@ -1,5 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeTierReport } from '../support/tier-report';
 
 /** One fault's figures, as the note's table shows them. */
 export interface FaultRow {
@@ -48,11 +47,5 @@ export function renderTable(durationMs: number): string {
 
 /** Prints the table and writes it to test/faults/results/last-run.md (git-ignored). */
 export function writeReport(durationMs: number): string {
-  const table = renderTable(durationMs);
-  const dir = join(__dirname, 'results');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'last-run.md');
-  writeFileSync(file, table);
-  process.stdout.write(`\n${table}\nwritten to ${file}\n`);
-  return file;
+  return writeTierReport(__dirname, renderTable(durationMs));
 }

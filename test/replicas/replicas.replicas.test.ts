@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { linkHostFor } from '@linkservice/contracts';
 import type { DbHandle } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
@@ -10,6 +8,7 @@ import type { ScratchDatabase } from '../support/database';
 import { createMigratedDatabase } from '../support/database';
 import type { ServiceName, Stack } from '../support/stack';
 import { RedisCluster } from '../support/redis-cluster';
+import { writeTierReport } from '../support/tier-report';
 import { startStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 import type { LoadApp, LoadRecords } from './mixed-load';
@@ -327,10 +326,11 @@ async function checkGuarantees(): Promise<void> {
     `- groups mixing gateways: ${groups.mixedGateways} (a group is gathered by one gateway; the workers share every gateway's groups)`,
     '',
   ].join('\n');
-  const dir = join(__dirname, 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `last-run-${'url' in redisTarget() ? 'single' : 'cluster'}.md`), report);
-  process.stdout.write(`\n${report}\n`);
+  writeTierReport(
+    __dirname,
+    report,
+    `last-run-${'url' in redisTarget() ? 'single' : 'cluster'}.md`,
+  );
 
   const failed = rows.filter((r) => !r.passed);
   expect(failed.map((r) => `${r.check}: ${r.figure}, expected ${r.expected}`)).toEqual([]);
