@@ -207,6 +207,11 @@ export function clickKeys(prefix: string, shard: number): ClickKeys {
   return clickKeysIn(shardSpace(prefix, shard));
 }
 
+/** Each shard's pending-clicks hash, by shard: built once by the redirect's hot-path callers. */
+export function pendingKeysByShard(prefix: string): readonly string[] {
+  return LINK_HOST_SHARD_TAGS.map((_, shard) => clickKeys(prefix, shard).pending);
+}
+
 /** The click keys under `space` (a shard's, or the layout before shards: compat). */
 export function clickKeysIn(space: string): ClickKeys {
   return {

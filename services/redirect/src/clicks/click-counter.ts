@@ -1,9 +1,9 @@
 import type { RedisClient } from '@linkservice/lifecycle';
 import {
   callGroups,
-  clickKeys,
   clickTokenKey,
   clickTokenValue,
+  pendingKeysByShard,
   shardOfTokenHash,
 } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
@@ -69,12 +69,15 @@ export class ClickCounter {
   private readonly uncertain: UncertainClicks;
   private readonly drops = new DropLedger();
   private readonly clock: () => number;
+  /** The pending-clicks hash of each link host shard. */
+  private readonly pendingKeys: readonly string[];
   private readonly warn: (message: string, error: unknown) => void;
 
   constructor(private readonly options: ClickCounterOptions) {
     this.unrecorded = new UnrecordedClicks(options.maxUntokened ?? MAX_UNTOKENED);
     this.uncertain = new UncertainClicks(options.maxUncertain ?? MAX_UNCERTAIN);
     this.clock = options.clock ?? Date.now;
+    this.pendingKeys = pendingKeysByShard(options.redisPrefix);
     this.warn = throttled(10_000, (message, error) => {
       options.logger.warn({ err: error }, message);
     });
@@ -264,9 +267,8 @@ export class ClickCounter {
         const keys: string[] = [];
         const args: (string | number)[] = [tokenTtlMs, this.reconcileMarginMs];
         for (const click of group) {
-          const shard = shardOfTokenHash(click.tokenHash);
           keys.push(
-            clickKeys(redisPrefix, shard).pending,
+            this.pendingKeys[shardOfTokenHash(click.tokenHash)],
             clickTokenKey(redisPrefix, click.tokenHash),
           );
           args.push(click.linkId, click.at);

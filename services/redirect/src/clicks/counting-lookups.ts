@@ -2,9 +2,9 @@ import type { RedisClient } from '@linkservice/lifecycle';
 import type { CacheLookup, LinkCache, LinkRef } from '@linkservice/link-cache';
 import {
   callGroups,
-  clickKeys,
   clickTokenKey,
   linkCacheKeys,
+  pendingKeysByShard,
   shardOfLink,
 } from '@linkservice/link-cache';
 import { RedisCallError, RedisScript, callRedis } from '../redis-calls';
@@ -61,8 +61,12 @@ interface QueuedLookup {
 export class CountingLookups {
   /** Lookups asked for in this event-loop turn, sent together once it ends. */
   private queued: QueuedLookup[] = [];
+  /** The pending-clicks hash of each link host shard. */
+  private readonly pendingKeys: readonly string[];
 
-  constructor(private readonly options: CountingLookupsOptions) {}
+  constructor(private readonly options: CountingLookupsOptions) {
+    this.pendingKeys = pendingKeysByShard(options.redisPrefix);
+  }
 
   /**
    * The cache lookup of `ref` and, when `click` is given and the entry is a link that redirects
@@ -114,7 +118,7 @@ export class CountingLookups {
         generation,
         hostGeneration,
         click ? clickTokenKey(redisPrefix, click.tokenHash) : entry,
-        clickKeys(redisPrefix, shardOfLink(ref)).pending,
+        this.pendingKeys[shardOfLink(ref)],
       );
       args.push(click ? String(click.at) : '');
     }
