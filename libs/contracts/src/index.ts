@@ -1,3 +1,4 @@
+export * from './analytics-dimensions';
 export * from './app-association';
 export * from './link';
 export { LINK_FIELDS } from './link-field-table';

@@ -6,13 +6,18 @@ import type { Database } from './schema';
 
 type TypeId = Parameters<typeof pg.types.getTypeParser>[0];
 const INT8_OID: TypeId = pg.types.builtins.INT8;
+const DATE_OID: TypeId = pg.types.builtins.DATE;
 
-/** Counters and COUNT(*) are int8; every value we keep fits a JS number, so parse them as one. */
+/**
+ * Counters and COUNT(*) are int8; every value we keep fits a JS number, so parse them as one.
+ * A date stays its 'YYYY-MM-DD' text: pg would make it a Date at local midnight.
+ */
 const types: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: TypeId, format: 'text' | 'binary' = 'text'): unknown =>
-    oid === INT8_OID && format === 'text'
-      ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+  getTypeParser: ((oid: TypeId, format: 'text' | 'binary' = 'text'): unknown => {
+    if (format === 'text' && oid === INT8_OID) return (value: string) => Number(value);
+    if (format === 'text' && oid === DATE_OID) return (value: string) => value;
+    return pg.types.getTypeParser(oid, format);
+  }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** A constant statement the hot paths run on every request (e.g. the API key lookup). */

@@ -138,6 +138,56 @@ export interface Database {
     id: string;
     applied_at: GeneratedTimestamp;
   };
+  /** Click rollups per scope (a link, or '' for its app), hour and dimension values. */
+  click_rollup_hours: ClickRollup & { hour: Timestamp };
+  /** The same per UTC day (a date, read as 'YYYY-MM-DD'). */
+  click_rollup_days: ClickRollup & { day: string };
+  /** Totals and unique visitors per scope and UTC day (see the click-analytics migration). */
+  link_click_days: {
+    app_id: string;
+    environment: Environment;
+    link_id: string;
+    day: string;
+    clicks: Counter;
+    bot_clicks: Counter;
+    unique_visitors: Counter;
+  };
+  /** Totals per scope and month (its first day), for an app's top links. */
+  link_click_months: {
+    app_id: string;
+    environment: Environment;
+    link_id: string;
+    month: string;
+    clicks: Counter;
+    bot_clicks: Counter;
+  };
+  /** Values of the capped dimensions admitted per scope and day (the rest count as 'other'). */
+  click_dimension_values: {
+    app_id: string;
+    environment: Environment;
+    link_id: string;
+    day: string;
+    dimension: string;
+    value: string;
+  };
+}
+
+/** The columns both click rollups share. */
+interface ClickRollup {
+  app_id: string;
+  environment: Environment;
+  /** A link's id, or '' for the app and environment as a whole. */
+  link_id: string;
+  country: string;
+  platform: string;
+  os: string;
+  browser: string;
+  referrer: string;
+  utm_source: string;
+  utm_medium: string;
+  utm_campaign: string;
+  clicks: Counter;
+  bot_clicks: Counter;
 }
 
 export type AppRow = Selectable<Database['apps']>;

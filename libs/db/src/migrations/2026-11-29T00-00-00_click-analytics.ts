@@ -1,0 +1,115 @@
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+
+// Frozen: never edit a migration that has shipped; add a new dated file instead.
+
+/**
+ * Click analytics as rollups: counts only, nothing personal (no address, user agent, full
+ * referrer, cookie or visitor hash is ever stored; unique visitors arrive as one number per link
+ * and day, counted in Redis).
+ *
+ * Every table has a row per scope: `link_id` is a link's id, or '' for the app and environment
+ * as a whole (all of its links), so an app's answers read its own rows instead of summing every
+ * link's. Reads filter on app_id and environment first: the key of every table starts with them.
+ *
+ * - click_rollup_hours / click_rollup_days: clicks (people) and bot_clicks (crawlers that were
+ *   redirected) per scope, hour or UTC day, and combination of the eight dimensions. Values of
+ *   the capped dimensions (referrer, utm_*) beyond the day's cap are stored as 'other'
+ *   (click_dimension_values), so a link's rows per hour are bounded by the combinations that
+ *   occurred. Partitioned by month; hourly rows are kept ANALYTICS_HOURLY_RETENTION_DAYS, daily
+ *   ones ANALYTICS_DAILY_RETENTION_DAYS (the worker drops and deletes in slices, and creates the
+ *   months ahead; a DEFAULT partition takes rows of a month not created yet).
+ * - link_click_days: per scope and day the totals and the day's unique visitors (HyperLogLog
+ *   count, only ever raised; an app's is the sum of its links').
+ * - link_click_months: per scope and month the totals, for an app's top links over a range.
+ * - click_dimension_values: the capped dimensions' values admitted per scope and day, so the cap
+ *   holds across flushes; kept two days.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  const dimensions = sql.raw(`
+      country text NOT NULL,
+      platform text NOT NULL,
+      os text NOT NULL,
+      browser text NOT NULL,
+      referrer text NOT NULL,
+      utm_source text NOT NULL,
+      utm_medium text NOT NULL,
+      utm_campaign text NOT NULL`);
+  const dimensionKey = sql.raw(
+    'country, platform, os, browser, referrer, utm_source, utm_medium, utm_campaign',
+  );
+  await sql`
+    CREATE TABLE click_rollup_hours (
+      app_id text NOT NULL,
+      environment text NOT NULL,
+      link_id text NOT NULL,
+      hour timestamptz NOT NULL,
+      ${dimensions},
+      clicks bigint NOT NULL DEFAULT 0,
+      bot_clicks bigint NOT NULL DEFAULT 0,
+      PRIMARY KEY (app_id, environment, link_id, hour, ${dimensionKey})
+    ) PARTITION BY RANGE (hour)`.execute(db);
+  await sql`CREATE TABLE click_rollup_hours_default PARTITION OF click_rollup_hours DEFAULT`.execute(
+    db,
+  );
+  await sql`
+    CREATE TABLE click_rollup_days (
+      app_id text NOT NULL,
+      environment text NOT NULL,
+      link_id text NOT NULL,
+      day date NOT NULL,
+      ${dimensions},
+      clicks bigint NOT NULL DEFAULT 0,
+      bot_clicks bigint NOT NULL DEFAULT 0,
+      PRIMARY KEY (app_id, environment, link_id, day, ${dimensionKey})
+    ) PARTITION BY RANGE (day)`.execute(db);
+  await sql`CREATE TABLE click_rollup_days_default PARTITION OF click_rollup_days DEFAULT`.execute(
+    db,
+  );
+  await sql`
+    CREATE TABLE link_click_days (
+      app_id text NOT NULL,
+      environment text NOT NULL,
+      link_id text NOT NULL,
+      day date NOT NULL,
+      clicks bigint NOT NULL DEFAULT 0,
+      bot_clicks bigint NOT NULL DEFAULT 0,
+      unique_visitors bigint NOT NULL DEFAULT 0,
+      PRIMARY KEY (app_id, environment, link_id, day)
+    ) PARTITION BY RANGE (day)`.execute(db);
+  await sql`CREATE TABLE link_click_days_default PARTITION OF link_click_days DEFAULT`.execute(db);
+  await sql`
+    CREATE TABLE link_click_months (
+      app_id text NOT NULL,
+      environment text NOT NULL,
+      link_id text NOT NULL,
+      month date NOT NULL,
+      clicks bigint NOT NULL DEFAULT 0,
+      bot_clicks bigint NOT NULL DEFAULT 0,
+      PRIMARY KEY (app_id, environment, link_id, month)
+    )`.execute(db);
+  await sql`
+    CREATE INDEX link_click_months_top_idx
+    ON link_click_months (app_id, environment, month, clicks DESC, link_id)`.execute(db);
+  await sql`
+    CREATE TABLE click_dimension_values (
+      app_id text NOT NULL,
+      environment text NOT NULL,
+      link_id text NOT NULL,
+      day date NOT NULL,
+      dimension text NOT NULL,
+      value text NOT NULL,
+      PRIMARY KEY (app_id, environment, link_id, day, dimension, value)
+    )`.execute(db);
+  await sql`CREATE INDEX click_dimension_values_day_idx ON click_dimension_values (day)`.execute(
+    db,
+  );
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await sql`DROP TABLE click_dimension_values`.execute(db);
+  await sql`DROP TABLE link_click_months`.execute(db);
+  await sql`DROP TABLE link_click_days`.execute(db);
+  await sql`DROP TABLE click_rollup_days`.execute(db);
+  await sql`DROP TABLE click_rollup_hours`.execute(db);
+}
