@@ -212,6 +212,17 @@ export function pendingKeysByShard(prefix: string): readonly string[] {
   return LINK_HOST_SHARD_TAGS.map((_, shard) => clickKeys(prefix, shard).pending);
 }
 
+/**
+ * `<prefix>:{<tag>}:visitors:<UTC day>:` + link id: the HyperLogLog of a link's unique visitors
+ * that day (HMACs under the day's salt, never an address), in the shard of the link's alias, so
+ * the lookup that counts a click adds its visitor in the same call. The script appends the link
+ * id (only it knows which link an alias resolves to); the key stays in the prefix' slot. Each
+ * expires at the end of the next day, with the salt.
+ */
+export function visitorsKeyPrefix(prefix: string, shard: number, day: number): string {
+  return `${shardSpace(prefix, shard)}:visitors:${day}:`;
+}
+
 /** The click keys under `space` (a shard's, or the layout before shards: compat). */
 export function clickKeysIn(space: string): ClickKeys {
   return {

@@ -9,7 +9,7 @@ import { associationDocument, associationFileFor } from './associations/associat
 import type { RedirectDeps } from './deps';
 import type { LinkHost } from '@linkservice/contracts';
 import { aliasFromPath, linkUrlFor, parseLinkHost } from '@linkservice/contracts';
-import { requestHost } from './http/host';
+import { clientAddress, requestHost } from './http/host';
 import { requestPath, requestQuery } from './http/request-target';
 import { logRequestAtDebug } from './http/request-logging';
 import { redirectRouteLabel } from './http/route-label';
@@ -70,6 +70,17 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
     }
   }
 
+  /** What a click's analytics are derived from; read once, never kept. */
+  function clickClientOf(req: IncomingMessage) {
+    const referrer = req.headers.referer;
+    const country = config.GEO_COUNTRY_HEADER ? req.headers[config.GEO_COUNTRY_HEADER] : undefined;
+    return {
+      address: clientAddress(req, config.TRUST_FORWARDED_FOR),
+      referrer,
+      countryHeader: Array.isArray(country) ? country[0] : country,
+    };
+  }
+
   async function serveLinkHost(
     req: IncomingMessage,
     res: ServerResponse,
@@ -100,6 +111,7 @@ export function createApp(deps: RedirectDeps, options: AppOptions): RequestListe
         userAgent: req.headers['user-agent'],
         query: requestQuery(req.url),
         isGet,
+        client: clickClientOf(req),
       });
     } catch (error) {
       warnUnavailable(error);

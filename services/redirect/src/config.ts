@@ -19,6 +19,27 @@ export const redirectEnvSchema = baseEnvSchema.extend({
    * proxy in front always sets (or strips) it; otherwise any client could pick the host.
    */
   TRUST_FORWARDED_HOST: z.stringbool({ error: 'must be true or false' }).default(false),
+  /**
+   * Take the client's address (for its country and unique-visitor count, never stored) from the
+   * first `X-Forwarded-For` entry instead of the connection. Only behind a proxy that sets it.
+   */
+  TRUST_FORWARDED_FOR: z.stringbool({ error: 'must be true or false' }).default(false),
+  /** Count clicks' analytics (dimensions and unique visitors) with them. */
+  ANALYTICS_ENABLED: z.stringbool({ error: 'must be true or false' }).default(true),
+  /**
+   * An MMDB file (MaxMind GeoIP2/GeoLite2 Country or compatible) to look clients' countries up
+   * in, instead of the bundled DB-IP Lite database.
+   */
+  GEO_DATABASE_PATH: z.string().min(1).optional(),
+  /**
+   * A request header an edge in front sets to the client's country (e.g. `cf-ipcountry` behind
+   * Cloudflare). Trusted when set: only where every request comes through that edge.
+   */
+  GEO_COUNTRY_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'must be a header name')
+    .transform((name) => name.toLowerCase())
+    .optional(),
   /** How long a resolved link is served from Redis; writers invalidate it sooner. */
   LINK_CACHE_TTL_SECONDS: positiveInt(300),
   /** How long "no such alias" is remembered, so bursts of unknown aliases spare Postgres. */

@@ -21,6 +21,10 @@ import { LinkResolutionRepository } from './links/link-resolution.repository';
 import { RedirectService } from './links/redirect.service';
 import { RedirectMetrics } from './metrics';
 import { RedisBackoff } from './redis-backoff';
+import { ClickAnalytics } from './analytics/click-analytics';
+import { CountryLookup } from './analytics/countries';
+import { UserAgentClassifier } from './analytics/user-agent-families';
+import { VisitorSalts } from './analytics/visitor-salts';
 import { pingOnceConnected } from './redis-calls';
 
 /**
@@ -40,7 +44,10 @@ export interface RedirectClients {
  * handed to createApp(), which builds nothing itself.
  */
 export interface RedirectDeps extends RedirectClients {
-  config: Pick<RedirectConfig, 'LINK_DOMAIN' | 'TRUST_FORWARDED_HOST'>;
+  config: Pick<
+    RedirectConfig,
+    'LINK_DOMAIN' | 'TRUST_FORWARDED_HOST' | 'TRUST_FORWARDED_FOR' | 'GEO_COUNTRY_HEADER'
+  >;
   logger: Logger;
   /** Resolves aliases and counts the clicks of redirects. */
   redirects: RedirectService;
@@ -52,6 +59,8 @@ export interface RedirectDeps extends RedirectClients {
 
 export interface RedirectResources extends Resources<RedirectDeps> {
   flusher: ClickFlusher;
+  /** The daily salts of unique visitors; null with ANALYTICS_ENABLED=false. */
+  salts: VisitorSalts | null;
   /**
    * Counts clicks and stores their click tokens (what waits in memory while Redis is away: clicks
    * for Postgres, uncertain clicks to reconcile, and `clicksDropped`).
@@ -137,6 +146,20 @@ export function buildDeps(
   });
   const metrics = new RedirectMetrics();
   metrics.watchClicks(clicks, flusher);
+  const salts = config.ANALYTICS_ENABLED
+    ? new VisitorSalts({ redis, redisPrefix: config.REDIS_PREFIX, logger })
+    : null;
+  const analytics =
+    salts === null
+      ? null
+      : new ClickAnalytics({
+          countries: new CountryLookup({
+            databasePath: config.GEO_DATABASE_PATH,
+            trustedHeader: config.GEO_COUNTRY_HEADER,
+          }),
+          userAgents: new UserAgentClassifier(),
+          salts,
+        });
   reads.observe(new ReplicaReadMetrics(metrics.registry, () => reads.lagSeconds).read);
   const redirects = new RedirectService({
     links: new LinkResolutionRepository(db, {
@@ -151,6 +174,7 @@ export function buildDeps(
     logger,
     lookupBudgetMs: config.DATABASE_QUERY_TIMEOUT_MS,
     cacheStats: metrics.cache,
+    analytics,
   });
 
   let closing: Promise<void> | undefined;
@@ -173,18 +197,21 @@ export function buildDeps(
       redis: () => pingOnceConnected(redis),
     },
     flusher,
+    salts,
     clicks,
     startFlushing: () => {
-      if (redis.status === 'ready') flusher.start();
-      else
-        redis.once('ready', () => {
-          flusher.start();
-        });
+      const start = () => {
+        flusher.start();
+        salts?.start();
+      };
+      if (redis.status === 'ready') start();
+      else redis.once('ready', start);
     },
     // What was opened here, whatever a test swapped in.
     close: () =>
       (closing ??= (async () => {
         await flusher.stop();
+        salts?.stop();
         await closeRedis(opened.redis);
         await replica.close();
         await postgres.close();

@@ -20,7 +20,8 @@ import { sql } from 'kysely';
  *   ones ANALYTICS_DAILY_RETENTION_DAYS (the worker drops and deletes in slices, and creates the
  *   months ahead; a DEFAULT partition takes rows of a month not created yet).
  * - link_click_days: per scope and day the totals and the day's unique visitors (HyperLogLog
- *   count, only ever raised; an app's is the sum of its links').
+ *   count, only ever raised; an app's is the sum of its links', kept by a trigger). Rows moved
+ *   between partitions must go in without firing it (into the table before it is attached).
  * - link_click_months: per scope and month the totals, for an app's top links over a range.
  * - click_dimension_values: the capped dimensions' values admitted per scope and day, so the cap
  *   holds across flushes; kept two days.
@@ -78,6 +79,28 @@ export async function up(db: Kysely<any>): Promise<void> {
       PRIMARY KEY (app_id, environment, link_id, day)
     ) PARTITION BY RANGE (day)`.execute(db);
   await sql`CREATE TABLE link_click_days_default PARTITION OF link_click_days DEFAULT`.execute(db);
+  // The app's row of a day adds what each of its links' unique visitors rose by, exactly: the
+  // trigger sees the link row's previous figure under its lock, whoever raised it.
+  await sql`
+    CREATE FUNCTION link_click_days_app_visitors() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO link_click_days (app_id, environment, link_id, day, unique_visitors)
+      VALUES (NEW.app_id, NEW.environment, '', NEW.day,
+        NEW.unique_visitors - CASE WHEN TG_OP = 'UPDATE' THEN OLD.unique_visitors ELSE 0 END)
+      ON CONFLICT (app_id, environment, link_id, day)
+      DO UPDATE SET unique_visitors = link_click_days.unique_visitors + EXCLUDED.unique_visitors;
+      RETURN NULL;
+    END
+    $$`.execute(db);
+  await sql`
+    CREATE TRIGGER link_click_days_app_visitors_insert AFTER INSERT ON link_click_days
+    FOR EACH ROW WHEN (NEW.link_id <> '' AND NEW.unique_visitors > 0)
+    EXECUTE FUNCTION link_click_days_app_visitors()`.execute(db);
+  await sql`
+    CREATE TRIGGER link_click_days_app_visitors_update AFTER UPDATE OF unique_visitors
+    ON link_click_days
+    FOR EACH ROW WHEN (NEW.link_id <> '' AND NEW.unique_visitors > OLD.unique_visitors)
+    EXECUTE FUNCTION link_click_days_app_visitors()`.execute(db);
   await sql`
     CREATE TABLE link_click_months (
       app_id text NOT NULL,
@@ -110,6 +133,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP TABLE click_dimension_values`.execute(db);
   await sql`DROP TABLE link_click_months`.execute(db);
   await sql`DROP TABLE link_click_days`.execute(db);
+  await sql`DROP FUNCTION link_click_days_app_visitors()`.execute(db);
   await sql`DROP TABLE click_rollup_days`.execute(db);
   await sql`DROP TABLE click_rollup_hours`.execute(db);
 }

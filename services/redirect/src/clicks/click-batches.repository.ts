@@ -1,42 +1,116 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '@linkservice/db';
+import {
+  APP_DAY_VALUE_CAP,
+  DIRECT_REFERRER,
+  LINK_DAY_VALUE_CAP,
+  NO_UTM,
+  OTHER_VALUE,
+} from '@linkservice/contracts';
+import { parseDimensionField } from '../analytics/click-analytics';
 
-/** Clicks counted per link id, applied once under `id` (link_click_batches). */
+const DIMENSION_COLUMNS = sql.raw(
+  'country, platform, os, browser, referrer, utm_source, utm_medium, utm_campaign',
+);
+const PEOPLE = sql.raw('coalesce(sum(clicks) FILTER (WHERE NOT bot), 0)');
+const BOTS = sql.raw('coalesce(sum(clicks) FILTER (WHERE bot), 0)');
+
+/** A capped dimension's value of a `scoped` row: 'other' when this flush folded it (`folded`). */
+function cappedValue(column: 'referrer' | 'utm_source' | 'utm_medium' | 'utm_campaign') {
+  const value = sql.ref(`s.${column}`);
+  return sql`CASE WHEN EXISTS (
+    SELECT 1 FROM folded f
+    WHERE f.app_id = s.app_id AND f.environment = s.environment AND f.scope = s.scope
+      AND f.day = s.day AND f.dimension = ${column} AND f.value = ${value}
+  ) THEN ${OTHER_VALUE} ELSE ${value} END`;
+}
+
+/**
+ * Clicks counted per field of the pending hash, applied once under `id` (link_click_batches): a
+ * link id's clicks, and (click-analytics.ts) a link id with dimensions: those clicks' hour,
+ * bot or person, and dimension values.
+ */
 export interface ClickBatch {
   id: string;
   counts: ReadonlyMap<string, number>;
 }
 
-/** link_clicks and its ledger of applied batches, as the click flusher writes them. */
+/** A link's unique visitors on a UTC day so far (its HyperLogLog's count). */
+export interface VisitorCount {
+  linkId: string;
+  /** Days since the epoch. */
+  day: number;
+  visitors: number;
+}
+
+/** link_clicks, the click analytics rollups and the ledger of applied batches, as the flusher writes them. */
 export class ClickBatchesRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
-   * Adds batches of counted clicks to link_clicks, each at most once per id, in a single
-   * statement (so atomically): the batch ids are claimed in link_click_batches and the counts of
-   * the claimed ones move (summed per link). A concurrent claimer of the same id waits for the
-   * first to commit and then claims nothing.
+   * Adds batches of counted clicks to link_clicks and the analytics rollups, each batch at most
+   * once per id, in a single statement (so atomically: a link's clickCount and its analytics
+   * gain the same clicks, or neither does): the batch ids are claimed in link_click_batches and
+   * the counts of the claimed ones move (summed per link, and per scope, bucket and dimension
+   * values). A concurrent claimer of the same id waits for the first to commit and then claims
+   * nothing. `visitors` raise links' daily unique visitors (never lower them), claimed or not.
    *
-   * Only link_clicks is written (see the link-clicks migration): a link's first click inserts its
-   * row, later ones add to it. The links row is only read (for the app and environment a new row
-   * copies, and to skip ids of links that do not exist); no links row or index gets a new version,
-   * so click traffic leaves the links table, its search index and updated_at alone. Rows are
-   * upserted in link id order, so two flushers with overlapping batches lock them in the same
-   * order and cannot deadlock.
+   * link_clicks: only it is written (see the link-clicks migration): a link's first click
+   * inserts its row, later ones add to it. The links row is only read (for the app and
+   * environment a new row copies, and to skip ids of links that do not exist).
    *
-   * Returns the ids this call claimed; one missing had already been applied.
+   * Analytics (see the click-analytics migration): every click counts for its link's rows and
+   * its app's ('' scope); values of the capped dimensions that are new to a scope's day are
+   * admitted in click_dimension_values while the day has room (LINK_DAY_VALUE_CAP,
+   * APP_DAY_VALUE_CAP; the most clicked first), and counted as 'other' beyond it.
+   *
+   * Rows are upserted in key order, so two flushers with overlapping batches lock them in the
+   * same order. Returns the ids this call claimed; one missing had already been applied.
    */
-  async apply(batches: readonly ClickBatch[]): Promise<Set<string>> {
-    if (batches.length === 0) return new Set();
-    const batchIds: string[] = [];
-    const linkIds: string[] = [];
-    const clicks: number[] = [];
+  async apply(
+    batches: readonly ClickBatch[],
+    visitors: readonly VisitorCount[] = [],
+  ): Promise<Set<string>> {
+    if (batches.length === 0 && visitors.length === 0) return new Set();
+    const counts = { batch: [] as string[], link: [] as string[], clicks: [] as number[] };
+    const dims = {
+      batch: [] as string[],
+      link: [] as string[],
+      hour: [] as number[],
+      bot: [] as boolean[],
+      country: [] as string[],
+      platform: [] as string[],
+      os: [] as string[],
+      browser: [] as string[],
+      referrer: [] as string[],
+      source: [] as string[],
+      medium: [] as string[],
+      campaign: [] as string[],
+      clicks: [] as number[],
+    };
     for (const batch of batches) {
-      for (const [linkId, count] of batch.counts) {
-        batchIds.push(batch.id);
-        linkIds.push(linkId);
-        clicks.push(count);
+      for (const [field, count] of batch.counts) {
+        const dimension = parseDimensionField(field);
+        if (dimension === null) {
+          counts.batch.push(batch.id);
+          counts.link.push(field);
+          counts.clicks.push(count);
+          continue;
+        }
+        dims.batch.push(batch.id);
+        dims.link.push(dimension.linkId);
+        dims.hour.push(dimension.hour);
+        dims.bot.push(dimension.bot);
+        dims.country.push(dimension.country);
+        dims.platform.push(dimension.platform);
+        dims.os.push(dimension.os);
+        dims.browser.push(dimension.browser);
+        dims.referrer.push(dimension.referrer);
+        dims.source.push(dimension.utm_source);
+        dims.medium.push(dimension.utm_medium);
+        dims.campaign.push(dimension.utm_campaign);
+        dims.clicks.push(count);
       }
     }
     const result = await sql<{ id: string }>`
@@ -50,7 +124,7 @@ export class ClickBatchesRepository {
         SELECT l.id, l.app_id, l.environment, c.clicks
         FROM (
           SELECT r.link_id, sum(r.clicks)::bigint AS clicks
-          FROM unnest(${batchIds}::text[], ${linkIds}::text[], ${clicks}::bigint[])
+          FROM unnest(${counts.batch}::text[], ${counts.link}::text[], ${counts.clicks}::bigint[])
             AS r(batch_id, link_id, clicks)
           JOIN claim ON claim.id = r.batch_id
           WHERE r.clicks > 0
@@ -60,6 +134,128 @@ export class ClickBatchesRepository {
         ORDER BY l.id
         ON CONFLICT (link_id)
         DO UPDATE SET click_count = link_clicks.click_count + EXCLUDED.click_count
+      ), scoped AS (
+        SELECT l.app_id, l.environment, s.scope, r.hour,
+          DATE '1970-01-01' + (r.hour / 24)::int AS day, r.bot, r.country, r.platform, r.os,
+          r.browser, r.referrer, r.utm_source, r.utm_medium, r.utm_campaign, r.clicks
+        FROM unnest(
+          ${dims.batch}::text[], ${dims.link}::text[], ${dims.hour}::bigint[], ${dims.bot}::bool[],
+          ${dims.country}::text[], ${dims.platform}::text[], ${dims.os}::text[],
+          ${dims.browser}::text[], ${dims.referrer}::text[], ${dims.source}::text[],
+          ${dims.medium}::text[], ${dims.campaign}::text[], ${dims.clicks}::bigint[]
+        ) AS r(batch_id, link_id, hour, bot, country, platform, os, browser, referrer,
+          utm_source, utm_medium, utm_campaign, clicks)
+        JOIN claim ON claim.id = r.batch_id
+        JOIN links l ON l.id = r.link_id
+        CROSS JOIN LATERAL (VALUES (r.link_id), ('')) AS s(scope)
+        WHERE r.clicks > 0
+      ), offered AS (
+        SELECT s.app_id, s.environment, s.scope, s.day, v.dimension, v.value,
+          sum(s.clicks) AS clicks
+        FROM scoped s
+        CROSS JOIN LATERAL (VALUES
+          ('referrer', s.referrer), ('utm_source', s.utm_source),
+          ('utm_medium', s.utm_medium), ('utm_campaign', s.utm_campaign)
+        ) AS v(dimension, value)
+        WHERE v.value NOT IN (${DIRECT_REFERRER}, ${NO_UTM}, ${OTHER_VALUE})
+        GROUP BY s.app_id, s.environment, s.scope, s.day, v.dimension, v.value
+      ), fresh AS (
+        SELECT o.app_id, o.environment, o.scope, o.day, o.dimension, o.value,
+          row_number() OVER (
+            PARTITION BY o.app_id, o.environment, o.scope, o.day, o.dimension
+            ORDER BY o.clicks DESC, o.value
+          ) AS rank
+        FROM offered o
+        WHERE NOT EXISTS (
+          SELECT 1 FROM click_dimension_values d
+          WHERE d.app_id = o.app_id AND d.environment = o.environment AND d.link_id = o.scope
+            AND d.day = o.day AND d.dimension = o.dimension AND d.value = o.value
+        )
+      ), admitted AS (
+        INSERT INTO click_dimension_values (app_id, environment, link_id, day, dimension, value)
+        SELECT f.app_id, f.environment, f.scope, f.day, f.dimension, f.value
+        FROM fresh f
+        WHERE f.rank + (
+          SELECT count(*) FROM click_dimension_values d
+          WHERE d.app_id = f.app_id AND d.environment = f.environment AND d.link_id = f.scope
+            AND d.day = f.day AND d.dimension = f.dimension
+        ) <= CASE WHEN f.scope = '' THEN ${APP_DAY_VALUE_CAP}::int ELSE ${LINK_DAY_VALUE_CAP}::int END
+        ORDER BY 1, 2, 3, 4, 5, 6
+        ON CONFLICT (app_id, environment, link_id, day, dimension, value)
+        DO UPDATE SET value = EXCLUDED.value
+        RETURNING app_id, environment, link_id AS scope, day, dimension, value
+      ), folded AS (
+        SELECT f.app_id, f.environment, f.scope, f.day, f.dimension, f.value FROM fresh f
+        EXCEPT
+        SELECT a.app_id, a.environment, a.scope, a.day, a.dimension, a.value FROM admitted a
+      ), capped AS (
+        SELECT s.app_id, s.environment, s.scope, s.hour, s.day, s.bot, s.country, s.platform,
+          s.os, s.browser,
+          ${cappedValue('referrer')} AS referrer,
+          ${cappedValue('utm_source')} AS utm_source,
+          ${cappedValue('utm_medium')} AS utm_medium,
+          ${cappedValue('utm_campaign')} AS utm_campaign,
+          s.clicks
+        FROM scoped s
+      ), hours AS (
+        INSERT INTO click_rollup_hours AS t (app_id, environment, link_id, hour, ${DIMENSION_COLUMNS},
+          clicks, bot_clicks)
+        SELECT app_id, environment, scope, to_timestamp(hour * 3600), ${DIMENSION_COLUMNS},
+          ${PEOPLE}, ${BOTS}
+        FROM capped
+        GROUP BY app_id, environment, scope, hour, ${DIMENSION_COLUMNS}
+        ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        ON CONFLICT (app_id, environment, link_id, hour, ${DIMENSION_COLUMNS})
+        DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
+          bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks
+      ), days AS (
+        INSERT INTO click_rollup_days AS t (app_id, environment, link_id, day, ${DIMENSION_COLUMNS},
+          clicks, bot_clicks)
+        SELECT app_id, environment, scope, day, ${DIMENSION_COLUMNS}, ${PEOPLE}, ${BOTS}
+        FROM capped
+        GROUP BY app_id, environment, scope, day, ${DIMENSION_COLUMNS}
+        ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        ON CONFLICT (app_id, environment, link_id, day, ${DIMENSION_COLUMNS})
+        DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
+          bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks
+      ), totals AS (
+        SELECT app_id, environment, scope, day, sum(clicks) AS clicks, sum(bot_clicks) AS bot_clicks,
+          max(visitors) AS visitors
+        FROM (
+          SELECT app_id, environment, scope, day, ${PEOPLE} AS clicks, ${BOTS} AS bot_clicks,
+            0::bigint AS visitors
+          FROM capped
+          GROUP BY app_id, environment, scope, day
+          UNION ALL
+          SELECT l.app_id, l.environment, u.link_id, DATE '1970-01-01' + u.day, 0, 0, u.visitors
+          FROM unnest(
+            ${visitors.map((v) => v.linkId)}::text[], ${visitors.map((v) => v.day)}::int[],
+            ${visitors.map((v) => v.visitors)}::bigint[]
+          ) AS u(link_id, day, visitors)
+          JOIN links l ON l.id = u.link_id
+        ) x
+        GROUP BY app_id, environment, scope, day
+      ), link_days AS (
+        INSERT INTO link_click_days AS t (app_id, environment, link_id, day, clicks, bot_clicks,
+          unique_visitors)
+        SELECT app_id, environment, scope, day, clicks, bot_clicks, visitors
+        FROM totals
+        ORDER BY 1, 2, 3, 4
+        ON CONFLICT (app_id, environment, link_id, day)
+        DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
+          bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks,
+          unique_visitors = GREATEST(t.unique_visitors, EXCLUDED.unique_visitors)
+      ), months AS (
+        INSERT INTO link_click_months AS t (app_id, environment, link_id, month, clicks, bot_clicks)
+        SELECT app_id, environment, scope, date_trunc('month', day)::date, sum(clicks),
+          sum(bot_clicks)
+        FROM totals
+        GROUP BY 1, 2, 3, 4
+        HAVING sum(clicks) + sum(bot_clicks) > 0
+        ORDER BY 1, 2, 3, 4
+        ON CONFLICT (app_id, environment, link_id, month)
+        DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
+          bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks
       )
       SELECT id FROM claim
     `.execute(this.db);

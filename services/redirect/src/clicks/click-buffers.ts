@@ -1,3 +1,6 @@
+import type { ClickDescription } from '../analytics/click-analytics';
+import { FIELD_SEPARATOR } from '../analytics/click-analytics';
+
 /**
  * What waits in memory while Redis cannot take clicks: pure bookkeeping, no I/O and no clock
  * (callers pass `now`). ClickCounter decides which buffer a click goes to and does the Redis and
@@ -11,6 +14,13 @@ export interface Click {
   tokenHash: string;
   /** The request's clock, epoch ms. */
   at: number;
+  /** Its analytics (click-analytics.ts); null when analytics are off. */
+  analytics: ClickDescription | null;
+}
+
+/** A field of click counts that is a link id (its clicks), not a link id and dimensions. */
+export function isLinkIdField(field: string): boolean {
+  return !field.includes(FIELD_SEPARATOR);
 }
 
 /** Bounded lists drop the oldest a tenth of the cap at a time, so dropping stays cheap. */
@@ -33,6 +43,11 @@ export class UnrecordedClicks {
 
   add(click: Click): void {
     this.counts.set(click.linkId, (this.counts.get(click.linkId) ?? 0) + 1);
+    if (click.analytics !== null) {
+      // Counted like the pending hash counts it: the link's clicks and their dimensions apart.
+      const field = click.linkId + click.analytics.dimensions;
+      this.counts.set(field, (this.counts.get(field) ?? 0) + 1);
+    }
     this.tokens.push(click);
     const excess = overCap(this.tokens.length, this.maxTokens);
     if (excess > 0) {
@@ -44,7 +59,7 @@ export class UnrecordedClicks {
   /** Clicks not yet taken for Postgres (`takeCounts`). */
   get clickCount(): number {
     let count = 0;
-    for (const clicks of this.counts.values()) count += clicks;
+    for (const [field, clicks] of this.counts) if (isLinkIdField(field)) count += clicks;
     return count;
   }
 
@@ -53,7 +68,10 @@ export class UnrecordedClicks {
     return this.tokens.length;
   }
 
-  /** The clicks per link id, for one write to Postgres; counting starts afresh. */
+  /**
+   * The clicks per link id, and per link id and dimensions, as a batch of the pending hash holds
+   * them, for one write to Postgres; counting starts afresh.
+   */
   takeCounts(): Map<string, number> {
     const taken = this.counts;
     this.counts = new Map();

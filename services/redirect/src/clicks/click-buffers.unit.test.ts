@@ -5,6 +5,7 @@ const click = (n: number, at = n, linkId = `lnk_${n % 2}`): Click => ({
   linkId,
   tokenHash: `hash${n}`,
   at,
+  analytics: null,
 });
 
 describe('UnrecordedClicks', () => {

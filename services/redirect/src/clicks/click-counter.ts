@@ -5,6 +5,7 @@ import {
   clickTokenValue,
   pendingKeysByShard,
   shardOfTokenHash,
+  visitorsKeyPrefix,
 } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { RedisBackoff } from '../redis-backoff';
@@ -14,6 +15,7 @@ import { throttled } from '../throttled';
 import type { Click } from './click-buffers';
 import { UncertainClicks, UnrecordedClicks } from './click-buffers';
 import { COUNT_CLICKS } from './click-scripts';
+import { visitorsExpireAt } from '../analytics/visitor-salts';
 import type { DropReason, DropReport } from './drop-ledger';
 import { DropLedger } from './drop-ledger';
 
@@ -233,9 +235,24 @@ export class ClickCounter {
               // tombstone).
               const ttlMs = click.at + tokenTtlMs - now;
               pipeline.set(clickTokenKey(redisPrefix, click.tokenHash), value, 'PX', ttlMs, 'NX');
+              // Its visitor, which the counting script would have added (a second add is a no-op).
+              const visitor = click.analytics?.visitor ?? '';
+              if (click.analytics !== null && visitor !== '') {
+                const shard = shardOfTokenHash(click.tokenHash);
+                const { day } = click.analytics;
+                const key = visitorsKeyPrefix(redisPrefix, shard, day) + click.linkId;
+                pipeline.pfadd(key, visitor).pexpireat(key, visitorsExpireAt(day), 'NX');
+              }
             }
             const results = await pipeline.exec().catch(() => null);
-            return group.filter((_click, index) => results?.[index]?.[0] === null);
+            // The SET of each click, among its visitor's commands.
+            const stored: Click[] = [];
+            let index = 0;
+            for (const click of group) {
+              if (results?.[index]?.[0] === null) stored.push(click);
+              index += click.analytics !== null && click.analytics.visitor !== '' ? 3 : 1;
+            }
+            return stored;
           }),
         )
       ).flat();
@@ -267,11 +284,9 @@ export class ClickCounter {
         const keys: string[] = [];
         const args: (string | number)[] = [tokenTtlMs, this.reconcileMarginMs];
         for (const click of group) {
-          keys.push(
-            this.pendingKeys[shardOfTokenHash(click.tokenHash)],
-            clickTokenKey(redisPrefix, click.tokenHash),
-          );
-          args.push(click.linkId, click.at);
+          const shard = shardOfTokenHash(click.tokenHash);
+          keys.push(this.pendingKeys[shard], clickTokenKey(redisPrefix, click.tokenHash));
+          args.push(click.linkId, click.at, ...analyticsArguments(redisPrefix, shard, click));
         }
         const replies = await callRedis(redis, () =>
           countClicksScript.run(redis, keys.length, [...keys, ...args]),
@@ -293,4 +308,23 @@ export class ClickCounter {
       'clicks dropped: uncertain whether Redis counted them, and too late to reconcile',
     );
   }
+}
+
+/**
+ * A click's analytics arguments of the counting scripts (countClick): dimensions, visitor, the
+ * visitors' key prefix of its shard and day, and when that key expires; empty ones for none.
+ */
+export function analyticsArguments(
+  redisPrefix: string,
+  shard: number,
+  click: Pick<Click, 'analytics'>,
+): [string, string, string, string] {
+  const { analytics } = click;
+  if (analytics === null) return ['', '', '', ''];
+  return [
+    analytics.dimensions,
+    analytics.visitor,
+    visitorsKeyPrefix(redisPrefix, shard, analytics.day),
+    String(visitorsExpireAt(analytics.day)),
+  ];
 }

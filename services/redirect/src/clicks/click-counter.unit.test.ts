@@ -33,7 +33,7 @@ function counterWithLog(maxUncertain: number) {
 }
 
 function uncertainClick(n: number) {
-  return { linkId: `lnk_${n}`, tokenHash: `hash${n}`, at: Date.now() };
+  return { linkId: `lnk_${n}`, tokenHash: `hash${n}`, at: Date.now(), analytics: null };
 }
 
 describe('ClickCounter: clicks_dropped is never silent', () => {
@@ -70,7 +70,7 @@ describe('ClickCounter: clicks_dropped is never silent', () => {
 });
 
 describe('ClickCounter.recordClick: where a click goes', () => {
-  const click = { linkId: 'lnk_1', tokenHash: 'hash', at: Date.now() };
+  const click = { linkId: 'lnk_1', tokenHash: 'hash', at: Date.now(), analytics: null };
   function counter(backoff = new RedisBackoff(1_000)) {
     return new ClickCounter({
       // Not connected: a call to it is certainly not sent.

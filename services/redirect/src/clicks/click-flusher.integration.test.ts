@@ -77,7 +77,7 @@ function counterFor(
 
 /** A click on `linkId` now, with a fresh token (its hash stands for a minted token's). */
 function clickOn(linkId: string, at = Date.now()): Click {
-  return { linkId, tokenHash: hashClickToken(randomUUID()), at };
+  return { linkId, tokenHash: hashClickToken(randomUUID()), at, analytics: null };
 }
 
 /**

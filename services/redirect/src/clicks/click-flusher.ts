@@ -8,11 +8,14 @@ import {
   clickKeys,
   legacyClickKeys,
   parseBatchKey,
+  visitorsKeyPrefix,
 } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
-import type { ClickBatch, ClickBatchesRepository } from './click-batches.repository';
+import type { ClickBatch, ClickBatchesRepository, VisitorCount } from './click-batches.repository';
+import { parseDimensionField } from '../analytics/click-analytics';
 import { failedForConnection, nextReadyWithin } from '../redis-calls';
 import type { ClickCounter } from './click-counter';
+import { isLinkIdField } from './click-buffers';
 
 // For each (pending hash, batch set, fresh batch) of KEYS: atomically turns the pending hash into
 // a batch of its own (redirects then start a new pending hash) and registers it as unapplied;
@@ -30,6 +33,13 @@ for i = 1, #KEYS, 3 do
   end
 end
 return unapplied`;
+
+/**
+ * At most this many fields of the pending hashes (a link's clicks, or clicks of a link with
+ * their hour and dimension values) go into one Postgres statement; a pass with more applies its
+ * batches in several (each whole). Bounds one statement's work and locks.
+ */
+const MAX_FIELDS_PER_STATEMENT = 20_000;
 
 const LEDGER_RETENTION_MS = 24 * 60 * 60 * 1000;
 
@@ -94,6 +104,8 @@ export class ClickFlusher {
    * redirect of a rolling upgrade still counts there; a cluster never ran 0.1).
    */
   private readonly shards: ClickKeys[];
+  /** What the last pass applied: fields of the pending hashes, and statements it took. */
+  lastPass = { fields: 0, statements: 0 };
 
   constructor(private readonly options: ClickFlusherOptions) {
     this.shards = Array.from({ length: LINK_HOST_SHARDS }, (_, shard) =>
@@ -260,11 +272,20 @@ export class ClickFlusher {
       })),
     );
     const nonEmpty = contents.filter((batch) => batch.counts.size > 0);
-    const claimed = await batches.apply(nonEmpty);
-    for (const batch of nonEmpty) {
-      if (!claimed.has(batch.id))
-        logger.info({ batch: batch.id }, 'click batch was already applied');
+    const visitors = await this.visitorCounts(due, contents);
+    // Bounded statements: at most MAX_FIELDS_PER_STATEMENT fields each (a batch is never split).
+    const chunks = chunkByFields(nonEmpty, MAX_FIELDS_PER_STATEMENT);
+    for (const [index, chunk] of chunks.entries()) {
+      const claimed = await batches.apply(chunk, index === chunks.length - 1 ? visitors : []);
+      for (const batch of chunk) {
+        if (!claimed.has(batch.id))
+          logger.info({ batch: batch.id }, 'click batch was already applied');
+      }
     }
+    this.lastPass = {
+      fields: nonEmpty.reduce((sum, batch) => sum + batch.counts.size, 0),
+      statements: chunks.length,
+    };
     const groups = callGroups(due, (batch) => this.shards.indexOf(batch.keys), redis.isCluster);
     await Promise.all(
       groups.map((group) => {
@@ -274,6 +295,46 @@ export class ClickFlusher {
       }),
     );
     for (const batch of due) this.owned.delete(batch.key);
+  }
+
+  /**
+   * The unique visitors so far of every link and day with people's clicks in `due` (one
+   * PFCOUNT each, pipelined per shard): the day's figure is raised with the batches. The 0.1
+   * layout's batches (compat) carry no analytics.
+   */
+  private async visitorCounts(
+    due: readonly ShardBatch[],
+    contents: readonly ClickBatch[],
+  ): Promise<VisitorCount[]> {
+    const { redis, redisPrefix } = this.options;
+    const wanted = new Map<string, VisitorCount & { shard: number; key: string }>();
+    due.forEach((batch, index) => {
+      const shard = this.shards.indexOf(batch.keys);
+      if (shard >= LINK_HOST_SHARDS) return;
+      for (const field of contents[index].counts.keys()) {
+        const dimension = parseDimensionField(field);
+        if (dimension === null || dimension.bot) continue;
+        const day = Math.floor(dimension.hour / 24);
+        const key = visitorsKeyPrefix(redisPrefix, shard, day) + dimension.linkId;
+        if (!wanted.has(key))
+          wanted.set(key, { linkId: dimension.linkId, day, visitors: 0, shard, key });
+      }
+    });
+    const groups = callGroups([...wanted.values()], (item) => item.shard, redis.isCluster);
+    await Promise.all(
+      groups.map(async (group) => {
+        const pipeline = redis.pipeline();
+        for (const item of group) pipeline.pfcount(item.key);
+        const results = (await pipeline.exec()) ?? [];
+        group.forEach((item, index) => {
+          const [error, count] = results[index] ?? [null, 0];
+          if (error === null && typeof count === 'number') item.visitors = count;
+        });
+      }),
+    );
+    return [...wanted.values()]
+      .filter((item) => item.visitors > 0)
+      .map(({ linkId, day, visitors }) => ({ linkId, day, visitors }));
   }
 
   private async applyLocalBatches(): Promise<void> {
@@ -292,6 +353,27 @@ export class ClickFlusher {
   }
 }
 
+/** `batches` in runs of at most `maxFields` fields (a batch with more is a run of its own). */
+export function chunkByFields<T extends { counts: ReadonlyMap<string, number> }>(
+  batches: readonly T[],
+  maxFields: number,
+): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let fields = 0;
+  for (const batch of batches) {
+    if (current.length > 0 && fields + batch.counts.size > maxFields) {
+      chunks.push(current);
+      current = [];
+      fields = 0;
+    }
+    current.push(batch);
+    fields += batch.counts.size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
 function parseCounts(hash: Record<string, string>): Map<string, number> {
   const counts = new Map<string, number>();
   for (const [linkId, value] of Object.entries(hash)) {
@@ -301,8 +383,9 @@ function parseCounts(hash: Record<string, string>): Map<string, number> {
   return counts;
 }
 
+/** The clicks of a batch's counts (its link id fields; the dimension fields count them again). */
 function total(counts: Map<string, number>): number {
   let sum = 0;
-  for (const clicks of counts.values()) sum += clicks;
+  for (const [field, clicks] of counts) if (isLinkIdField(field)) sum += clicks;
   return sum;
 }

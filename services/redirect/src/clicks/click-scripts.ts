@@ -9,11 +9,26 @@ import { LOOKUP_ENTRY_LUA, REDIRECTING_LINK_ID_LUA } from '@linkservice/link-cac
  * finds the key and counts nothing, and so does a click counted after its token was used up
  * (the key is then a tombstone, `ClickTokenStore.forget`). Returns 1 when it counted, 0 when the
  * key was there. Every script that counts clicks is composed with it.
+ *
+ * With the click, and under the same rule, its analytics: `dimensions` (the field suffix of
+ * click-analytics.ts, '' for none) counted in the same pending hash under `<linkId><dimensions>`,
+ * so a batch always holds a link's clicks and their dimensions together, and `visitor` ('' for
+ * none) added to the HyperLogLog `<visitorsPrefix><linkId>` of the link's day, which expires at
+ * `visitorsExpireAt` (ms; set once). The prefix carries the shard's hash tag (link-host-keys.ts).
  */
 export const COUNT_CLICK_LUA = `
-local function countClick(pendingKey, tokenKey, linkId, at, ttlMs)
+local function countClick(pendingKey, tokenKey, linkId, at, ttlMs, dimensions, visitor,
+    visitorsPrefix, visitorsExpireAt)
   if redis.call('SET', tokenKey, linkId .. ' ' .. at, 'PX', ttlMs, 'NX') then
     redis.call('HINCRBY', pendingKey, linkId, 1)
+    if dimensions ~= '' then
+      redis.call('HINCRBY', pendingKey, linkId .. dimensions, 1)
+    end
+    if visitor ~= '' then
+      local visitors = visitorsPrefix .. linkId
+      redis.call('PFADD', visitors, visitor)
+      redis.call('PEXPIREAT', visitors, visitorsExpireAt, 'NX')
+    end
     return 1
   end
   return 0
@@ -27,8 +42,9 @@ end`;
  *
  * KEYS: (entry, generation, host generation, token key, pending hash) per lookup, all of one
  * shard on a cluster (link-host-keys.ts; a lookup without a click has its entry key in the
- * token's place; it is not touched). ARGV: the tokens' TTL (ms), then the click time per lookup
- * (empty: count nothing). Replies (entry, generation, counted) per lookup; counted is 1 also
+ * token's place; it is not touched). ARGV: the tokens' TTL (ms), then per lookup the click time
+ * (empty: count nothing), its dimensions, visitor, visitors' key prefix and its expiry (see
+ * countClick). Replies (entry, generation, counted) per lookup; counted is 1 also
  * when the token's key was there already (an earlier execution counted the click, or its token
  * was used up since): the caller must not count it again either way. `false` becomes a nil
  * reply (a nil in a Lua table would end it).
@@ -36,15 +52,17 @@ end`;
 export const LOOKUP_COUNTING_CLICK = `${LOOKUP_ENTRY_LUA}${REDIRECTING_LINK_ID_LUA}${COUNT_CLICK_LUA}
 local replies = {}
 local tokenTtl = ARGV[1]
-for i = 1, #ARGV - 1 do
-  local at = ARGV[i + 1]
+for i = 1, #KEYS / 5 do
+  local a = (i - 1) * 5 + 1
+  local at = ARGV[a + 1]
   local k = (i - 1) * 5
   local entry, generation = lookUpEntry(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3])
   local counted = 0
   if entry and at ~= '' then
     local linkId = redirectingLinkId(entry, at)
     if linkId then
-      countClick(KEYS[k + 5], KEYS[k + 4], linkId, at, tokenTtl)
+      countClick(KEYS[k + 5], KEYS[k + 4], linkId, at, tokenTtl, ARGV[a + 2], ARGV[a + 3],
+        ARGV[a + 4], ARGV[a + 5])
       counted = 1
     end
   end
@@ -62,8 +80,9 @@ return replies`;
  * between this service and Redis. A click's token lives what is left of its TTL.
  *
  * KEYS: (pending hash, token key) per click, of one shard on a cluster. ARGV: the token TTL
- * (ms), the margin (ms), then (link id, click time ms) per click. Replies per click: 1 counted,
- * 0 counted before (or a tombstone), -1 too late.
+ * (ms), the margin (ms), then per click (link id, click time ms, dimensions, visitor, visitors'
+ * key prefix, its expiry) as countClick takes them. Replies per click: 1 counted, 0 counted
+ * before (or a tombstone), -1 too late.
  */
 export const COUNT_CLICKS = `${COUNT_CLICK_LUA}
 redis.replicate_commands()
@@ -72,12 +91,14 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local tokenTtl, margin = tonumber(ARGV[1]), tonumber(ARGV[2])
 local replies = {}
 for i = 1, #KEYS / 2 do
-  local linkId, at = ARGV[i * 2 + 1], ARGV[i * 2 + 2]
+  local a = (i - 1) * 6 + 3
+  local linkId, at = ARGV[a], ARGV[a + 1]
   local left = tonumber(at) + tokenTtl - now
   if left <= margin then
     replies[i] = -1
   else
-    replies[i] = countClick(KEYS[i * 2 - 1], KEYS[i * 2], linkId, at, left)
+    replies[i] = countClick(KEYS[i * 2 - 1], KEYS[i * 2], linkId, at, left, ARGV[a + 2],
+      ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
   end
 end
 return replies`;

@@ -40,7 +40,11 @@ function freshRef(alias = 'promo'): LinkRef {
 }
 
 /** A click at `at`, with a token of its own. */
-const click = (at = now): LookupClick => ({ tokenHash: hashClickToken(randomUUID()), at });
+const click = (at = now): LookupClick => ({
+  tokenHash: hashClickToken(randomUUID()),
+  at,
+  analytics: null,
+});
 
 /** A deployment of its own (REDIS_PREFIX), so each test has its own pending hash. */
 function deployment() {

@@ -9,6 +9,8 @@ import {
 } from '@linkservice/link-cache';
 import { RedisCallError, RedisScript, callRedis } from '../redis-calls';
 import { LOOKUP_COUNTING_CLICK } from './click-scripts';
+import { analyticsArguments } from './click-counter';
+import type { ClickDescription } from '../analytics/click-analytics';
 
 /** The click a lookup counts when its link redirects at `at`. */
 export interface LookupClick {
@@ -16,6 +18,8 @@ export interface LookupClick {
   tokenHash: string;
   /** The request's clock, epoch ms: the same value the caller decides the outcome with. */
   at: number;
+  /** Its analytics, counted with it; null when analytics are off. */
+  analytics: ClickDescription | null;
 }
 
 /** What `lookUp` found, and whether the click it was given is counted. */
@@ -113,14 +117,16 @@ export class CountingLookups {
     const args: string[] = [String(tokenTtlMs)];
     for (const { ref, click } of lookups) {
       const { entry, generation, hostGeneration } = linkCacheKeys(redisPrefix, ref);
+      const shard = shardOfLink(ref);
       keys.push(
         entry,
         generation,
         hostGeneration,
         click ? clickTokenKey(redisPrefix, click.tokenHash) : entry,
-        this.pendingKeys[shardOfLink(ref)],
+        this.pendingKeys[shard],
       );
-      args.push(click ? String(click.at) : '');
+      if (click) args.push(String(click.at), ...analyticsArguments(redisPrefix, shard, click));
+      else args.push('', '', '', '', '');
     }
     try {
       const replies = (await callRedis(redis, () =>

@@ -18,3 +18,23 @@ export function requestHost(
   }
   return headers.host;
 }
+
+/**
+ * The client's address: the connection's, or the first `X-Forwarded-For` entry when the
+ * deployment trusts its proxy to set it. Used for a click's country and visitor, never kept.
+ */
+export function clientAddress(
+  req: { headers: IncomingHttpHeaders; socket: { remoteAddress?: string } },
+  trustForwardedFor: boolean,
+): string | undefined {
+  if (trustForwardedFor) {
+    const forwarded = req.headers['x-forwarded-for'];
+    const value = Array.isArray(forwarded) ? forwarded[0] : forwarded;
+    if (value) {
+      const comma = value.indexOf(',');
+      const first = (comma === -1 ? value : value.slice(0, comma)).trim();
+      if (first !== '') return first;
+    }
+  }
+  return req.socket.remoteAddress;
+}

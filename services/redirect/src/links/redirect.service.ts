@@ -14,6 +14,7 @@ import type { LinkRequest, RedirectOutcome } from './redirect-rules';
 import { countsClick, redirectOutcome } from './redirect-rules';
 import type { LinkCacheStats } from '../metrics';
 import { clientOf } from './user-agents';
+import type { ClickAnalytics, ClickDescription, ClickRequest } from '../analytics/click-analytics';
 
 /** A request for `<host>/<alias>`, as the rules see it. */
 export interface LinkHostRequest {
@@ -23,6 +24,8 @@ export interface LinkHostRequest {
   query: string;
   /** A GET; only a GET counts a click and mints a click token. */
   isGet: boolean;
+  /** What the click's analytics are derived from (read, reduced and dropped: never kept). */
+  client?: Omit<ClickRequest, 'userAgent' | 'query'>;
 }
 
 export interface RedirectServiceOptions {
@@ -44,6 +47,8 @@ export interface RedirectServiceOptions {
   lookupBudgetMs: number;
   /** Told whether each lookup was served by the link cache (`linkservice_link_cache_requests_total`). */
   cacheStats?: LinkCacheStats;
+  /** Reduces a counted click to its analytics, counted with it; null: analytics off. */
+  analytics: ClickAnalytics | null;
 }
 
 /**
@@ -81,7 +86,13 @@ export class RedirectService {
    * counted in `clicks_dropped`), and its token is stored with it. Whether the client is a preview
    * fetcher is decided first: a preview's lookup counts nothing and it mints no token.
    */
-  async outcome({ ref, userAgent, query, isGet }: LinkHostRequest): Promise<RedirectOutcome> {
+  async outcome({
+    ref,
+    userAgent,
+    query,
+    isGet,
+    client: from,
+  }: LinkHostRequest): Promise<RedirectOutcome> {
     const client = clientOf(userAgent);
     // Minted before the lookup, in the alias' shard: on a hit the lookup script stores it with
     // the click. Unused
@@ -90,18 +101,32 @@ export class RedirectService {
     // One clock for the lookup script and the rules, so both agree on expiry.
     const now = Date.now();
     const request = { client, query, clickToken: token?.token ?? null };
+    const { analytics } = this.options;
+    const description =
+      token && analytics
+        ? analytics.describe(
+            {
+              address: from?.address,
+              referrer: from?.referrer,
+              countryHeader: from?.countryHeader,
+              userAgent,
+              query,
+            },
+            now,
+          )
+        : null;
     const { cacheStats } = this.options;
     if (!this.options.backoff.allows(now)) {
       // A Redis call timed out a moment ago: not another timeout for this redirect.
       cacheStats?.miss();
       const resolution = await this.fromPostgres(ref);
-      return this.decide(resolution, request, now, token, 'not-sent');
+      return this.decide(resolution, request, now, token, description, 'not-sent');
     }
     let found: CountingLookup;
     try {
       found = await this.options.lookups.lookUp(
         ref,
-        token ? { tokenHash: token.hash, at: now } : null,
+        token ? { tokenHash: token.hash, at: now, analytics: description } : null,
       );
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.
@@ -110,14 +135,14 @@ export class RedirectService {
       this.warn('link cache unavailable; resolving from Postgres', error);
       cacheStats?.miss();
       const resolution = await this.fromPostgres(ref);
-      return this.decide(resolution, request, now, token, failure);
+      return this.decide(resolution, request, now, token, description, failure);
     }
     const { lookup, counted } = found;
     if (lookup.kind === 'hit') cacheStats?.hit();
     else cacheStats?.miss();
     const resolution =
       lookup.kind === 'hit' ? lookup.resolution : await this.load(ref, lookup.generation);
-    return this.decide(resolution, request, now, token, counted ? 'counted' : 'fresh');
+    return this.decide(resolution, request, now, token, description, counted ? 'counted' : 'fresh');
   }
 
   /** The outcome; the click of `token`, in `state`, is recorded if the outcome counts one. */
@@ -126,11 +151,12 @@ export class RedirectService {
     request: LinkRequest,
     now: number,
     token: ClickToken | null,
+    analytics: ClickDescription | null,
     state: ClickState,
   ): Promise<RedirectOutcome> {
     const outcome = redirectOutcome(resolution, request, now);
     if (token && countsClick(outcome)) {
-      const click = { linkId: outcome.linkId, tokenHash: token.hash, at: now };
+      const click = { linkId: outcome.linkId, tokenHash: token.hash, at: now, analytics };
       await this.options.clicks.recordClick(click, state);
     }
     return outcome;
