@@ -40,6 +40,7 @@ const BROWSER_BY_NAME: Record<string, BrowserFamily> = {
   'mobile firefox': 'firefox',
   edge: 'edge',
   'samsung browser': 'samsung',
+  'samsung internet': 'samsung',
   opera: 'opera',
   'opera mobi': 'opera',
   'opera touch': 'opera',
@@ -50,6 +51,8 @@ const BROWSER_BY_NAME: Record<string, BrowserFamily> = {
   'chrome webview': 'webview',
   webkit: 'webview',
 };
+
+const IN_FACEBOOK = /\bFBA[NV]\//;
 
 function platformOf(os: OsFamily, deviceType: string | undefined): Platform {
   if (os === 'ios') return 'ios';
@@ -66,7 +69,11 @@ export function familiesOf(userAgent: string | undefined): UserAgentFamilies {
   }
   const parsed = new UAParser(userAgent).getResult();
   const os = OS_BY_NAME[(parsed.os.name ?? '').toLowerCase()] ?? 'other';
-  const browser = BROWSER_BY_NAME[(parsed.browser.name ?? '').toLowerCase()] ?? 'other';
+  // Facebook's in-app browser on iOS reads as plain WebKit to the parser; its FBAN/FBAV mark is
+  // what tells it apart.
+  const browser = IN_FACEBOOK.test(userAgent)
+    ? 'facebook'
+    : (BROWSER_BY_NAME[(parsed.browser.name ?? '').toLowerCase()] ?? 'other');
   return { platform: platformOf(os, parsed.device.type), os, browser, bot: isbot(userAgent) };
 }
 
