@@ -168,6 +168,35 @@ async function startServices(
   return services;
 }
 
+/** A second redirect of the same build with ANALYTICS_ENABLED=false; undefined if it fails. */
+async function startRedirectWithoutAnalytics(
+  settings: BenchSettings,
+  databaseUrl: string,
+  redisPrefix: string,
+  cleanup: Cleanup,
+): Promise<ServiceProcess | undefined> {
+  if (!existsSync(serviceEntryPoint('redirect'))) return undefined;
+  try {
+    const stack = await startStack({
+      services: ['redirect'],
+      databaseUrl,
+      redisUrl: settings.redisUrl,
+      redisPrefix,
+      exactRedisPrefix: true,
+      linkDomain: LINK_DOMAIN,
+      serviceEnv: { redirect: { ANALYTICS_ENABLED: 'false' } },
+      nodeEnv: 'production',
+      logLevel: settings.logLevel,
+      echo: settings.echo,
+    });
+    cleanup.add(() => stack.stop());
+    return stack.service('redirect');
+  } catch (error) {
+    progress(`redirect without analytics did not start: ${shortReason(error)}`);
+    return undefined;
+  }
+}
+
 async function startBaseline(
   name: string,
   script: string,
@@ -392,9 +421,17 @@ async function main(): Promise<void> {
     const baselineInsert = await baseline('insert', databaseEnv);
     const baselineRedirect = await baseline('redirect', {});
 
+    // The same redirect build with analytics off, for the analytics line's ratio.
+    const withoutAnalytics = await startRedirectWithoutAnalytics(
+      settings,
+      scratch.url,
+      redisPrefix,
+      cleanup,
+    );
     const subjects: Partial<Record<Subject, ServiceProcess>> = {
       gateway: services.running.gateway,
       redirect: services.running.redirect,
+      'redirect-without-analytics': withoutAnalytics,
       'baseline-read': baselineRead,
       'baseline-insert': baselineInsert,
       'baseline-redirect': baselineRedirect,

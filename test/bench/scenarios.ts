@@ -5,7 +5,13 @@ import { seededAlias, seededLinkId } from './seed';
 
 /** The process a scenario loads; baselines run beside the stack in processes of their own. */
 export type Subject =
-  'gateway' | 'redirect' | 'baseline-read' | 'baseline-insert' | 'baseline-redirect' | 'postgres';
+  | 'gateway'
+  | 'redirect'
+  | 'redirect-without-analytics'
+  | 'baseline-read'
+  | 'baseline-insert'
+  | 'baseline-redirect'
+  | 'postgres';
 
 /** What a scenario must reach, PASS/FAIL, relative to another scenario of the same run. */
 export type Goal =
@@ -141,6 +147,24 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
         expectStatus: 201,
         connections: settings.connections,
       });
+  // What a person's tap carries that analytics read: a phone's user agent, a referrer, UTM.
+  const tappedPaths = redirectPaths.map(
+    (path, index) => `${path}?utm_source=bench&utm_campaign=c${index % 20}`,
+  );
+  const tapLoad = (origin: string): LoadJob =>
+    http(origin, {
+      method: 'GET',
+      paths: tappedPaths,
+      headers: {
+        host: linkHost,
+        'user-agent':
+          'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 ' +
+          '(KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
+        referer: 'https://news.example.com/story?id=1',
+      },
+      expectStatus: 302,
+      connections: settings.connections,
+    });
   const redirectLoad = (origin: string): LoadJob =>
     http(origin, {
       method: 'GET',
@@ -343,6 +367,19 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       subject: 'redirect',
       goal: { kind: 'throughput-ratio', against: 'baseline-redirect', min: 0.5 },
       job: redirectLoad,
+    },
+    {
+      id: 'redirect-without-analytics',
+      title: 'redirect, a phone tap (user agent, referrer, UTM), ANALYTICS_ENABLED=false',
+      subject: 'redirect-without-analytics',
+      job: tapLoad,
+    },
+    {
+      id: 'redirect-analytics',
+      title: 'redirect, the same taps with click analytics (the same build)',
+      subject: 'redirect',
+      goal: { kind: 'throughput-ratio', against: 'redirect-without-analytics', min: 0.9 },
+      job: tapLoad,
     },
   ];
 }

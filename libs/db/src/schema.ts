@@ -142,6 +142,18 @@ export interface Database {
   click_rollup_hours: ClickRollup & { hour: Timestamp };
   /** The same per UTC day (a date, read as 'YYYY-MM-DD'). */
   click_rollup_days: ClickRollup & { day: string };
+  /** The daily rollup one dimension at a time: per scope, day, dimension and value. */
+  click_dimension_days: {
+    app_id: string;
+    environment: Environment;
+    link_id: string;
+    day: string;
+    /** A column name of ANALYTICS_DIMENSIONS (`country`, …, `utm_campaign`). */
+    dimension: string;
+    value: string;
+    clicks: Counter;
+    bot_clicks: Counter;
+  };
   /** Totals and unique visitors per scope and UTC day (see the click-analytics migration). */
   link_click_days: {
     app_id: string;

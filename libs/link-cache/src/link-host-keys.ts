@@ -215,18 +215,22 @@ export function pendingKeysByShard(prefix: string): readonly string[] {
 /**
  * `<prefix>:{<tag>}:visitors:<UTC day>:` + link id: the HyperLogLog of a link's unique visitors
  * that day (HMACs under the day's salt, never an address), in the shard of the link's alias, so
- * the lookup that counts a click adds its visitor in the same call. The script appends the link
- * id (only it knows which link an alias resolves to); the key stays in the prefix' slot. Each
- * expires at the end of the next day, with the salt.
+ * the lookup that counts a click adds its visitor in the same call. The counting script makes
+ * the key from the shard's pending key (its shard space: the pending key without
+ * PENDING_SUFFIX) and the click's day and link id (only it knows which link an alias resolves
+ * to); the key stays in that slot. Each expires at the end of the next day, with the salt.
  */
 export function visitorsKeyPrefix(prefix: string, shard: number, day: number): string {
   return `${shardSpace(prefix, shard)}:visitors:${day}:`;
 }
 
 /** The click keys under `space` (a shard's, or the layout before shards: compat). */
+/** What a shard's pending-clicks key adds to its shard space (`<prefix>:{<tag>}:`). */
+export const PENDING_SUFFIX = 'clicks:pending';
+
 export function clickKeysIn(space: string): ClickKeys {
   return {
-    pending: `${space}:clicks:pending`,
+    pending: `${space}:${PENDING_SUFFIX}`,
     batches: `${space}:clicks:batches`,
     batchPrefix: `${space}:clicks:batch:`,
   };

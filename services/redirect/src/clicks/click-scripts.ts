@@ -1,4 +1,4 @@
-import { LOOKUP_ENTRY_LUA, REDIRECTING_LINK_ID_LUA } from '@linkservice/link-cache';
+import { LOOKUP_ENTRY_LUA, PENDING_SUFFIX, REDIRECTING_LINK_ID_LUA } from '@linkservice/link-cache';
 
 /**
  * The counting rule, the one place it is written: a click is counted in the pending hash only
@@ -13,21 +13,27 @@ import { LOOKUP_ENTRY_LUA, REDIRECTING_LINK_ID_LUA } from '@linkservice/link-cac
  * With the click, and under the same rule, its analytics: `dimensions` (the field suffix of
  * click-analytics.ts, '' for none) counted in the same pending hash under `<linkId><dimensions>`,
  * so a batch always holds a link's clicks and their dimensions together, and `visitor` ('' for
- * none) added to the HyperLogLog `<visitorsPrefix><linkId>` of the link's day, which expires at
- * `visitorsExpireAt` (ms; set once). The prefix carries the shard's hash tag (link-host-keys.ts).
+ * none) added to the HyperLogLog of the link's visitors on the click's UTC day, which expires at
+ * the end of the next day (set once: a PFADD that changed nothing cannot be the key's first).
+ * That key is the pending hash's shard space + `visitors:<day>:<linkId>` (`visitorsKeyPrefix`):
+ * made here from the pending key and the click time, so each lookup sends no more arguments
+ * for it.
  */
 export const COUNT_CLICK_LUA = `
-local function countClick(pendingKey, tokenKey, linkId, at, ttlMs, dimensions, visitor,
-    visitorsPrefix, visitorsExpireAt)
+local DAY_MS = 86400000
+local function countClick(pendingKey, tokenKey, linkId, at, ttlMs, dimensions, visitor)
   if redis.call('SET', tokenKey, linkId .. ' ' .. at, 'PX', ttlMs, 'NX') then
     redis.call('HINCRBY', pendingKey, linkId, 1)
     if dimensions ~= '' then
       redis.call('HINCRBY', pendingKey, linkId .. dimensions, 1)
     end
     if visitor ~= '' then
-      local visitors = visitorsPrefix .. linkId
-      redis.call('PFADD', visitors, visitor)
-      redis.call('PEXPIREAT', visitors, visitorsExpireAt, 'NX')
+      local day = math.floor(tonumber(at) / DAY_MS)
+      local visitors = string.sub(pendingKey, 1, -${PENDING_SUFFIX.length + 1}) .. 'visitors:' ..
+        string.format('%d', day) .. ':' .. linkId
+      if redis.call('PFADD', visitors, visitor) == 1 then
+        redis.call('PEXPIREAT', visitors, string.format('%d', (day + 2) * DAY_MS), 'NX')
+      end
     end
     return 1
   end
@@ -43,8 +49,8 @@ end`;
  * KEYS: (entry, generation, host generation, token key, pending hash) per lookup, all of one
  * shard on a cluster (link-host-keys.ts; a lookup without a click has its entry key in the
  * token's place; it is not touched). ARGV: the tokens' TTL (ms), then per lookup the click time
- * (empty: count nothing), its dimensions, visitor, visitors' key prefix and its expiry (see
- * countClick). Replies (entry, generation, counted) per lookup; counted is 1 also
+ * (empty: count nothing), its dimensions and visitor (see countClick). Replies (entry,
+ * generation, counted) per lookup; counted is 1 also
  * when the token's key was there already (an earlier execution counted the click, or its token
  * was used up since): the caller must not count it again either way. `false` becomes a nil
  * reply (a nil in a Lua table would end it).
@@ -53,7 +59,7 @@ export const LOOKUP_COUNTING_CLICK = `${LOOKUP_ENTRY_LUA}${REDIRECTING_LINK_ID_L
 local replies = {}
 local tokenTtl = ARGV[1]
 for i = 1, #KEYS / 5 do
-  local a = (i - 1) * 5 + 1
+  local a = (i - 1) * 3 + 1
   local at = ARGV[a + 1]
   local k = (i - 1) * 5
   local entry, generation = lookUpEntry(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3])
@@ -61,8 +67,7 @@ for i = 1, #KEYS / 5 do
   if entry and at ~= '' then
     local linkId = redirectingLinkId(entry, at)
     if linkId then
-      countClick(KEYS[k + 5], KEYS[k + 4], linkId, at, tokenTtl, ARGV[a + 2], ARGV[a + 3],
-        ARGV[a + 4], ARGV[a + 5])
+      countClick(KEYS[k + 5], KEYS[k + 4], linkId, at, tokenTtl, ARGV[a + 2], ARGV[a + 3])
       counted = 1
     end
   end
@@ -80,9 +85,9 @@ return replies`;
  * between this service and Redis. A click's token lives what is left of its TTL.
  *
  * KEYS: (pending hash, token key) per click, of one shard on a cluster. ARGV: the token TTL
- * (ms), the margin (ms), then per click (link id, click time ms, dimensions, visitor, visitors'
- * key prefix, its expiry) as countClick takes them. Replies per click: 1 counted, 0 counted
- * before (or a tombstone), -1 too late.
+ * (ms), the margin (ms), then per click (link id, click time ms, dimensions, visitor) as
+ * countClick takes them. Replies per click: 1 counted, 0 counted before (or a tombstone), -1
+ * too late.
  */
 export const COUNT_CLICKS = `${COUNT_CLICK_LUA}
 redis.replicate_commands()
@@ -91,14 +96,14 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local tokenTtl, margin = tonumber(ARGV[1]), tonumber(ARGV[2])
 local replies = {}
 for i = 1, #KEYS / 2 do
-  local a = (i - 1) * 6 + 3
+  local a = (i - 1) * 4 + 3
   local linkId, at = ARGV[a], ARGV[a + 1]
   local left = tonumber(at) + tokenTtl - now
   if left <= margin then
     replies[i] = -1
   else
     replies[i] = countClick(KEYS[i * 2 - 1], KEYS[i * 2], linkId, at, left, ARGV[a + 2],
-      ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
+      ARGV[a + 3])
   end
 end
 return replies`;

@@ -125,8 +125,8 @@ export class CountingLookups {
         click ? clickTokenKey(redisPrefix, click.tokenHash) : entry,
         this.pendingKeys[shard],
       );
-      if (click) args.push(String(click.at), ...analyticsArguments(redisPrefix, shard, click));
-      else args.push('', '', '', '', '');
+      if (click) args.push(String(click.at), ...analyticsArguments(click));
+      else args.push('', '', '');
     }
     try {
       const replies = (await callRedis(redis, () =>
