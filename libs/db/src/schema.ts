@@ -163,6 +163,8 @@ export interface Database {
     clicks: Counter;
     bot_clicks: Counter;
     unique_visitors: Counter;
+    /** A link's click_dimension_days rows of this day are complete (see the migration). */
+    dimensions_derived: ColumnType<boolean, boolean | undefined, boolean>;
   };
   /** Totals per scope and month (its first day), for an app's top links. */
   link_click_months: {

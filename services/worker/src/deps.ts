@@ -17,6 +17,7 @@ import {
 } from '@linkservice/creation';
 import type { WorkerConfig } from './config';
 import { CreationGroupWriter } from './creation-group.writer';
+import { LinkDimensionDaysRepository } from './analytics/link-dimension-days.repository';
 import { InstallRetentionRepository } from './install-retention.repository';
 import { LinkInserts } from './link-inserts.repository';
 import { WorkerMetrics } from './metrics';
@@ -44,6 +45,8 @@ export interface WorkerDeps extends WorkerClients {
   idempotencyKeys: IdempotencyKeysRepository;
   /** Installs reported through the gateway: the retention deletes the old ones. */
   installs: InstallRetentionRepository;
+  /** Derives links' click_dimension_days of finished days (the click-analytics migration). */
+  linkDimensionDays: LinkDimensionDaysRepository;
   creation: CreationGroupWriter;
   /** The process' Prometheus metrics; main.ts serves them on METRICS_PORT. */
   metrics: WorkerMetrics;
@@ -84,6 +87,7 @@ export function buildDeps(
   const creationRequests = new CreationRequestsRepository(used.db);
   const idempotencyKeys = new IdempotencyKeysRepository(used.db);
   const installs = new InstallRetentionRepository(used.db);
+  const linkDimensionDays = new LinkDimensionDaysRepository(used.db);
   const creation = new CreationGroupWriter(new CreationTransactions(used.db), links, {
     linkDomain: config.LINK_DOMAIN,
     logger,
@@ -106,6 +110,7 @@ export function buildDeps(
       creationRequests,
       idempotencyKeys,
       installs,
+      linkDimensionDays,
       creation,
       metrics: new WorkerMetrics(),
     },

@@ -4,12 +4,18 @@ import { scheduleRetentions } from '@linkservice/lifecycle';
 import type { WorkerConfig } from './config';
 import type { WorkerDeps } from './deps';
 
+/** How often links' dimension rows of finished days are derived (a day waits at most this). */
+const DERIVE_DIMENSION_DAYS_EVERY_MS = 10 * 60 * 1000;
+
 /**
  * Everything the worker deletes past its retention, one row per table. Every worker may run
  * these, as the deletes are idempotent; each runs once at start, then on its interval.
  */
 export function scheduleWorkerRetention(
-  deps: Pick<WorkerDeps, 'logger' | 'creationRequests' | 'idempotencyKeys' | 'installs'>,
+  deps: Pick<
+    WorkerDeps,
+    'logger' | 'creationRequests' | 'idempotencyKeys' | 'installs' | 'linkDimensionDays'
+  >,
   config: WorkerConfig,
 ): RetentionSchedule {
   return scheduleRetentions(
@@ -30,6 +36,14 @@ export function scheduleWorkerRetention(
         deleteSlice: (limit) =>
           deps.idempotencyKeys.deleteOlderThan(IDEMPOTENCY_KEY_TTL_HOURS, limit),
         intervalMs: config.CREATION_REQUESTS_CLEANUP_INTERVAL_MS,
+      },
+      {
+        // Not a deletion, but the same kind of task: bounded slices until none is left, on
+        // every worker (each takes link-days the others have not locked).
+        label: 'link dimension days',
+        deleteSlice: (limit) => deps.linkDimensionDays.deriveSlice(limit),
+        intervalMs: DERIVE_DIMENSION_DAYS_EVERY_MS,
+        sliceSize: 500,
       },
       {
         // An installation that never erased itself is not kept longer, nor the click it matched.

@@ -19,12 +19,18 @@ import { sql } from 'kysely';
  *   occurred. Partitioned by month; hourly rows are kept ANALYTICS_HOURLY_RETENTION_DAYS, daily
  *   ones ANALYTICS_DAILY_RETENTION_DAYS (the worker drops and deletes in slices, and creates the
  *   months ahead; a DEFAULT partition takes rows of a month not created yet).
- * - click_dimension_days: per app ('' scope only, today), day, dimension and value: clicks and
- *   bot_clicks. The same clicks as click_rollup_days, one dimension at a time: what the app's
- *   breakdown without filters reads (an app has thousands of combinations a day, but only as
- *   many rows here as it has values: at most 250 countries + 4 + 7 + 12 + 4 x (cap + 1)). A
- *   link's breakdown reads its click_rollup_days rows: per-link rows here would cost eight
- *   upserts per clicked link and flush.
+ * - click_dimension_days: per scope, day, dimension and value: clicks and bot_clicks. The same
+ *   clicks as click_rollup_days, one dimension at a time: what a breakdown without filters reads
+ *   (a busy link has thousands of combinations a day, but only as many rows here as it has
+ *   values: at most 250 countries + 4 + 7 + 12 + 4 x (cap + 1)). The app's rows ('') are kept
+ *   by the flusher with every click; a link's are derived by the worker from its
+ *   click_rollup_days rows once the day is over (eight upserts per clicked link and flush would
+ *   double the flush's work), and count only while its link_click_days row says
+ *   `dimensions_derived` (the flusher clears it when it adds a late click to that day; the
+ *   worker derives the day again). Other days of a link are read from click_rollup_days.
+ *
+ * Text columns are COLLATE "C": the keys are ids and short values compared for equality and
+ * kept in a stable order; bytewise comparison makes the flusher's upserts and sorts cheaper.
  * - link_click_days: per scope and day the totals and the day's unique visitors (HyperLogLog
  *   count, only ever raised; an app's is the sum of its links', kept by a trigger). Rows moved
  *   between partitions must go in without firing it (into the table before it is attached).
@@ -34,22 +40,22 @@ import { sql } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   const dimensions = sql.raw(`
-      country text NOT NULL,
-      platform text NOT NULL,
-      os text NOT NULL,
-      browser text NOT NULL,
-      referrer text NOT NULL,
-      utm_source text NOT NULL,
-      utm_medium text NOT NULL,
-      utm_campaign text NOT NULL`);
+      country text COLLATE "C" NOT NULL,
+      platform text COLLATE "C" NOT NULL,
+      os text COLLATE "C" NOT NULL,
+      browser text COLLATE "C" NOT NULL,
+      referrer text COLLATE "C" NOT NULL,
+      utm_source text COLLATE "C" NOT NULL,
+      utm_medium text COLLATE "C" NOT NULL,
+      utm_campaign text COLLATE "C" NOT NULL`);
   const dimensionKey = sql.raw(
     'country, platform, os, browser, referrer, utm_source, utm_medium, utm_campaign',
   );
   await sql`
     CREATE TABLE click_rollup_hours (
-      app_id text NOT NULL,
-      environment text NOT NULL,
-      link_id text NOT NULL,
+      app_id text COLLATE "C" NOT NULL,
+      environment text COLLATE "C" NOT NULL,
+      link_id text COLLATE "C" NOT NULL,
       hour timestamptz NOT NULL,
       ${dimensions},
       clicks bigint NOT NULL DEFAULT 0,
@@ -61,9 +67,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   );
   await sql`
     CREATE TABLE click_rollup_days (
-      app_id text NOT NULL,
-      environment text NOT NULL,
-      link_id text NOT NULL,
+      app_id text COLLATE "C" NOT NULL,
+      environment text COLLATE "C" NOT NULL,
+      link_id text COLLATE "C" NOT NULL,
       day date NOT NULL,
       ${dimensions},
       clicks bigint NOT NULL DEFAULT 0,
@@ -75,12 +81,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   );
   await sql`
     CREATE TABLE click_dimension_days (
-      app_id text NOT NULL,
-      environment text NOT NULL,
-      link_id text NOT NULL,
+      app_id text COLLATE "C" NOT NULL,
+      environment text COLLATE "C" NOT NULL,
+      link_id text COLLATE "C" NOT NULL,
       day date NOT NULL,
-      dimension text NOT NULL,
-      value text NOT NULL,
+      dimension text COLLATE "C" NOT NULL,
+      value text COLLATE "C" NOT NULL,
       clicks bigint NOT NULL DEFAULT 0,
       bot_clicks bigint NOT NULL DEFAULT 0,
       PRIMARY KEY (app_id, environment, link_id, day, dimension, value)
@@ -90,13 +96,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   );
   await sql`
     CREATE TABLE link_click_days (
-      app_id text NOT NULL,
-      environment text NOT NULL,
-      link_id text NOT NULL,
+      app_id text COLLATE "C" NOT NULL,
+      environment text COLLATE "C" NOT NULL,
+      link_id text COLLATE "C" NOT NULL,
       day date NOT NULL,
       clicks bigint NOT NULL DEFAULT 0,
       bot_clicks bigint NOT NULL DEFAULT 0,
       unique_visitors bigint NOT NULL DEFAULT 0,
+      dimensions_derived boolean NOT NULL DEFAULT false,
       PRIMARY KEY (app_id, environment, link_id, day)
     ) PARTITION BY RANGE (day)`.execute(db);
   await sql`CREATE TABLE link_click_days_default PARTITION OF link_click_days DEFAULT`.execute(db);
@@ -124,9 +131,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     EXECUTE FUNCTION link_click_days_app_visitors()`.execute(db);
   await sql`
     CREATE TABLE link_click_months (
-      app_id text NOT NULL,
-      environment text NOT NULL,
-      link_id text NOT NULL,
+      app_id text COLLATE "C" NOT NULL,
+      environment text COLLATE "C" NOT NULL,
+      link_id text COLLATE "C" NOT NULL,
       month date NOT NULL,
       clicks bigint NOT NULL DEFAULT 0,
       bot_clicks bigint NOT NULL DEFAULT 0,
@@ -137,12 +144,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     ON link_click_months (app_id, environment, month, clicks DESC, link_id)`.execute(db);
   await sql`
     CREATE TABLE click_dimension_values (
-      app_id text NOT NULL,
-      environment text NOT NULL,
-      link_id text NOT NULL,
+      app_id text COLLATE "C" NOT NULL,
+      environment text COLLATE "C" NOT NULL,
+      link_id text COLLATE "C" NOT NULL,
       day date NOT NULL,
-      dimension text NOT NULL,
-      value text NOT NULL,
+      dimension text COLLATE "C" NOT NULL,
+      value text COLLATE "C" NOT NULL,
       PRIMARY KEY (app_id, environment, link_id, day, dimension, value)
     )`.execute(db);
   await sql`CREATE INDEX click_dimension_values_day_idx ON click_dimension_values (day)`.execute(

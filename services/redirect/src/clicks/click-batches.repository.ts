@@ -135,19 +135,22 @@ export class ClickBatchesRepository {
         ON CONFLICT (link_id)
         DO UPDATE SET click_count = link_clicks.click_count + EXCLUDED.click_count
       ), scoped AS (
-        SELECT l.app_id, l.environment, s.scope, r.hour,
-          DATE '1970-01-01' + (r.hour / 24)::int AS day, r.bot, r.country, r.platform, r.os,
-          r.browser, r.referrer, r.utm_source, r.utm_medium, r.utm_campaign, r.clicks
+        SELECT l.app_id COLLATE "C" AS app_id, l.environment COLLATE "C" AS environment,
+          s.scope, r.hour, DATE '1970-01-01' + (r.hour / 24)::int AS day, r.bot, r.country,
+          r.platform, r.os, r.browser, r.referrer, r.utm_source, r.utm_medium, r.utm_campaign,
+          r.clicks
         FROM unnest(
           ${dims.batch}::text[], ${dims.link}::text[], ${dims.hour}::bigint[], ${dims.bot}::bool[],
-          ${dims.country}::text[], ${dims.platform}::text[], ${dims.os}::text[],
-          ${dims.browser}::text[], ${dims.referrer}::text[], ${dims.source}::text[],
-          ${dims.medium}::text[], ${dims.campaign}::text[], ${dims.clicks}::bigint[]
+          ${dims.country}::text[] COLLATE "C", ${dims.platform}::text[] COLLATE "C",
+          ${dims.os}::text[] COLLATE "C", ${dims.browser}::text[] COLLATE "C",
+          ${dims.referrer}::text[] COLLATE "C", ${dims.source}::text[] COLLATE "C",
+          ${dims.medium}::text[] COLLATE "C", ${dims.campaign}::text[] COLLATE "C",
+          ${dims.clicks}::bigint[]
         ) AS r(batch_id, link_id, hour, bot, country, platform, os, browser, referrer,
           utm_source, utm_medium, utm_campaign, clicks)
         JOIN claim ON claim.id = r.batch_id
         JOIN links l ON l.id = r.link_id
-        CROSS JOIN LATERAL (VALUES (r.link_id), ('')) AS s(scope)
+        CROSS JOIN LATERAL (VALUES (r.link_id COLLATE "C"), ('' COLLATE "C")) AS s(scope)
         WHERE r.clicks > 0
       ), offered AS (
         SELECT s.app_id, s.environment, s.scope, s.day, v.dimension, v.value,
@@ -262,7 +265,10 @@ export class ClickBatchesRepository {
         ON CONFLICT (app_id, environment, link_id, day)
         DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
           bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks,
-          unique_visitors = GREATEST(t.unique_visitors, EXCLUDED.unique_visitors)
+          unique_visitors = GREATEST(t.unique_visitors, EXCLUDED.unique_visitors),
+          -- A click added to a day whose dimension rows were derived: derive them again.
+          dimensions_derived = t.dimensions_derived
+            AND EXCLUDED.clicks + EXCLUDED.bot_clicks = 0
       ), months AS (
         INSERT INTO link_click_months AS t (app_id, environment, link_id, month, clicks, bot_clicks)
         SELECT app_id, environment, scope, date_trunc('month', day)::date, sum(clicks),
