@@ -32,6 +32,8 @@ import { CLUSTER_LINE_IDS } from './cluster-cost';
 import { formatScaling, runScaling, SCALING_LINE_IDS } from './scaling';
 import type { ScalingReport } from './scaling';
 import { seedLargeApp, seedPublishableKey, vacuumAnalyze } from './seed';
+import type { AnalyticsApp } from './analytics';
+import { ANALYTICS_LINKS, analyticsScenarios, seedAnalyticsApp } from './analytics';
 import { loadBenchSettings } from './settings';
 import type { BenchSettings } from './settings';
 
@@ -400,6 +402,19 @@ async function main(): Promise<void> {
       name: 'Bench: baseline insert server',
     });
     await vacuumAnalyze(handle.db);
+    // The analytics app only when one of its lines runs: its rollups take a minute to seed.
+    const selected = (id: string) =>
+      settings.only.length === 0 || settings.only.some((part) => id.includes(part));
+    let analytics: AnalyticsApp | undefined;
+    if (['analytics-link', 'analytics-top-links', 'analytics-app'].some(selected)) {
+      progress(`seeding the analytics app (${formatCount(ANALYTICS_LINKS)} links, ~100M clicks)`);
+      const started = Date.now();
+      analytics = await seedAnalyticsApp(handle.db);
+      progress(
+        `analytics app seeded in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
+          `${formatCount(analytics.clicks)} clicks, ${formatCount(analytics.linkDays)} link-days`,
+      );
+    }
     const seedSeconds = (Date.now() - seedStarted) / 1000;
     progress(`seeded in ${seedSeconds.toFixed(1)} s`);
     const postgresVersion = (
@@ -454,9 +469,11 @@ async function main(): Promise<void> {
       small: small.tenant,
     };
     // The click lines last: their clicks must not change what the other lines measure.
-    const scenarios = [...buildScenarios(inputs), ...clickScenarios(inputs)].filter(
-      (s) => settings.only.length === 0 || settings.only.some((part) => s.id.includes(part)),
-    );
+    const scenarios = [
+      ...buildScenarios(inputs),
+      ...(analytics ? analyticsScenarios({ settings, analytics }) : []),
+      ...clickScenarios(inputs),
+    ].filter((s) => selected(s.id));
 
     // A target comparing a scenario with a baseline of this run: the two alternate in rounds.
     const pairedWith = new Map<string, Scenario>();

@@ -19,7 +19,7 @@ export function seededLinkId(n: number, tag: SeedTag = 'BENCH'): string {
 }
 
 /** Five characters after `lnk_` that keep each seeded app's ids apart (ids are global). */
-export type SeedTag = 'BENCH' | 'SMALL';
+export type SeedTag = 'BENCH' | 'SMALL' | 'ANLYT';
 
 export function seededAlias(n: number): string {
   return `b${n}`;

@@ -12,12 +12,16 @@ import { checkIdempotencyKey, webCryptoKeyGenerator } from './idempotency';
 import type { RequestKind, RetryPolicy } from './retry';
 import { DEFAULT_RETRY_POLICY, isRetryable, retryDelayMs } from './retry';
 import type {
+  Analytics,
+  AnalyticsParams,
+  AnalyticsResponse,
   AppResponse,
   ArchivedLinkResponse,
   BatchReport,
   Environment,
   Link,
   LinkCreateInput,
+  LinkAnalyticsParams,
   LinkList,
   LinkPatchInput,
   LinkResponse,
@@ -378,6 +382,31 @@ export class LinkServiceClient {
   }
 
   /**
+   * `GET /links/{linkId}/analytics`: the link's clicks over a range (totals, a series, a
+   * breakdown with `groupBy`), filtered by dimension; another app's or environment's link is
+   * `not_found`, a bad parameter `invalid_request` naming it.
+   */
+  async getLinkAnalytics(
+    linkId: string,
+    params: LinkAnalyticsParams = {},
+    options?: RequestOptions,
+  ): Promise<Analytics> {
+    const path = `/links/${encodeURIComponent(linkId)}/analytics${analyticsQueryOf(params)}`;
+    return (await this.send<AnalyticsResponse>({ method: 'GET', path, kind: 'read' }, options)).body
+      .analytics;
+  }
+
+  /**
+   * `GET /analytics`: the clicks of every link of the key's app and environment (or of those
+   * with `tag`), with its top links.
+   */
+  async getAnalytics(params: AnalyticsParams = {}, options?: RequestOptions): Promise<Analytics> {
+    const path = `/analytics${analyticsQueryOf(params)}`;
+    return (await this.send<AnalyticsResponse>({ method: 'GET', path, kind: 'read' }, options)).body
+      .analytics;
+  }
+
+  /**
    * `PATCH /links/{linkId}`: changes the fields given (null clears one) and answers the whole
    * link. `invalid_request` for a bad field or another alias; `conflict` for an archived link.
    */
@@ -532,6 +561,16 @@ export function queryOf(params: ListLinksParams): string {
     ['perPage', perPage],
   ];
   for (const [name, value] of given) {
+    if (value !== undefined) query.set(name, String(value));
+  }
+  const text = query.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** The analytics parameters given, in their declared order; empty when none. */
+export function analyticsQueryOf(params: AnalyticsParams): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) query.set(name, String(value));
   }
   const text = query.toString();

@@ -29,6 +29,11 @@ export {
 export type { RequestKind, RetryPolicy } from './retry';
 export { DEFAULT_RETRY_POLICY, retryAfterSeconds } from './retry';
 export type {
+  Analytics,
+  AnalyticsDimension,
+  AnalyticsInterval,
+  AnalyticsParams,
+  AnalyticsResponse,
   ApiErrorSlug,
   App,
   AppResponse,
@@ -37,11 +42,13 @@ export type {
   BatchEntryError,
   BatchEntryResult,
   BatchReport,
+  ClickCounts,
   Environment,
   ErrorBody,
   JsonObject,
   JsonValue,
   Link,
+  LinkAnalyticsParams,
   LinkCreateInput,
   LinkList,
   LinkPatchInput,

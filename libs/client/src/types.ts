@@ -209,3 +209,109 @@ export interface ErrorBody {
   /** Field name -> message. Absent on the plan-allowance 422. */
   fields?: Record<string, string>;
 }
+
+/** Buckets of an analytics series: UTC hours (ranges up to 31 days), days, or calendar months. */
+export type AnalyticsInterval = 'hour' | 'day' | 'month';
+
+/** What a breakdown groups clicks by. */
+export type AnalyticsDimension =
+  | 'country'
+  | 'platform'
+  | 'os'
+  | 'browser'
+  | 'referrer'
+  | 'utmSource'
+  | 'utmMedium'
+  | 'utmCampaign';
+
+/**
+ * `GET /links/{linkId}/analytics` query: every member optional. A bucket counts when its start
+ * lies in [from, to); the range is at most 800 days (31 with `interval: 'hour'`). Filters take
+ * one value each and combine with AND; values are compared as stored (UTM values trimmed and
+ * lower-cased, countries upper-cased).
+ */
+export interface LinkAnalyticsParams {
+  /** ISO 8601 with its offset, or `YYYY-MM-DD` (midnight UTC). Default: 30 days before `to`. */
+  from?: string;
+  /** Exclusive. Default: now. */
+  to?: string;
+  /** Default `day`. */
+  interval?: AnalyticsInterval;
+  /** The breakdown's dimension; none without it. */
+  groupBy?: AnalyticsDimension;
+  /** Breakdown values (and top links) listed, 1-100; default 10. */
+  limit?: number;
+  /** ISO 3166-1 alpha-2, or `unknown`. */
+  country?: string;
+  platform?: 'ios' | 'android' | 'desktop' | 'other';
+  os?: 'ios' | 'android' | 'windows' | 'macos' | 'linux' | 'chromeos' | 'other';
+  browser?:
+    | 'chrome'
+    | 'safari'
+    | 'firefox'
+    | 'edge'
+    | 'samsung'
+    | 'opera'
+    | 'facebook'
+    | 'instagram'
+    | 'tiktok'
+    | 'snapchat'
+    | 'webview'
+    | 'other';
+  /** A host, `direct` (no referrer) or `other` (past the day's cap). */
+  referrer?: string;
+  utmSource?: string;
+  utmMedium?: string;
+  utmCampaign?: string;
+}
+
+/** `GET /analytics` query: a link's, and the tag filter. */
+export interface AnalyticsParams extends LinkAnalyticsParams {
+  /** Only links carrying this tag. */
+  tag?: string;
+}
+
+/** Clicks by people and by bots (crawlers and scripts that were redirected). */
+export interface ClickCounts {
+  clicks: number;
+  botClicks: number;
+}
+
+/**
+ * Click analytics (`GET /links/{linkId}/analytics`, `GET /analytics`). A link's clickCount
+ * gained exactly `clicks + botClicks` over a range; a breakdown's values and `rest` add up to
+ * the totals. Unique visitors are counted per link and UTC day.
+ */
+export interface Analytics {
+  /** The link's analytics only. */
+  linkId?: string;
+  from: string;
+  to: string;
+  interval: AnalyticsInterval;
+  /** The dimension filters applied, as compared. */
+  filters: Record<string, string>;
+  /** The tag filter, when given. */
+  tag?: string;
+  totals: ClickCounts & {
+    /** Null with a dimension filter or an hourly interval. */
+    uniqueVisitors: number | null;
+    /** True when daily figures of several days (or links) were added. */
+    uniqueVisitorsSummed: boolean;
+  };
+  /** Every bucket of the range, zeros included. */
+  series: (ClickCounts & { start: string; uniqueVisitors: number | null })[];
+  breakdown: {
+    dimension: AnalyticsDimension;
+    /** The most clicked `limit` values. */
+    values: (ClickCounts & { value: string })[];
+    /** The other values, summed. */
+    rest: ClickCounts & { values: number };
+  } | null;
+  /** The app's most clicked links (`GET /analytics` only). */
+  topLinks?: (ClickCounts & { linkId: string; alias: string; url: string; title: string | null })[];
+}
+
+/** `GET /analytics`, `GET /links/{linkId}/analytics`: 200. */
+export interface AnalyticsResponse {
+  analytics: Analytics;
+}

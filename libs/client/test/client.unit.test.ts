@@ -141,6 +141,39 @@ describe('requests', () => {
     expect(sent[1].headers['idempotency-key']).toBeUndefined();
   });
 
+  it('asks for analytics with the parameters given, and answers them', async () => {
+    const analytics = {
+      from: '2026-11-01T00:00:00.000Z',
+      to: '2026-11-02T00:00:00.000Z',
+      interval: 'day',
+      filters: {},
+      totals: { clicks: 3, botClicks: 0, uniqueVisitors: 2, uniqueVisitorsSummed: false },
+      series: [{ start: '2026-11-01T00:00:00.000Z', clicks: 3, botClicks: 0, uniqueVisitors: 2 }],
+      breakdown: null,
+    };
+    const { fetch, sent } = replying({ status: 200, body: { analytics } });
+    const client = clientWith(fetch);
+    expect(
+      await client.getLinkAnalytics('lnk_a/b', {
+        from: '2026-11-01',
+        interval: 'day',
+        groupBy: 'utmSource',
+        platform: 'ios',
+        limit: 5,
+      }),
+    ).toEqual(analytics);
+    await client.getAnalytics({ tag: 'spring sale', utmCampaign: 'black friday' });
+    await client.getAnalytics();
+    expect(sent.map(({ method, url }) => [method, url])).toEqual([
+      [
+        'GET',
+        `${BASE}/links/lnk_a%2Fb/analytics?from=2026-11-01&interval=day&groupBy=utmSource&platform=ios&limit=5`,
+      ],
+      ['GET', `${BASE}/analytics?tag=spring+sale&utmCampaign=black+friday`],
+      ['GET', `${BASE}/analytics`],
+    ]);
+  });
+
   it('sends creates under a fresh Idempotency-Key per call, or the caller’s', async () => {
     const { fetch, sent } = replying({
       status: 201,

@@ -12,6 +12,9 @@
  * (src/api-values.generated.ts), and checked here all the same.
  */
 import type {
+  Analytics,
+  AnalyticsParams,
+  AnalyticsResponse,
   App,
   AppResponse,
   ArchivedLinkResponse,
@@ -21,6 +24,7 @@ import type {
   ErrorBody,
   JsonObject,
   Link,
+  LinkAnalyticsParams,
   LinkCreateInput,
   LinkList,
   LinkPatchInput,
@@ -81,6 +85,9 @@ type DocumentLink = WithJsonData<Schemas['Link']>;
  */
 type WithLinks<T, K extends keyof T, V> = Omit<T, K> & { [P in K]: V };
 type ListQuery = NonNullable<operations['listLinks']['parameters']['query']>;
+type LinkAnalyticsQuery = NonNullable<operations['getLinkAnalytics']['parameters']['query']>;
+type AnalyticsQuery = NonNullable<operations['getAnalytics']['parameters']['query']>;
+type DocumentAnalytics = Schemas['Analytics'];
 
 export type Checks = AllMatch<
   [
@@ -103,6 +110,17 @@ export type Checks = AllMatch<
     Same<WithJsonData<Schemas['LinkPatch']>, LinkPatchInput>,
     Same<WithLinks<Schemas['LinkBatchCreate'], 'links', LinkCreateInput[]>, BatchCreateInput>,
     Same<ListQuery, ListLinksParams>,
+    Same<LinkAnalyticsQuery, LinkAnalyticsParams>,
+    Same<AnalyticsQuery, AnalyticsParams>,
+    Same<DocumentAnalytics, Analytics>,
+    Same<DocumentAnalytics['totals'], Analytics['totals']>,
+    Same<DocumentAnalytics['series'][number], Analytics['series'][number]>,
+    Same<NonNullable<DocumentAnalytics['breakdown']>, NonNullable<Analytics['breakdown']>>,
+    Same<
+      NonNullable<DocumentAnalytics['topLinks']>[number],
+      NonNullable<Analytics['topLinks']>[number]
+    >,
+    Same<Schemas['AnalyticsAnswer'], AnalyticsResponse>,
     SameValues<LinkSort, NonNullable<ListQuery['sort']>>,
   ]
 >;

@@ -133,6 +133,46 @@ export interface paths {
         patch: operations["updateLink"];
         trace?: never;
     };
+    "/links/{linkId}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A link's click analytics
+         * @description Totals, a series and a breakdown of the clicks of one link (the clicks its clickCount counts: clicks + botClicks), filtered by dimension.
+         */
+        get: operations["getLinkAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's click analytics
+         * @description Totals, a series, a breakdown and the top links of every link of the app in the key's environment, filtered by dimension and by tag.
+         */
+        get: operations["getAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sdk/resolve": {
         parameters: {
             query?: never;
@@ -518,6 +558,75 @@ export interface components {
              * @example The link was archived. It keeps resolving to its fallback URL, and its alias stays taken: no new link can use it. Archiving cannot be undone.
              */
             note: string;
+        };
+        /** @description Click analytics. */
+        AnalyticsAnswer: {
+            analytics: components["schemas"]["Analytics"];
+        };
+        Analytics: {
+            /** @description The link (its analytics only). */
+            linkId?: string;
+            /** @description The range asked for, as an instant. */
+            from: string;
+            to: string;
+            /** @enum {string} */
+            interval: "hour" | "day" | "month";
+            /** @description The dimension filters applied, by name, as compared (normalised). */
+            filters: {
+                [key: string]: string;
+            };
+            /** @description The tag filter, when given. */
+            tag?: string;
+            totals: {
+                /** @description Clicks by people. */
+                clicks: number;
+                /** @description Clicks by crawlers and scripts that were redirected. */
+                botClicks: number;
+                /** @description Unique visitors are counted per link and UTC day: over several days (or an app's links) this adds the daily figures (`uniqueVisitorsSummed`). Null with a dimension filter or an hourly interval. */
+                uniqueVisitors: number | null;
+                /** @description True when uniqueVisitors adds daily figures of several days or links: a person counts once per link and day. */
+                uniqueVisitorsSummed: boolean;
+            };
+            series: {
+                /** @description The bucket's start (UTC). */
+                start: string;
+                /** @description Clicks by people. */
+                clicks: number;
+                /** @description Clicks by crawlers and scripts that were redirected. */
+                botClicks: number;
+                /** @description A day's unique visitors; a month adds its days'; null by the hour or with a dimension filter. */
+                uniqueVisitors: number | null;
+            }[];
+            breakdown: {
+                /** @enum {string} */
+                dimension: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign";
+                values: {
+                    value: string;
+                    /** @description Clicks by people. */
+                    clicks: number;
+                    /** @description Clicks by crawlers and scripts that were redirected. */
+                    botClicks: number;
+                }[];
+                /** @description The values past `limit`, summed: values and rest add up to the totals. */
+                rest: {
+                    values: number;
+                    /** @description Clicks by people. */
+                    clicks: number;
+                    /** @description Clicks by crawlers and scripts that were redirected. */
+                    botClicks: number;
+                };
+            } | null;
+            /** @description The app's most clicked links in the range (its analytics only). */
+            topLinks?: {
+                linkId: string;
+                alias: string;
+                url: string;
+                title: string | null;
+                /** @description Clicks by people. */
+                clicks: number;
+                /** @description Clicks by crawlers and scripts that were redirected. */
+                botClicks: number;
+            }[];
         };
         ResolveAnswer: {
             link: components["schemas"]["ResolvedLink"];
@@ -1909,6 +2018,365 @@ export interface operations {
                 };
             };
             /** @description `invalid_request`: a field is invalid (an alias other than the current one, an unknown or server-set field included); `fields` names each. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_request";
+                        /**
+                         * @description For people.
+                         * @example Some fields are invalid.
+                         */
+                        message: string;
+                        /**
+                         * @description Field name to a message for people; every failing field is named.
+                         * @example {
+                         *       "webFallbackUrl": "is required"
+                         *     }
+                         */
+                        fields: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getLinkAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Start of the range (default: 30 days before `to`). An ISO 8601 date-time with its offset, or a date (YYYY-MM-DD: midnight UTC). */
+                from?: string;
+                /** @description End of the range, exclusive (default: now); at most 800 days after `from`. A bucket counts when its start lies in [from, to). An ISO 8601 date-time with its offset, or a date (YYYY-MM-DD: midnight UTC). */
+                to?: string;
+                /** @description Buckets of the series: UTC hours (ranges of at most 31 days; hourly detail is kept ANALYTICS_HOURLY_RETENTION_DAYS), UTC days (default) or calendar months (a partial month counts the range's days in it). */
+                interval?: "hour" | "day" | "month";
+                /** @description The dimension of the breakdown; without it, no breakdown. */
+                groupBy?: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign";
+                /** @description How many breakdown values (and top links) are listed, the most clicked first (default 10); the rest are summed in `rest`. */
+                limit?: number;
+                /** @description Only clicks from this country: ISO 3166-1 alpha-2, or `unknown`. */
+                country?: string;
+                /** @description Only clicks from this platform. */
+                platform?: "ios" | "android" | "desktop" | "other";
+                /** @description Only clicks from this operating system family. */
+                os?: "ios" | "android" | "windows" | "macos" | "linux" | "chromeos" | "other";
+                /** @description Only clicks from this browser family. */
+                browser?: "chrome" | "safari" | "firefox" | "edge" | "samsung" | "opera" | "facebook" | "instagram" | "tiktok" | "snapchat" | "webview" | "other";
+                /** @description Only clicks referred by this host (or `direct`, or `other`). */
+                referrer?: string;
+                /** @description Only clicks whose tapped URL had this utm_source (compared normalised: trimmed, lower case), or `none`. */
+                utmSource?: string;
+                /** @description Only clicks with this utm_medium, or `none`. */
+                utmMedium?: string;
+                /** @description Only clicks with this utm_campaign, or `none`. */
+                utmCampaign?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The link id. A link of another app, or of the key's other environment, is 404 like an unknown id. */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link's analytics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsAnswer"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such link in the app and environment of the key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "not_found";
+                        /**
+                         * @description For people.
+                         * @example No such link.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a parameter is invalid or unknown; `fields` names each. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_request";
+                        /**
+                         * @description For people.
+                         * @example Some fields are invalid.
+                         */
+                        message: string;
+                        /**
+                         * @description Field name to a message for people; every failing field is named.
+                         * @example {
+                         *       "webFallbackUrl": "is required"
+                         *     }
+                         */
+                        fields: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Start of the range (default: 30 days before `to`). An ISO 8601 date-time with its offset, or a date (YYYY-MM-DD: midnight UTC). */
+                from?: string;
+                /** @description End of the range, exclusive (default: now); at most 800 days after `from`. A bucket counts when its start lies in [from, to). An ISO 8601 date-time with its offset, or a date (YYYY-MM-DD: midnight UTC). */
+                to?: string;
+                /** @description Buckets of the series: UTC hours (ranges of at most 31 days; hourly detail is kept ANALYTICS_HOURLY_RETENTION_DAYS), UTC days (default) or calendar months (a partial month counts the range's days in it). */
+                interval?: "hour" | "day" | "month";
+                /** @description The dimension of the breakdown; without it, no breakdown. */
+                groupBy?: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign";
+                /** @description How many breakdown values (and top links) are listed, the most clicked first (default 10); the rest are summed in `rest`. */
+                limit?: number;
+                /** @description Only clicks from this country: ISO 3166-1 alpha-2, or `unknown`. */
+                country?: string;
+                /** @description Only clicks from this platform. */
+                platform?: "ios" | "android" | "desktop" | "other";
+                /** @description Only clicks from this operating system family. */
+                os?: "ios" | "android" | "windows" | "macos" | "linux" | "chromeos" | "other";
+                /** @description Only clicks from this browser family. */
+                browser?: "chrome" | "safari" | "firefox" | "edge" | "samsung" | "opera" | "facebook" | "instagram" | "tiktok" | "snapchat" | "webview" | "other";
+                /** @description Only clicks referred by this host (or `direct`, or `other`). */
+                referrer?: string;
+                /** @description Only clicks whose tapped URL had this utm_source (compared normalised: trimmed, lower case), or `none`. */
+                utmSource?: string;
+                /** @description Only clicks with this utm_medium, or `none`. */
+                utmMedium?: string;
+                /** @description Only clicks with this utm_campaign, or `none`. */
+                utmCampaign?: string;
+                /** @description Only links carrying this tag. */
+                tag?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The app's analytics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsAnswer"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a parameter is invalid or unknown; `fields` names each. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

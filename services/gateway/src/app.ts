@@ -15,6 +15,7 @@ import { buildOpenApiDocument, documentText, OPENAPI_PATH } from './openapi/docu
 import { serveOpenApiDocument } from './openapi/openapi.routes';
 import { creationRoutes } from './creation/creation.routes';
 import { linksRoutes } from './links/links.routes';
+import { analyticsRoutes } from './analytics/analytics.routes';
 import { installsRoutes } from './sdk/installs.routes';
 import { jwksRoutes } from './sdk/jwks.routes';
 import { resolveRoutes } from './sdk/resolve.routes';
@@ -36,6 +37,7 @@ export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
     ...creationRoutes(deps),
     // After creationRoutes, so /links/batch is its own path (405 for GET) and not a link id.
     ...linksRoutes(deps),
+    ...analyticsRoutes(deps),
   ];
 }
 

@@ -27,6 +27,8 @@ import { LinkSubmissionService } from './creation/link-submission.service';
 import { IdempotencyService } from './creation/idempotency.service';
 import { LinksRepository } from './links/links.repository';
 import { LinksService } from './links/links.service';
+import { AnalyticsRepository } from './analytics/analytics.repository';
+import { AnalyticsService } from './analytics/analytics.service';
 import { FENCE_TTL_SECONDS, ReadYourWrites, WriteFences } from '@linkservice/db';
 import { GatewayMetrics } from './metrics';
 import { InstallsRepository } from './sdk/installs.repository';
@@ -61,6 +63,8 @@ export interface GatewayDeps extends GatewayClients {
   keys: KeysRepository;
   apps: AppsService;
   links: LinksService;
+  /** Click analytics of a link and of the app (the rollups the redirect and worker keep). */
+  analytics: AnalyticsService;
   linkSubmission: LinkSubmissionService;
   /** The Idempotency-Key records of the creation endpoints (docs/decisions.md). */
   idempotency: IdempotencyService;
@@ -115,6 +119,7 @@ function buildServices(
       new LinkCache(redis, config.REDIS_PREFIX),
       readYourWrites,
     ),
+    analytics: new AnalyticsService(new AnalyticsRepository(reads), config.LINK_DOMAIN),
     linkSubmission: new LinkSubmissionService({
       creations,
       creationLimiter,

@@ -7,3 +7,5 @@ export { loadConfig, workerEnvSchema } from './config';
 export type { WorkerConfig } from './config';
 // For other services' in-process tests (the gateway's creation stack).
 export { InProcessWorkers } from './testing/in-process-workers';
+// The derivation of links' dimension rows, for the bench's analytics app (test/bench/analytics.ts).
+export { LinkDimensionDaysRepository } from './analytics/link-dimension-days.repository';

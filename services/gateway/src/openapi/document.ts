@@ -114,6 +114,11 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): OpenApiDocument 
       { name: 'Apps', description: 'The app of the key.' },
       { name: 'Links', description: 'Creating, reading, changing and archiving links.' },
       {
+        name: 'Analytics',
+        description:
+          'Clicks over time and by dimension, from aggregates only: no address, user agent or full referrer is ever stored.',
+      },
+      {
         name: 'App interface',
         description: "Publishable-key endpoints for the customer's mobile app.",
       },

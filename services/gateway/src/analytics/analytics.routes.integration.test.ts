@@ -1,0 +1,447 @@
+import type { Environment } from '@linkservice/db';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant, insertLink } from '@linkservice/testing';
+import { sql } from 'kysely';
+import type { TestGateway } from '../testing';
+import { startGateway } from '../testing';
+
+const DOMAIN = 'go.example.test';
+const NOT_FOUND = { error: 'not_found', message: 'No such link.' };
+const DAY = 86_400_000;
+
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  gateway = await startGateway({ env: { LINK_DOMAIN: DOMAIN } });
+});
+afterAll(async () => {
+  await gateway.stop();
+});
+
+interface Click {
+  /** An instant in the hour and day counted. */
+  at: Date;
+  country?: string;
+  platform?: string;
+  os?: string;
+  browser?: string;
+  referrer?: string;
+  utm_source?: string;
+  clicks?: number;
+  bot_clicks?: number;
+  /** The link's unique visitors that day so far. */
+  visitors?: number;
+}
+
+/**
+ * Rollup rows as the redirect's flusher leaves them (click-batches.repository.ts), for the link
+ * and its app, and its dimension rows as the worker derives them when `derived`.
+ */
+async function seedClicks(
+  tenant: Tenant,
+  linkId: string,
+  clicks: readonly Click[],
+  { environment = 'live', derived = false }: { environment?: Environment; derived?: boolean } = {},
+): Promise<void> {
+  const db = gateway.deps.db;
+  for (const click of clicks) {
+    const values = {
+      country: click.country ?? 'US',
+      platform: click.platform ?? 'ios',
+      os: click.os ?? 'ios',
+      browser: click.browser ?? 'safari',
+      referrer: click.referrer ?? 'direct',
+      utm_source: click.utm_source ?? 'none',
+      utm_medium: 'none',
+      utm_campaign: 'none',
+    };
+    const people = click.clicks ?? 1;
+    const bots = click.bot_clicks ?? 0;
+    const hour = new Date(Math.floor(click.at.getTime() / 3_600_000) * 3_600_000);
+    const day = click.at.toISOString().slice(0, 10);
+    const month = `${day.slice(0, 7)}-01`;
+    for (const scope of [linkId, '']) {
+      const key = { app_id: tenant.appId, environment, link_id: scope, ...values };
+      await sql`
+        INSERT INTO click_rollup_hours (app_id, environment, link_id, hour, country, platform, os,
+          browser, referrer, utm_source, utm_medium, utm_campaign, clicks, bot_clicks)
+        VALUES (${key.app_id}, ${environment}, ${scope}, ${hour}, ${values.country},
+          ${values.platform}, ${values.os}, ${values.browser}, ${values.referrer},
+          ${values.utm_source}, 'none', 'none', ${people}, ${bots})
+        ON CONFLICT (app_id, environment, link_id, hour, country, platform, os, browser, referrer,
+          utm_source, utm_medium, utm_campaign)
+        DO UPDATE SET clicks = click_rollup_hours.clicks + EXCLUDED.clicks,
+          bot_clicks = click_rollup_hours.bot_clicks + EXCLUDED.bot_clicks`.execute(db);
+      await sql`
+        INSERT INTO click_rollup_days (app_id, environment, link_id, day, country, platform, os,
+          browser, referrer, utm_source, utm_medium, utm_campaign, clicks, bot_clicks)
+        VALUES (${key.app_id}, ${environment}, ${scope}, ${day}, ${values.country},
+          ${values.platform}, ${values.os}, ${values.browser}, ${values.referrer},
+          ${values.utm_source}, 'none', 'none', ${people}, ${bots})
+        ON CONFLICT (app_id, environment, link_id, day, country, platform, os, browser, referrer,
+          utm_source, utm_medium, utm_campaign)
+        DO UPDATE SET clicks = click_rollup_days.clicks + EXCLUDED.clicks,
+          bot_clicks = click_rollup_days.bot_clicks + EXCLUDED.bot_clicks`.execute(db);
+      await sql`
+        INSERT INTO link_click_days (app_id, environment, link_id, day, clicks, bot_clicks,
+          unique_visitors)
+        VALUES (${tenant.appId}, ${environment}, ${scope}, ${day}, ${people}, ${bots},
+          ${scope === '' ? 0 : (click.visitors ?? 0)})
+        ON CONFLICT (app_id, environment, link_id, day)
+        DO UPDATE SET clicks = link_click_days.clicks + EXCLUDED.clicks,
+          bot_clicks = link_click_days.bot_clicks + EXCLUDED.bot_clicks,
+          unique_visitors = GREATEST(link_click_days.unique_visitors, EXCLUDED.unique_visitors),
+          dimensions_derived = false`.execute(db);
+      await sql`
+        INSERT INTO link_click_months (app_id, environment, link_id, month, clicks, bot_clicks)
+        VALUES (${tenant.appId}, ${environment}, ${scope}, ${month}, ${people}, ${bots})
+        ON CONFLICT (app_id, environment, link_id, month)
+        DO UPDATE SET clicks = link_click_months.clicks + EXCLUDED.clicks,
+          bot_clicks = link_click_months.bot_clicks + EXCLUDED.bot_clicks`.execute(db);
+    }
+    for (const [dimension, value] of Object.entries(values)) {
+      await sql`
+        INSERT INTO click_dimension_days (app_id, environment, link_id, day, dimension, value,
+          clicks, bot_clicks)
+        VALUES (${tenant.appId}, ${environment}, '', ${day}, ${dimension}, ${value}, ${people},
+          ${bots})
+        ON CONFLICT (app_id, environment, link_id, day, dimension, value)
+        DO UPDATE SET clicks = click_dimension_days.clicks + EXCLUDED.clicks,
+          bot_clicks = click_dimension_days.bot_clicks + EXCLUDED.bot_clicks`.execute(db);
+    }
+  }
+  if (derived) {
+    // As the worker derives a finished day (LinkDimensionDaysRepository).
+    await sql`
+      WITH due AS (
+        UPDATE link_click_days SET dimensions_derived = true
+        WHERE app_id = ${tenant.appId} AND environment = ${environment} AND link_id = ${linkId}
+        RETURNING app_id, environment, link_id, day
+      )
+      INSERT INTO click_dimension_days (app_id, environment, link_id, day, dimension, value,
+        clicks, bot_clicks)
+      SELECT c.app_id, c.environment, c.link_id, c.day, v.dimension, v.value, sum(c.clicks),
+        sum(c.bot_clicks)
+      FROM due JOIN click_rollup_days c USING (app_id, environment, link_id, day)
+      CROSS JOIN LATERAL (VALUES ('country', c.country), ('platform', c.platform), ('os', c.os),
+        ('browser', c.browser), ('referrer', c.referrer), ('utm_source', c.utm_source),
+        ('utm_medium', c.utm_medium), ('utm_campaign', c.utm_campaign)) AS v(dimension, value)
+      GROUP BY 1, 2, 3, 4, 5, 6
+      ON CONFLICT (app_id, environment, link_id, day, dimension, value)
+      DO UPDATE SET clicks = EXCLUDED.clicks, bot_clicks = EXCLUDED.bot_clicks`.execute(db);
+  }
+}
+
+const DAY0 = Date.parse('2026-10-01T00:00:00Z');
+const dayAt = (n: number, hour = 12) => new Date(DAY0 + n * DAY + hour * 3_600_000);
+const range = (fromDay: number, toDay: number) =>
+  `from=${new Date(DAY0 + fromDay * DAY).toISOString()}&to=${new Date(DAY0 + toDay * DAY).toISOString()}`;
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function analyticsOf(tenant: Tenant, path: string, environment: Environment = 'live') {
+  const res = await gateway.api(path, { key: tenant[environment].secret });
+  return res as { status: number; body: Json };
+}
+
+describe('GET /api/v1/links/{linkId}/analytics', () => {
+  it('is the identical 404 for another app, the other environment and no such link', async () => {
+    const [alpha, beta] = [
+      await createTenant(gateway.deps.db),
+      await createTenant(gateway.deps.db),
+    ];
+    const link = await insertLink(gateway.deps.db, { appId: alpha.appId });
+    expect((await analyticsOf(alpha, `/api/v1/links/${link.id}/analytics`)).status).toBe(200);
+    for (const [tenant, environment, id] of [
+      [beta, 'live', link.id],
+      [alpha, 'test', link.id],
+      [alpha, 'live', 'lnk_nope'],
+      [alpha, 'live', 'not%20an%20id'],
+    ] as const) {
+      const answer = await analyticsOf(tenant, `/api/v1/links/${id}/analytics`, environment);
+      expect({ status: answer.status, body: answer.body }).toEqual({
+        status: 404,
+        body: NOT_FOUND,
+      });
+    }
+  });
+
+  it.each([
+    ['from=yesterday', 'from'],
+    ['to=2026-13-01', 'to'],
+    ['from=2026-10-02&to=2026-10-01', 'to'],
+    ['from=2024-01-01&to=2026-10-01', 'to'],
+    ['from=2026-09-01&to=2026-10-15&interval=hour', 'interval'],
+    ['interval=week', 'interval'],
+    ['groupBy=city', 'groupBy'],
+    ['limit=0', 'limit'],
+    ['limit=101', 'limit'],
+    ['limit=ten', 'limit'],
+    ['country=Germany', 'country'],
+    ['platform=symbian', 'platform'],
+    ['os=beos', 'os'],
+    ['browser=mosaic', 'browser'],
+    ['referrer=https://x.example/', 'referrer'],
+    ['utmSource=', 'utmSource'],
+    ['country=US&country=DE', 'country'],
+    ['tag=spring', 'tag'],
+    ['color=red', 'color'],
+  ])('answers 422 naming the parameter for %s', async (query, field) => {
+    const tenant = await createTenant(gateway.deps.db);
+    const link = await insertLink(gateway.deps.db, { appId: tenant.appId });
+    const { status, body } = await analyticsOf(
+      tenant,
+      `/api/v1/links/${link.id}/analytics?${query}`,
+    );
+    expect(status).toBe(422);
+    expect(body.error).toBe('invalid_request');
+    expect(Object.keys(body.fields)).toEqual([field]);
+  });
+
+  it('answers totals, every bucket (zeros too), unique visitors by day, and a breakdown that adds up', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const link = await insertLink(gateway.deps.db, { appId: tenant.appId });
+    await seedClicks(tenant, link.id, [
+      { at: dayAt(0), country: 'DE', clicks: 3, visitors: 2 },
+      { at: dayAt(0, 13), country: 'FR', clicks: 2, bot_clicks: 1, visitors: 3 },
+      { at: dayAt(2), country: 'DE', clicks: 4, visitors: 1 },
+      {
+        at: dayAt(2),
+        country: 'unknown',
+        platform: 'android',
+        os: 'android',
+        browser: 'chrome',
+        clicks: 1,
+      },
+      // Outside the range.
+      { at: dayAt(5), country: 'DE', clicks: 100 },
+    ]);
+    const { status, body } = await analyticsOf(
+      tenant,
+      `/api/v1/links/${link.id}/analytics?${range(0, 3)}&groupBy=country&limit=2`,
+    );
+    expect(status).toBe(200);
+    const { analytics } = body;
+    expect(analytics.linkId).toBe(link.id);
+    expect(analytics.totals).toEqual({
+      clicks: 10,
+      botClicks: 1,
+      uniqueVisitors: 4,
+      uniqueVisitorsSummed: true,
+    });
+    expect(analytics.series).toEqual([
+      { start: '2026-10-01T00:00:00.000Z', clicks: 5, botClicks: 1, uniqueVisitors: 3 },
+      { start: '2026-10-02T00:00:00.000Z', clicks: 0, botClicks: 0, uniqueVisitors: 0 },
+      { start: '2026-10-03T00:00:00.000Z', clicks: 5, botClicks: 0, uniqueVisitors: 1 },
+    ]);
+    expect(analytics.breakdown).toEqual({
+      dimension: 'country',
+      values: [
+        { value: 'DE', clicks: 7, botClicks: 0 },
+        { value: 'FR', clicks: 2, botClicks: 1 },
+      ],
+      rest: { values: 1, clicks: 1, botClicks: 0 },
+    });
+  });
+
+  it('counts hours, months and filters; unique visitors only by day without filters', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const link = await insertLink(gateway.deps.db, { appId: tenant.appId });
+    await seedClicks(tenant, link.id, [
+      { at: dayAt(0, 1), country: 'DE', clicks: 3, visitors: 2 },
+      { at: dayAt(0, 3), country: 'FR', platform: 'android', os: 'android', clicks: 2 },
+      { at: dayAt(40, 3), country: 'DE', platform: 'android', os: 'android', clicks: 5 },
+    ]);
+    const hourly = (
+      await analyticsOf(
+        tenant,
+        `/api/v1/links/${link.id}/analytics?from=2026-10-01T00:30:00Z&to=2026-10-01T04:00:00Z&interval=hour`,
+      )
+    ).body.analytics;
+    // Buckets whose start lies in the range: 01:00, 02:00 and 03:00.
+    expect(
+      hourly.series.map((p: Json) => [p.start.slice(11, 13), p.clicks, p.uniqueVisitors]),
+    ).toEqual([
+      ['01', 3, null],
+      ['02', 0, null],
+      ['03', 2, null],
+    ]);
+    expect(hourly.totals).toEqual({
+      clicks: 5,
+      botClicks: 0,
+      uniqueVisitors: null,
+      uniqueVisitorsSummed: false,
+    });
+
+    const monthly = (
+      await analyticsOf(tenant, `/api/v1/links/${link.id}/analytics?${range(0, 61)}&interval=month`)
+    ).body.analytics;
+    expect(monthly.series.map((p: Json) => [p.start, p.clicks])).toEqual([
+      ['2026-10-01T00:00:00.000Z', 5],
+      ['2026-11-01T00:00:00.000Z', 5],
+    ]);
+
+    const android = (
+      await analyticsOf(
+        tenant,
+        `/api/v1/links/${link.id}/analytics?${range(0, 61)}&platform=ANDROID&groupBy=country`,
+      )
+    ).body.analytics;
+    expect(android.filters).toEqual({ platform: 'android' });
+    expect(android.totals).toEqual({
+      clicks: 7,
+      botClicks: 0,
+      uniqueVisitors: null,
+      uniqueVisitorsSummed: false,
+    });
+    expect(android.breakdown.values).toEqual([
+      { value: 'DE', clicks: 5, botClicks: 0 },
+      { value: 'FR', clicks: 2, botClicks: 0 },
+    ]);
+
+    const oneDay = (await analyticsOf(tenant, `/api/v1/links/${link.id}/analytics?${range(0, 1)}`))
+      .body.analytics;
+    expect(oneDay.totals).toEqual({
+      clicks: 5,
+      botClicks: 0,
+      uniqueVisitors: 2,
+      uniqueVisitorsSummed: false,
+    });
+  });
+
+  it('reads a breakdown from derived dimension rows and from the combinations alike', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const [derived, fresh] = [
+      await insertLink(gateway.deps.db, { appId: tenant.appId }),
+      await insertLink(gateway.deps.db, { appId: tenant.appId }),
+    ];
+    const clicks = [
+      { at: dayAt(0), country: 'DE', clicks: 3 },
+      { at: dayAt(1), country: 'FR', clicks: 2 },
+    ];
+    await seedClicks(tenant, derived.id, clicks, { derived: true });
+    await seedClicks(tenant, fresh.id, clicks);
+    // A late click on a derived day clears its mark: read from the combinations again.
+    await seedClicks(tenant, derived.id, [{ at: dayAt(1), country: 'DE', clicks: 1 }]);
+    for (const [link, de] of [
+      [derived, 4],
+      [fresh, 3],
+    ] as const) {
+      const { breakdown, totals } = (
+        await analyticsOf(
+          tenant,
+          `/api/v1/links/${link.id}/analytics?${range(0, 2)}&groupBy=country`,
+        )
+      ).body.analytics;
+      expect(breakdown.values).toEqual([
+        { value: 'DE', clicks: de, botClicks: 0 },
+        { value: 'FR', clicks: 2, botClicks: 0 },
+      ]);
+      expect(totals.clicks).toBe(de + 2);
+    }
+  });
+});
+
+describe('GET /api/v1/analytics', () => {
+  it("answers the app's totals, breakdown and top links, in the key's environment only", async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const links = await Promise.all(
+      [1, 2, 3].map((n) =>
+        insertLink(gateway.deps.db, { appId: tenant.appId }, { tags: n === 2 ? ['spring'] : [] }),
+      ),
+    );
+    const [a, b, c] = links;
+    await seedClicks(tenant, a.id, [{ at: dayAt(0), clicks: 2, visitors: 2 }]);
+    await seedClicks(tenant, b.id, [
+      { at: dayAt(1), country: 'FR', clicks: 5, bot_clicks: 2, visitors: 4 },
+    ]);
+    await seedClicks(tenant, c.id, [{ at: dayAt(1), clicks: 3, visitors: 1 }]);
+    const testLink = await insertLink(gateway.deps.db, {
+      appId: tenant.appId,
+      environment: 'test',
+    });
+    await seedClicks(tenant, testLink.id, [{ at: dayAt(1), clicks: 50 }], { environment: 'test' });
+
+    const { analytics } = (
+      await analyticsOf(tenant, `/api/v1/analytics?${range(0, 2)}&groupBy=country&limit=2`)
+    ).body;
+    // The app's unique visitors: its links' daily figures added (the trigger on link_click_days).
+    expect(analytics.totals).toEqual({
+      clicks: 10,
+      botClicks: 2,
+      uniqueVisitors: 7,
+      uniqueVisitorsSummed: true,
+    });
+    // Ties in clicks: more bot clicks first.
+    expect(analytics.breakdown.values).toEqual([
+      { value: 'FR', clicks: 5, botClicks: 2 },
+      { value: 'US', clicks: 5, botClicks: 0 },
+    ]);
+    expect(analytics.topLinks).toEqual([
+      {
+        linkId: b.id,
+        alias: b.alias,
+        url: `https://${tenant.subdomainKey}.${DOMAIN}/${b.alias}`,
+        title: b.title,
+        clicks: 5,
+        botClicks: 2,
+      },
+      {
+        linkId: c.id,
+        alias: c.alias,
+        url: `https://${tenant.subdomainKey}.${DOMAIN}/${c.alias}`,
+        title: c.title,
+        clicks: 3,
+        botClicks: 0,
+      },
+    ]);
+
+    const tagged = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 2)}&tag=spring`)).body
+      .analytics;
+    expect(tagged.tag).toBe('spring');
+    expect(tagged.totals.clicks).toBe(5);
+    expect(tagged.topLinks.map((link: Json) => link.linkId)).toEqual([b.id]);
+
+    const test = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 2)}`, 'test')).body
+      .analytics;
+    expect(test.totals.clicks).toBe(50);
+    expect(test.topLinks.map((link: Json) => link.linkId)).toEqual([testLink.id]);
+  });
+
+  it('finds the exact top links when each month alone would mislead, and past every round', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    // 150 links with 10 clicks in October and 10 in November each; one link with 15 in each:
+    // never in a month's top 100 by itself, yet the top link over both months.
+    const many = await Promise.all(
+      Array.from({ length: 150 }, () => insertLink(gateway.deps.db, { appId: tenant.appId })),
+    );
+    const steady = await insertLink(gateway.deps.db, { appId: tenant.appId });
+    for (const [index, link] of many.entries()) {
+      // Half of them spike in October, half in November.
+      const spike = index % 2 === 0 ? 0 : 31;
+      await seedClicks(tenant, link.id, [
+        { at: dayAt(spike), clicks: 20 },
+        { at: dayAt(spike === 0 ? 31 : 0), clicks: 1 },
+      ]);
+    }
+    await seedClicks(tenant, steady.id, [
+      { at: dayAt(10), clicks: 15 },
+      { at: dayAt(40), clicks: 15 },
+    ]);
+    const { topLinks } = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 61)}&limit=1`))
+      .body.analytics;
+    expect(topLinks.map((link: Json) => [link.linkId, link.clicks])).toEqual([[steady.id, 30]]);
+    const top20 = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 61)}&limit=20`)).body
+      .analytics.topLinks;
+    expect(top20[0].linkId).toBe(steady.id);
+    expect(top20.slice(1).every((link: Json) => link.clicks === 21)).toBe(true);
+    // The same as summing every link's days.
+    const sums = await sql<{ link_id: string; clicks: number }>`
+      SELECT link_id, sum(clicks)::int AS clicks FROM link_click_days
+      WHERE app_id = ${tenant.appId} AND link_id <> ''
+      GROUP BY link_id ORDER BY clicks DESC, link_id LIMIT 20`.execute(gateway.deps.db);
+    expect(top20.map((link: Json) => [link.linkId, link.clicks])).toEqual(
+      sums.rows.map((row) => [row.link_id, row.clicks]),
+    );
+  });
+});
