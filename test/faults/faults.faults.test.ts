@@ -499,9 +499,18 @@ it('Redis restarted cleanly with AOF loses no counted click and no limiter state
     }
     // For the note only: where the clicks wait is the link host's business.
     const client = ownRedis().client();
-    pending = await client
-      .hvals('faults-aof:clicks:pending')
-      .then((values) => values.reduce((sum, value) => sum + Number(value), 0))
+    // Each shard's pending hash; its link id fields are the clicks (the others their analytics).
+    pending = await Promise.all(
+      Array.from({ length: LINK_HOST_SHARDS }, (_, shard) =>
+        client.hgetall(clickKeys('faults-aof', shard).pending),
+      ),
+    )
+      .then((hashes) =>
+        hashes
+          .flatMap((hash) => Object.entries(hash))
+          .filter(([field]) => !field.includes('\u001f'))
+          .reduce((sum, [, value]) => sum + Number(value), 0),
+      )
       .catch(() => -1);
     client.disconnect();
     await ownRedis().stop('SIGTERM');
