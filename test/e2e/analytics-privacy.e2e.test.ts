@@ -242,8 +242,15 @@ it('keeps no address, user agent, referrer URL, query, cookie, salt or visitor a
   const database = await databaseHits(needles);
   const logText = lines.map((entry) => entry.line).join('\n');
 
-  // The search covered something in each place.
+  // The search covered something in each place, and finds what is there: the link's id (in its
+  // rows and the redirect's spans) and the kept referrer host.
   expect(database.tables).toBeGreaterThan(10);
+  const controls = await databaseHits({ linkId: link.id, host: 'ref.example' });
+  expect(controls.found.linkId).toEqual(
+    expect.arrayContaining(['public.links', 'public.link_clicks']),
+  );
+  expect(controls.found.host?.length).toBeGreaterThan(0);
+  expect(hits(receiver.rawBodies.join('\n'), { linkId: link.id })).toHaveProperty('linkId');
   expect(lines.filter((entry) => entry.service === 'redirect').length).toBeGreaterThan(0);
   expect(receiver.rawBodies.length).toBeGreaterThan(0);
   expect(metrics.every((text) => text.includes('# TYPE'))).toBe(true);
