@@ -37,7 +37,15 @@ export interface AnswerRules {
    * retries elsewhere: allowed for the kinds of a service the fault stops on purpose.
    */
   refusedAllowedFor?: readonly RequestKind[];
+  /**
+   * Also a connection cut mid-request (reset, hang-up): the answer of a process killed while it
+   * served the request, which a client retries. For the kinds of a service the fault kills.
+   */
+  cutAllowedFor?: readonly RequestKind[];
 }
+
+/** How a request to a process that is killed, or gone, ends without an answer. */
+const CUT_ERRORS = ['ECONNRESET', 'socket hang up', 'EPIPE'];
 
 /** Every request answered within its bound, with an expected status; a 503 with Retry-After. */
 export function auditAnswers(records: readonly RequestRecord[], rules: AnswerRules): AnswerAudit {
@@ -50,7 +58,11 @@ export function auditAnswers(records: readonly RequestRecord[], rules: AnswerRul
     const what = `${record.kind} started at +${record.startedAt - origin} ms`;
     if (record.status === 0) {
       const refused = record.error === 'ECONNREFUSED';
-      if (!(refused && rules.refusedAllowedFor?.includes(record.kind))) {
+      const cut = CUT_ERRORS.includes(record.error ?? '');
+      const allowed = rules.cutAllowedFor?.includes(record.kind)
+        ? refused || cut
+        : refused && rules.refusedAllowedFor?.includes(record.kind);
+      if (!allowed) {
         violations.push(`${what}: no answer after ${record.durationMs} ms (${record.error})`);
       }
       continue;

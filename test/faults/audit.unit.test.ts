@@ -70,4 +70,23 @@ describe('auditAnswers', () => {
       auditAnswers(refused, { bounds: BOUNDS, refusedAllowedFor: ['create'] }).violations,
     ).toEqual(['redirect-cached started at +0 ms: no answer after 10 ms (ECONNREFUSED)']);
   });
+
+  it('allows cut and refused connections only for the kinds of a process the fault kills', () => {
+    const cut = [
+      answer({ kind: 'redirect-cached', status: 0, error: 'ECONNRESET' }),
+      answer({ kind: 'redirect-uncached', status: 0, error: 'socket hang up' }),
+      answer({ kind: 'redirect-cached', status: 0, error: 'ECONNREFUSED' }),
+      answer({ kind: 'get', status: 0, error: 'ECONNRESET' }),
+      answer({ kind: 'redirect-cached', status: 0, error: 'timed out' }),
+    ];
+    expect(
+      auditAnswers(cut, {
+        bounds: BOUNDS,
+        cutAllowedFor: ['redirect-cached', 'redirect-uncached'],
+      }).violations,
+    ).toEqual([
+      'get started at +0 ms: no answer after 10 ms (ECONNRESET)',
+      'redirect-cached started at +0 ms: no answer after 10 ms (timed out)',
+    ]);
+  });
 });

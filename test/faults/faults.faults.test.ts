@@ -5,6 +5,9 @@ import type { Database } from '@linkservice/db';
 import { createDb } from '@linkservice/db';
 import { eventually } from '@linkservice/testing';
 import type { Kysely } from 'kysely';
+import { clickKeys, LINK_HOST_SHARDS } from '@linkservice/link-cache';
+import type { AnalyticsConsistency } from '../support/analytics-consistency';
+import { checkAnalyticsConsistency, consistencySummary } from '../support/analytics-consistency';
 import type { ExitInfo, ServiceName, Stack } from '../support/stack';
 import { startStack } from '../support/stack';
 import { createTenant } from '../support/tenants';
@@ -21,7 +24,10 @@ import { recordRow, writeReport } from './report';
  * (spare ports, never the shared ones), each fault under mixed load, as an operator would cause
  * it. Per fault: every request answered within its bound, 503 only with Retry-After, nothing lost,
  * nothing duplicated, no click over-counted, and every kind of request served again within
- * RECOVERY_MS by the same processes. The figures go to test/faults/results/last-run.md.
+ * RECOVERY_MS by the same processes; and (issue 27) the click analytics consistent with the
+ * clicks counted: per link, every rollup holds exactly what its clickCount gained, the app's
+ * rows are the sum of its links', every breakdown sums to its total. The figures go to
+ * test/faults/results/last-run.md.
  */
 
 const CREATION_TIMEOUT_MS = 3_000;
@@ -145,6 +151,19 @@ async function withDb<T>(use: (db: Kysely<Database>) => Promise<T>): Promise<T> 
   }
 }
 
+/**
+ * The analytics of the scenario's app once its clicks settled (after auditClicks): every link
+ * of the app is new to the scenario, so its clickCount gained all it holds.
+ */
+function auditAnalytics(appId: string): Promise<AnalyticsConsistency> {
+  return withDb((db) => checkAnalyticsConsistency(db, { appId }));
+}
+
+/** The report's cell: clicks answered / clickCount gained / analytics' total, and a verdict. */
+function analyticsCell(answered: number, analytics: AnalyticsConsistency): string {
+  return `${answered} / ${analytics.clickCountGained} / ${analytics.analyticsTotal}${analytics.problems.length === 0 ? '' : ` ✗ ${analytics.problems.length} inconsistent`}`;
+}
+
 interface PreparedApp {
   appId: string;
   target: LoadTarget;
@@ -227,6 +246,7 @@ interface LoadScenario {
   /** Services the fault restarts on purpose; every other keeps its pid. */
   restarts?: readonly ServiceName[];
   refusedAllowedFor?: readonly RequestKind[];
+  cutAllowedFor?: readonly RequestKind[];
   /**
    * Lost clicks are reported, not failed: only where the fault itself may destroy counted
    * clicks (a Redis crash loses up to a second of writes with appendfsync everysec). A frozen or
@@ -266,6 +286,7 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
   const answers = auditAnswers(records, {
     bounds: scenario.bounds,
     refusedAllowedFor: scenario.refusedAllowedFor,
+    cutAllowedFor: scenario.cutAllowedFor,
   });
   const everything = [...app.seed, ...records, ...recovery.probes];
   const creations = await withDb((db) => auditCreations(db, app.appId, everything));
@@ -276,6 +297,7 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
       everything.filter((r) => r.alias !== undefined),
     ),
   );
+  const analytics = await auditAnalytics(app.appId);
 
   const passed =
     answers.violations.length === 0 &&
@@ -284,6 +306,7 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
     clicks.overCounted === 0 &&
     (scenario.clickLossAllowed || clicks.lost === 0) &&
     recovery.ms !== null &&
+    analytics.problems.length === 0 &&
     restartedUnexpectedly.length === 0 &&
     JSON.stringify(facts) === JSON.stringify(scenario.facts ?? {});
   recordRow({
@@ -293,6 +316,7 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
     lost: `${creations.lost} links; ${clicks.lost} clicks${scenario.clickLossAllowed ? ' (allowed: crash)' : ''}`,
     duplicated: String(creations.duplicated),
     overCounted: `${clicks.overCounted} (${clicks.counted} counted for ${clicks.expected} redirects)`,
+    analytics: analyticsCell(clicks.expected, analytics),
     notes: [
       `${answers.requests} requests, ${answers.unavailable} × 503, ${answers.violations.length} over bound or malformed`,
       `worst by kind (ms): ${Object.entries(answers.worstByKind)
@@ -308,6 +332,7 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
         ? `${creations.createdUnanswered} unanswered yet created`
         : '',
       Object.keys(facts).length > 0 ? JSON.stringify(facts) : '',
+      consistencySummary(analytics),
       ...answers.violations.slice(0, 3),
     ]
       .filter((part) => part !== '')
@@ -326,6 +351,8 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
     overCountedClicks: clicks.overCounted,
     lostClicks: scenario.clickLossAllowed ? 'allowed' : clicks.lost,
     recovered: recovery.ms !== null,
+    analyticsProblems: analytics.problems.slice(0, 10),
+    analyticsTotal: analytics.analyticsTotal,
     restartedUnexpectedly,
     facts,
   }).toEqual({
@@ -339,6 +366,8 @@ async function runLoadScenario(scenario: LoadScenario): Promise<void> {
     overCountedClicks: 0,
     lostClicks: scenario.clickLossAllowed ? 'allowed' : 0,
     recovered: true,
+    analyticsProblems: [],
+    analyticsTotal: clicks.counted,
     restartedUnexpectedly: [],
     facts: scenario.facts ?? {},
   });
@@ -470,9 +499,18 @@ it('Redis restarted cleanly with AOF loses no counted click and no limiter state
     }
     // For the note only: where the clicks wait is the link host's business.
     const client = ownRedis().client();
-    pending = await client
-      .hvals('faults-aof:clicks:pending')
-      .then((values) => values.reduce((sum, value) => sum + Number(value), 0))
+    // Each shard's pending hash; its link id fields are the clicks (the others their analytics).
+    pending = await Promise.all(
+      Array.from({ length: LINK_HOST_SHARDS }, (_, shard) =>
+        client.hgetall(clickKeys('faults-aof', shard).pending),
+      ),
+    )
+      .then((hashes) =>
+        hashes
+          .flatMap((hash) => Object.entries(hash))
+          .filter(([field]) => !field.includes('\u001f'))
+          .reduce((sum, [, value]) => sum + Number(value), 0),
+      )
       .catch(() => -1);
     client.disconnect();
     await ownRedis().stop('SIGTERM');
@@ -499,6 +537,7 @@ it('Redis restarted cleanly with AOF loses no counted click and no limiter state
     ),
   );
   const limiterUnitsLost = remainingAfter - (remainingBefore - 1);
+  const analytics = await auditAnalytics(app.appId);
   recordRow({
     fault: 'Redis restarted cleanly (SIGTERM), AOF',
     bound: 'no counted click, no limiter state lost',
@@ -506,15 +545,28 @@ it('Redis restarted cleanly with AOF loses no counted click and no limiter state
     lost: `${clickAudit.lost} clicks; ${limiterUnitsLost} limiter units`,
     duplicated: '-',
     overCounted: `${clickAudit.overCounted} (${clickAudit.counted} counted for ${clickAudit.expected} redirects)`,
-    notes: `${clicks.length} redirects, ${pending} clicks pending in Redis at the stop; RateLimit-Remaining ${remainingBefore} before, ${remainingAfter} after; holding link host exit ${JSON.stringify(holderExit)}`,
-    passed: clickAudit.lost === 0 && clickAudit.overCounted === 0 && limiterUnitsLost === 0,
+    analytics: analyticsCell(clickAudit.expected, analytics),
+    notes: `${clicks.length} redirects, ${pending} clicks pending in Redis at the stop; RateLimit-Remaining ${remainingBefore} before, ${remainingAfter} after; holding link host exit ${JSON.stringify(holderExit)}; ${consistencySummary(analytics)}`,
+    passed:
+      clickAudit.lost === 0 &&
+      clickAudit.overCounted === 0 &&
+      limiterUnitsLost === 0 &&
+      analytics.problems.length === 0,
   });
   expect(clicks.filter((r) => r.status !== 302)).toEqual([]);
   expect({
     lostClicks: clickAudit.lost,
     overCounted: clickAudit.overCounted,
     limiterUnitsLost,
-  }).toEqual({ lostClicks: 0, overCounted: 0, limiterUnitsLost: 0 });
+    analyticsProblems: analytics.problems.slice(0, 10),
+    analyticsTotal: analytics.analyticsTotal,
+  }).toEqual({
+    lostClicks: 0,
+    overCounted: 0,
+    limiterUnitsLost: 0,
+    analyticsProblems: [],
+    analyticsTotal: clickAudit.counted,
+  });
 });
 
 it('worker SIGKILL under creation load, restarted', async () => {
@@ -533,6 +585,55 @@ it('worker SIGKILL under creation load, restarted', async () => {
       return { exit };
     },
     facts: { exit: { code: null, signal: 'SIGKILL' } },
+  });
+});
+
+/** Click batches taken from the pending hashes and not yet applied (every shard's set). */
+async function unappliedBatches(): Promise<number> {
+  const client = ownRedis().client();
+  try {
+    const sizes = await Promise.all(
+      Array.from({ length: LINK_HOST_SHARDS }, (_, shard) =>
+        client.scard(clickKeys('faults', shard).batches),
+      ),
+    );
+    return sizes.reduce((sum, size) => sum + size, 0);
+  } finally {
+    client.disconnect();
+  }
+}
+
+it('redirect SIGKILL mid-flush under load: a new one recovers the batch, counted once', async () => {
+  const current = theStack();
+  const redirect = current.redirect;
+  await runLoadScenario({
+    name: 'redirect SIGKILL mid-flush, restarted',
+    tagName: 'rdkill',
+    boundText: POSTGRES_BOUND_TEXT,
+    bounds: POSTGRES_BOUNDS,
+    restarts: ['redirect'],
+    // Requests in flight when it dies are cut, and its port refuses until the new one listens.
+    cutAllowedFor: ['redirect-cached', 'redirect-uncached'],
+    fault: async () => {
+      // Postgres frozen under the flusher: within two flush intervals it has taken the pending
+      // clicks into a batch and waits on the statement that applies them; then it dies.
+      await ownPostgres().freeze();
+      let exit: ExitInfo;
+      let batchTaken: boolean;
+      try {
+        await delay(1_200);
+        batchTaken = (await unappliedBatches()) > 0;
+        redirect.kill('SIGKILL');
+        exit = await redirect.waitForExit();
+      } finally {
+        // The dead process' statement may still run once Postgres resumes: the batch ledger
+        // must then keep the new process' recovery of the same batch from counting it twice.
+        await ownPostgres().thaw();
+      }
+      await redirect.start();
+      return { exit, batchTaken };
+    },
+    facts: { exit: { code: null, signal: 'SIGKILL' }, batchTaken: true },
   });
 });
 
@@ -640,6 +741,7 @@ it('redirect SIGTERM with busy keep-alive clients: every request answered, exits
     auditClicks(db, app.appId, [...app.seed.filter((r) => r.alias !== undefined), ...redirects]),
   );
   const worstMs = Math.max(...answers.map((a) => a.ms));
+  const analytics = await auditAnalytics(app.appId);
   recordRow({
     fault: 'redirect SIGTERM, 8 busy keep-alive clients',
     bound: `every in-flight answered; exit < 2 s (grace ${SHUTDOWN_GRACE_MS / 1000} s)`,
@@ -647,8 +749,10 @@ it('redirect SIGTERM with busy keep-alive clients: every request answered, exits
     lost: `${cut.length} requests cut; ${clickAudit.lost} clicks`,
     duplicated: '-',
     overCounted: `${clickAudit.overCounted} (${clickAudit.counted} counted for ${clickAudit.expected} redirects)`,
-    notes: `${answers.length} redirects; exit ${JSON.stringify(exit)}`,
+    analytics: analyticsCell(clickAudit.expected, analytics),
+    notes: `${answers.length} redirects; exit ${JSON.stringify(exit)}; ${consistencySummary(analytics)}`,
     passed:
+      analytics.problems.length === 0 &&
       cut.length === 0 &&
       exitMs < 2_000 &&
       exit.code === 0 &&
@@ -664,6 +768,8 @@ it('redirect SIGTERM with busy keep-alive clients: every request answered, exits
     overBound: answers.filter((a) => a.ms > REDIRECT_BOUND_MS).length,
     lostClicks: clickAudit.lost,
     overCounted: clickAudit.overCounted,
+    analyticsProblems: analytics.problems.slice(0, 10),
+    analyticsTotal: analytics.analyticsTotal,
   }).toEqual({
     exit: { code: 0, signal: null },
     exitedWellWithinGrace: true,
@@ -672,5 +778,7 @@ it('redirect SIGTERM with busy keep-alive clients: every request answered, exits
     overBound: 0,
     lostClicks: 0,
     overCounted: 0,
+    analyticsProblems: [],
+    analyticsTotal: clickAudit.counted,
   });
 });

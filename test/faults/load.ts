@@ -6,6 +6,23 @@ import { sendRequest } from '@linkservice/testing';
 export const PERSON_USER_AGENT =
   'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36';
 
+/**
+ * What the load's clicks vary, so their analytics have more than one value per dimension: the
+ * user agent (a person on Android or iOS, or a crawler, counted as a bot click), the referrer
+ * and the UTM values of the tapped URL. Every one is a counted click (no link preview).
+ */
+const CLICK_VARIANTS: readonly { userAgent: string; referer?: string; query: string }[] = [
+  { userAgent: PERSON_USER_AGENT, query: '' },
+  {
+    userAgent:
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+    referer: 'https://news.example/story',
+    query: '?utm_source=news&utm_medium=email&utm_campaign=faults',
+  },
+  { userAgent: 'curl/8.5.0', query: '?utm_source=crawler' },
+  { userAgent: PERSON_USER_AGENT, referer: 'https://social.example/', query: '?utm_source=social' },
+];
+
 export type RequestKind =
   'create' | 'batch' | 'get' | 'list' | 'redirect-cached' | 'redirect-uncached';
 
@@ -108,6 +125,7 @@ export class LoadDriver {
   private running = false;
   private loop: Promise<void> | undefined;
   private sequence = 0;
+  private clicks = 0;
 
   constructor(
     private readonly target: LoadTarget,
@@ -225,10 +243,15 @@ export class LoadDriver {
 
   private async follow(kind: RequestKind, link: KnownLink): Promise<RequestRecord> {
     const startedAt = Date.now();
+    this.clicks += 1;
+    const variant = CLICK_VARIANTS[this.clicks % CLICK_VARIANTS.length] ?? CLICK_VARIANTS[0];
     try {
-      const res = await sendRequest(`${this.target.redirectUrl()}/${link.alias}`, {
+      const res = await sendRequest(`${this.target.redirectUrl()}/${link.alias}${variant.query}`, {
         host: this.target.linkHost,
-        headers: { 'user-agent': PERSON_USER_AGENT },
+        headers: {
+          'user-agent': variant.userAgent,
+          ...(variant.referer !== undefined && { referer: variant.referer }),
+        },
         timeoutMs: this.options.capMs,
       });
       return {

@@ -9,6 +9,11 @@ export interface FaultRow {
   lost: string;
   duplicated: string;
   overCounted: string;
+  /**
+   * Clicks answered (302) / what clickCount gained / what the analytics rollups hold, and
+   * whether the rollups are consistent (test/support/analytics-consistency.ts).
+   */
+  analytics: string;
   /** Requests, 503s, violations: what a reader needs to judge the row. */
   notes: string;
   passed: boolean;
@@ -20,7 +25,15 @@ export function recordRow(row: FaultRow): void {
   rows.push(row);
 }
 
-const HEADER = ['fault', 'bound', 'worst answer time', 'lost', 'duplicated', 'over-counted'];
+const HEADER = [
+  'fault',
+  'bound',
+  'worst answer time',
+  'lost',
+  'duplicated',
+  'over-counted',
+  'clicks: answered / clickCount / analytics',
+];
 
 /** The table in Markdown, with a line of notes per fault under it. */
 export function renderTable(durationMs: number): string {
@@ -31,6 +44,7 @@ export function renderTable(durationMs: number): string {
     row.lost,
     row.duplicated,
     row.overCounted,
+    row.analytics,
   ]);
   const line = (values: string[]) => `| ${values.join(' | ')} |`;
   return [

@@ -8,3 +8,5 @@ export { loadConfig, redirectEnvSchema } from './config';
 export type { RedirectConfig } from './config';
 // The flush statement itself, for the bench's clicks (test/bench/clicks.ts).
 export { ClickBatchesRepository } from './clicks/click-batches.repository';
+// The pending hash's dimension fields, for tests that apply batches shaped like the link host's.
+export { encodeDimensions } from './analytics/click-analytics';

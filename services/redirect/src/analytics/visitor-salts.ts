@@ -63,6 +63,11 @@ export class VisitorSalts {
    */
   visitorOf(at: number, address: string, userAgent: string): string {
     const day = dayOf(at);
+    // A day that ended is forgotten at once, not at the next refresh (up to a minute later).
+    if (day < dayOf(this.clock())) {
+      this.salts.delete(day);
+      return '';
+    }
     const key = this.salts.get(day);
     if (key === undefined) {
       void this.load(day);
@@ -92,7 +97,8 @@ export class VisitorSalts {
   }
 
   private load(day: number): Promise<void> {
-    if (this.salts.has(day)) return Promise.resolve();
+    // A past day's salt is never asked for again: SET NX would even make one if it was gone.
+    if (this.salts.has(day) || day < dayOf(this.clock())) return Promise.resolve();
     let pending = this.loading.get(day);
     if (pending === undefined) {
       pending = this.fetch(day).finally(() => this.loading.delete(day));
