@@ -94,7 +94,18 @@ export interface AnalyticsApp {
   linkDays: number;
   /** Combinations (click_rollup_days rows) of each sampled link. */
   sampledRows: Record<number, number>;
+  /** Bytes of each analytics table, indexes and partitions included. */
+  storage: Record<string, number>;
 }
+
+const ANALYTICS_TABLES = [
+  'link_click_days',
+  'link_click_months',
+  'click_rollup_days',
+  'click_rollup_hours',
+  'click_dimension_days',
+  'click_dimension_values',
+] as const;
 
 const textArray = (values: readonly string[]) => sql.lit(`{${values.join(',')}}`);
 
@@ -205,8 +216,20 @@ export async function seedAnalyticsApp(db: Kysely<Database>): Promise<AnalyticsA
     sampledRows[rank] =
       sampled.rows.find((row) => row.link_id === seededLinkId(rank, 'ANLYT'))?.rows ?? 0;
   }
+  // Storage: every analytics table with its indexes (partitions included), and the links'.
+  const sizes = await sql<{ name: string; bytes: number; rows: number }>`
+    SELECT t.name, (
+      SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+      FROM pg_class c
+      WHERE c.oid = t.name::regclass
+        OR c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = t.name::regclass)
+    ) AS bytes, 0 AS rows
+    FROM unnest(${[...ANALYTICS_TABLES]}::text[]) AS t(name)`.execute(db);
+  const storage: Record<string, number> = {};
+  for (const row of sizes.rows) storage[row.name] = Number(row.bytes);
   return {
     tenant,
+    storage,
     clicks: Number(figures.rows[0]?.clicks ?? 0),
     linkDays: figures.rows[0]?.link_days ?? 0,
     sampledRows,

@@ -412,7 +412,10 @@ async function main(): Promise<void> {
       analytics = await seedAnalyticsApp(handle.db);
       progress(
         `analytics app seeded in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
-          `${formatCount(analytics.clicks)} clicks, ${formatCount(analytics.linkDays)} link-days`,
+          `${formatCount(analytics.clicks)} clicks, ${formatCount(analytics.linkDays)} link-days, ` +
+          Object.entries(analytics.storage)
+            .map(([table, bytes]) => `${table} ${(bytes / 1048576).toFixed(0)} MB`)
+            .join(', '),
       );
     }
     const seedSeconds = (Date.now() - seedStarted) / 1000;

@@ -1,0 +1,161 @@
+import { eventually, insertLink, sendRequest } from '@linkservice/testing';
+import { LinkDimensionDaysRepository } from '@linkservice/worker';
+import { sql } from 'kysely';
+import { checkAnalyticsConsistency } from '../support/analytics-consistency';
+import { sendApiRequest, useRunStack } from '../support/stack';
+import type { Tenant } from '../support/tenants';
+import { createTenant } from '../support/tenants';
+
+/**
+ * Issue 27, item 4 after load: clicks from many clients at once on the running stack, then the
+ * analytics API agrees with clickCount (each link's totals are what it gained), every breakdown
+ * adds up to its totals, the app's answer adds up its links', and the rollups agree table by
+ * table (checkAnalyticsConsistency). Then the worker's derivation of finished days changes no
+ * answer.
+ */
+
+jest.setTimeout(120_000);
+
+const suite = useRunStack({
+  env: { CLICK_FLUSH_INTERVAL_MS: '200' },
+  serviceEnv: { redirect: { TRUST_FORWARDED_FOR: 'true', GEO_COUNTRY_HEADER: 'cf-ipcountry' } },
+});
+
+const AGENTS = [
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36 Edg/124.0.0.0',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14.4; rv:125.0) Gecko/20100101 Firefox/125.0',
+  'curl/8.5.0',
+];
+const COUNTRIES = ['DE', 'FR', 'US', 'XX'];
+const GROUPS = [
+  'country',
+  'platform',
+  'os',
+  'browser',
+  'referrer',
+  'utmSource',
+  'utmMedium',
+  'utmCampaign',
+];
+const CLICKS = 600;
+const LINKS = 6;
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+let tenant: Tenant;
+
+function api(path: string): Promise<Json> {
+  return sendApiRequest<Json>(`${suite.stack.apiUrl}${path}`, { key: tenant.live.secret }).then(
+    (res) => {
+      expect(res.status).toBe(200);
+      return res.body as Json;
+    },
+  );
+}
+
+async function clickCountOf(linkId: string): Promise<number> {
+  return (await api(`/links/${linkId}`)).link.clickCount as number;
+}
+
+/** Every groupBy of one answer's scope: values and rest add up to the totals. */
+async function expectBreakdownsAddUp(path: string): Promise<void> {
+  for (const groupBy of GROUPS) {
+    const { analytics } = await api(
+      `${path}${path.includes('?') ? '&' : '?'}groupBy=${groupBy}&limit=2`,
+    );
+    const { values, rest } = analytics.breakdown;
+    const sum = (key: 'clicks' | 'botClicks') =>
+      values.reduce((total: number, value: Json) => total + value[key], 0) + rest[key];
+    expect([groupBy, sum('clicks'), sum('botClicks')]).toEqual([
+      groupBy,
+      analytics.totals.clicks,
+      analytics.totals.botClicks,
+    ]);
+  }
+}
+
+beforeAll(async () => {
+  tenant = await createTenant(suite.postgres.db);
+});
+
+it('agrees with clickCount, adds up in every breakdown, and is consistent table by table', async () => {
+  const { stack, postgres } = suite;
+  const links = await Promise.all(
+    Array.from({ length: LINKS }, () => insertLink(postgres.db, { appId: tenant.appId })),
+  );
+  const answers = await Promise.all(
+    Array.from({ length: CLICKS }, (_, i) =>
+      sendRequest(
+        `${stack.redirect.url}/${links[i % LINKS].alias}?utm_source=s${i % 3}&utm_campaign=c${i % 7}`,
+        {
+          host: `${tenant.subdomainKey}.${stack.linkDomain}`,
+          headers: {
+            'user-agent': AGENTS[i % AGENTS.length],
+            'x-forwarded-for': `203.0.113.${i % 50}`,
+            'cf-ipcountry': COUNTRIES[i % COUNTRIES.length],
+            ...(i % 5 === 0 ? { referer: `https://site${i % 4}.example/page` } : {}),
+          },
+        },
+      ),
+    ),
+  );
+  expect(answers.every((answer) => answer.status === 302)).toBe(true);
+  await eventually(
+    async () => {
+      const counts = await Promise.all(links.map((link) => clickCountOf(link.id)));
+      return counts.reduce((a, b) => a + b, 0) === CLICKS || undefined;
+    },
+    { timeoutMs: 15_000, what: 'every click in clickCount' },
+  );
+
+  const from = new Date(Date.now() - 86_400_000).toISOString();
+  const range = `from=${encodeURIComponent(from)}`;
+  let linkClicks = 0;
+  let linkUniques = 0;
+  for (const link of links) {
+    const { analytics } = await api(`/links/${link.id}/analytics?${range}`);
+    const clickCount = await clickCountOf(link.id);
+    expect(analytics.totals.clicks + analytics.totals.botClicks).toBe(clickCount);
+    // One in five agents is curl's (5 and LINKS = 6 share no factor: every link gets one).
+    expect(analytics.totals.botClicks).toBeGreaterThan(0);
+    linkClicks += clickCount;
+    linkUniques += analytics.totals.uniqueVisitors as number;
+    await expectBreakdownsAddUp(`/links/${link.id}/analytics?${range}`);
+    // By the hour, the same clicks.
+    const hourly = (await api(`/links/${link.id}/analytics?${range}&interval=hour`)).analytics;
+    expect(hourly.totals.clicks + hourly.totals.botClicks).toBe(clickCount);
+  }
+  const app = (await api(`/analytics?${range}&limit=${LINKS}`)).analytics;
+  expect(app.totals.clicks + app.totals.botClicks).toBe(linkClicks);
+  expect(app.totals.uniqueVisitors).toBe(linkUniques);
+  expect(app.topLinks).toHaveLength(LINKS);
+  await expectBreakdownsAddUp(`/analytics?${range}`);
+
+  const consistency = await checkAnalyticsConsistency(postgres.db, { appId: tenant.appId });
+  expect(consistency.problems).toEqual([]);
+  expect(consistency.analyticsTotal).toBe(CLICKS);
+
+  // The worker's derivation of finished days (moved here to yesterday) changes no answer.
+  const days = `from=${new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10)}`;
+  const breakdownOf = async () =>
+    (await api(`/links/${links[0].id}/analytics?${days}&groupBy=country`)).analytics.breakdown;
+  const before = await breakdownOf();
+  await sql`
+    UPDATE link_click_days SET day = day - 1 WHERE app_id = ${tenant.appId}`.execute(postgres.db);
+  for (const table of ['click_rollup_days', 'click_dimension_days']) {
+    await sql`UPDATE ${sql.table(table)} SET day = day - 1 WHERE app_id = ${tenant.appId}`.execute(
+      postgres.db,
+    );
+  }
+  expect(await breakdownOf()).toEqual(before);
+  const flags = () =>
+    sql<{ derived: boolean }>`
+    SELECT dimensions_derived AS derived FROM link_click_days
+    WHERE app_id = ${tenant.appId} AND link_id = ${links[0].id}`.execute(postgres.db);
+  expect((await flags()).rows).toEqual([{ derived: false }]);
+  while ((await new LinkDimensionDaysRepository(postgres.db).deriveSlice(500)) > 0);
+  expect((await flags()).rows).toEqual([{ derived: true }]);
+  expect(await breakdownOf()).toEqual(before);
+});
