@@ -179,7 +179,12 @@ async function startRedirectWithoutAnalytics(
 ): Promise<ServiceProcess | undefined> {
   if (!existsSync(serviceEntryPoint('redirect'))) return undefined;
   try {
+    const profile = [
+      '--cpu-prof',
+      `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles', 'redirect-without-analytics')}`,
+    ];
     const stack = await startStack({
+      execArgv: settings.cpuProfile ? { redirect: profile } : undefined,
       services: ['redirect'],
       databaseUrl,
       redisUrl: settings.redisUrl,

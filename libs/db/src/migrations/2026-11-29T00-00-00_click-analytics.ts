@@ -24,8 +24,9 @@ import { sql } from 'kysely';
  *   (a busy link has thousands of combinations a day, but only as many rows here as it has
  *   values: at most 250 countries + 4 + 7 + 12 + 4 x (cap + 1)). The app's rows ('') are kept
  *   by the flusher with every click; a link's are derived by the worker from its
- *   click_rollup_days rows once the day is over (eight upserts per clicked link and flush would
- *   double the flush's work), and count only while its link_click_days row says
+ *   click_rollup_days rows once the day is over, for days of at least 1,000 clicks (eight
+ *   upserts per clicked link and flush would double the flush's work; a quieter day has fewer
+ *   combinations than clicks, as cheap to read), and count only while its link_click_days row says
  *   `dimensions_derived` (the flusher clears it when it adds a late click to that day; the
  *   worker derives the day again). Other days of a link are read from click_rollup_days.
  *
@@ -107,6 +108,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       PRIMARY KEY (app_id, environment, link_id, day)
     ) PARTITION BY RANGE (day)`.execute(db);
   await sql`CREATE TABLE link_click_days_default PARTITION OF link_click_days DEFAULT`.execute(db);
+  // The link-days the worker derives dimension rows for (LinkDimensionDaysRepository): finished,
+  // busy ones (a quiet day's combinations are as few as its clicks: read as they are).
+  await sql`
+    CREATE INDEX link_click_days_derive_idx ON link_click_days (day)
+    WHERE link_id <> '' AND NOT dimensions_derived AND clicks + bot_clicks >= 1000`.execute(db);
   // The app's row of a day adds what each of its links' unique visitors rose by, exactly: the
   // trigger sees the link row's previous figure under its lock, whoever raised it.
   await sql`

@@ -52,7 +52,34 @@ export interface DimensionCount extends ClickDimensions {
   bot: boolean;
 }
 
-/** Parses `<link id><suffix>`; null when `field` is a plain link id (the click count). */
+/**
+ * `<link id>␟<day>`: the field the counting script sets when a click added a new visitor to its
+ * link's HyperLogLog of that day: the flusher then reads that day's count (PFCOUNT) for the
+ * link, and only then.
+ */
+export function visitorsField(linkId: string, day: number): string {
+  return `${linkId}${FIELD_SEPARATOR}${day}`;
+}
+
+/** What a field of a pending-clicks hash (or of a batch) counts. */
+export type ClickField =
+  | { kind: 'clicks'; linkId: string }
+  | ({ kind: 'dimensions' } & DimensionCount)
+  | { kind: 'visitors'; linkId: string; day: number };
+
+/** Reads a field of the pending hash; null for one that none of these is. */
+export function parseClickField(field: string): ClickField | null {
+  if (!field.includes(FIELD_SEPARATOR)) return { kind: 'clicks', linkId: field };
+  const parts = field.split(FIELD_SEPARATOR);
+  if (parts.length === 2) {
+    const day = Number(parts[1]);
+    return Number.isSafeInteger(day) ? { kind: 'visitors', linkId: parts[0], day } : null;
+  }
+  const dimensions = parseDimensionField(field);
+  return dimensions === null ? null : { kind: 'dimensions', ...dimensions };
+}
+
+/** Parses `<link id><suffix>`; null when `field` is not a dimension field. */
 export function parseDimensionField(field: string): DimensionCount | null {
   const parts = field.split(FIELD_SEPARATOR);
   if (parts.length !== 11) return null;

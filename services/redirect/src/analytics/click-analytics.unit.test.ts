@@ -1,4 +1,9 @@
-import { encodeDimensions, parseDimensionField } from './click-analytics';
+import {
+  encodeDimensions,
+  parseClickField,
+  parseDimensionField,
+  visitorsField,
+} from './click-analytics';
 
 describe('dimension fields', () => {
   it('round-trip through the pending hash field', () => {
@@ -23,5 +28,34 @@ describe('dimension fields', () => {
 
   it('tell a link id (its click count) apart', () => {
     expect(parseDimensionField('lnk_1')).toBeNull();
+  });
+});
+
+describe('parseClickField', () => {
+  it('tells clicks, dimensions and new-visitor marks apart', () => {
+    expect(parseClickField('lnk_1')).toEqual({ kind: 'clicks', linkId: 'lnk_1' });
+    expect(parseClickField(visitorsField('lnk_1', 20420))).toEqual({
+      kind: 'visitors',
+      linkId: 'lnk_1',
+      day: 20420,
+    });
+    const values = {
+      country: 'unknown',
+      platform: 'other',
+      os: 'other',
+      browser: 'other',
+      referrer: 'direct',
+      utm_source: 'none',
+      utm_medium: 'none',
+      utm_campaign: 'none',
+    };
+    expect(parseClickField(`lnk_1${encodeDimensions(7, false, values)}`)).toEqual({
+      kind: 'dimensions',
+      linkId: 'lnk_1',
+      hour: 7,
+      bot: false,
+      ...values,
+    });
+    expect(parseClickField('lnk_1\u001fx')).toBeNull();
   });
 });

@@ -8,7 +8,7 @@ import {
   NO_UTM,
   OTHER_VALUE,
 } from '@linkservice/contracts';
-import { parseDimensionField } from '../analytics/click-analytics';
+import { parseClickField } from '../analytics/click-analytics';
 
 const DIMENSION_COLUMNS = sql.raw(
   'country, platform, os, browser, referrer, utm_source, utm_medium, utm_campaign',
@@ -29,7 +29,7 @@ function cappedValue(column: 'referrer' | 'utm_source' | 'utm_medium' | 'utm_cam
 /**
  * Clicks counted per field of the pending hash, applied once under `id` (link_click_batches): a
  * link id's clicks, and (click-analytics.ts) a link id with dimensions: those clicks' hour,
- * bot or person, and dimension values.
+ * bot or person, and dimension values (a link's new-visitor marks count nothing here).
  */
 export interface ClickBatch {
   id: string;
@@ -91,13 +91,14 @@ export class ClickBatchesRepository {
     };
     for (const batch of batches) {
       for (const [field, count] of batch.counts) {
-        const dimension = parseDimensionField(field);
-        if (dimension === null) {
+        const parsed = parseClickField(field);
+        if (parsed?.kind === 'clicks') {
           counts.batch.push(batch.id);
-          counts.link.push(field);
+          counts.link.push(parsed.linkId);
           counts.clicks.push(count);
-          continue;
         }
+        if (parsed?.kind !== 'dimensions') continue;
+        const dimension = parsed;
         dims.batch.push(batch.id);
         dims.link.push(dimension.linkId);
         dims.hour.push(dimension.hour);

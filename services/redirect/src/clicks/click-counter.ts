@@ -16,6 +16,7 @@ import type { Click } from './click-buffers';
 import { UncertainClicks, UnrecordedClicks } from './click-buffers';
 import { COUNT_CLICKS } from './click-scripts';
 import { visitorsExpireAt } from '../analytics/visitor-salts';
+import { visitorsField } from '../analytics/click-analytics';
 import type { DropReason, DropReport } from './drop-ledger';
 import { DropLedger } from './drop-ledger';
 
@@ -241,7 +242,10 @@ export class ClickCounter {
                 const shard = shardOfTokenHash(click.tokenHash);
                 const { day } = click.analytics;
                 const key = visitorsKeyPrefix(redisPrefix, shard, day) + click.linkId;
-                pipeline.pfadd(key, visitor).pexpireat(key, visitorsExpireAt(day), 'NX');
+                pipeline
+                  .pfadd(key, visitor)
+                  .pexpireat(key, visitorsExpireAt(day), 'NX')
+                  .hset(this.pendingKeys[shard], visitorsField(click.linkId, day), 1);
               }
             }
             const results = await pipeline.exec().catch(() => null);
@@ -250,7 +254,7 @@ export class ClickCounter {
             let index = 0;
             for (const click of group) {
               if (results?.[index]?.[0] === null) stored.push(click);
-              index += click.analytics !== null && click.analytics.visitor !== '' ? 3 : 1;
+              index += click.analytics !== null && click.analytics.visitor !== '' ? 4 : 1;
             }
             return stored;
           }),

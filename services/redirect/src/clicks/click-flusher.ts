@@ -12,7 +12,7 @@ import {
 } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickBatch, ClickBatchesRepository, VisitorCount } from './click-batches.repository';
-import { parseDimensionField } from '../analytics/click-analytics';
+import { parseClickField } from '../analytics/click-analytics';
 import { failedForConnection, nextReadyWithin } from '../redis-calls';
 import type { ClickCounter } from './click-counter';
 import { isLinkIdField } from './click-buffers';
@@ -298,7 +298,7 @@ export class ClickFlusher {
   }
 
   /**
-   * The unique visitors so far of every link and day with people's clicks in `due` (one
+   * The unique visitors so far of every link and day `due` marks as having new visitors (one
    * PFCOUNT each, pipelined per shard): the day's figure is raised with the batches. The 0.1
    * layout's batches (compat) carry no analytics.
    */
@@ -312,12 +312,11 @@ export class ClickFlusher {
       const shard = this.shards.indexOf(batch.keys);
       if (shard >= LINK_HOST_SHARDS) return;
       for (const field of contents[index].counts.keys()) {
-        const dimension = parseDimensionField(field);
-        if (dimension === null || dimension.bot) continue;
-        const day = Math.floor(dimension.hour / 24);
-        const key = visitorsKeyPrefix(redisPrefix, shard, day) + dimension.linkId;
-        if (!wanted.has(key))
-          wanted.set(key, { linkId: dimension.linkId, day, visitors: 0, shard, key });
+        const parsed = parseClickField(field);
+        if (parsed?.kind !== 'visitors') continue;
+        const { linkId, day } = parsed;
+        const key = visitorsKeyPrefix(redisPrefix, shard, day) + linkId;
+        if (!wanted.has(key)) wanted.set(key, { linkId, day, visitors: 0, shard, key });
       }
     });
     const groups = callGroups([...wanted.values()], (item) => item.shard, redis.isCluster);

@@ -17,7 +17,8 @@ import { LOOKUP_ENTRY_LUA, PENDING_SUFFIX, REDIRECTING_LINK_ID_LUA } from '@link
  * the end of the next day (set once: a PFADD that changed nothing cannot be the key's first).
  * That key is the pending hash's shard space + `visitors:<day>:<linkId>` (`visitorsKeyPrefix`):
  * made here from the pending key and the click time, so each lookup sends no more arguments
- * for it.
+ * for it. A visitor new to that day also sets `<linkId>␟<day>` (`visitorsField`) in the pending
+ * hash: the flusher reads the day's count for the link only then.
  */
 export const COUNT_CLICK_LUA = `
 local DAY_MS = 86400000
@@ -33,6 +34,7 @@ local function countClick(pendingKey, tokenKey, linkId, at, ttlMs, dimensions, v
         string.format('%d', day) .. ':' .. linkId
       if redis.call('PFADD', visitors, visitor) == 1 then
         redis.call('PEXPIREAT', visitors, string.format('%d', (day + 2) * DAY_MS), 'NX')
+        redis.call('HSET', pendingKey, linkId .. '\\31' .. string.format('%d', day), 1)
       end
     end
     return 1

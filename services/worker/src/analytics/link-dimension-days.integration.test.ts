@@ -1,7 +1,7 @@
 import type { DbHandle } from '@linkservice/db';
 import { createTenant, insertLink, testDatabase } from '@linkservice/testing';
 import { sql } from 'kysely';
-import { LinkDimensionDaysRepository } from './link-dimension-days.repository';
+import { DERIVE_MIN_CLICKS, LinkDimensionDaysRepository } from './link-dimension-days.repository';
 
 let postgres: DbHandle;
 beforeAll(() => {
@@ -86,24 +86,28 @@ describe('LinkDimensionDaysRepository', () => {
     const tenant = await createTenant(postgres.db);
     const link = await insertLink(postgres.db, tenant);
     const [yesterday, today] = [utcDay(-1), utcDay(0)];
-    await flushed(tenant, link.id, yesterday, 'DE', 3);
-    await flushed(tenant, link.id, yesterday, 'FR', 2);
-    await flushed(tenant, link.id, today, 'DE', 7);
+    await flushed(tenant, link.id, yesterday, 'DE', 3_000);
+    await flushed(tenant, link.id, yesterday, 'FR', 2_000);
+    await flushed(tenant, link.id, today, 'DE', 7_000);
+    // A quiet day: read from its combinations, never derived.
+    const quiet = await insertLink(postgres.db, tenant);
+    await flushed(tenant, quiet.id, yesterday, 'DE', DERIVE_MIN_CLICKS - 1);
     const repository = new LinkDimensionDaysRepository(postgres.db);
 
     // Other tests' link-days may be due too: derive until none is left.
     while ((await repository.deriveSlice(100)) > 0);
     expect(await countries(tenant.appId, link.id, yesterday)).toEqual([
-      { value: 'DE', clicks: 3 },
-      { value: 'FR', clicks: 2 },
+      { value: 'DE', clicks: 3_000 },
+      { value: 'FR', clicks: 2_000 },
     ]);
     expect(await countries(tenant.appId, link.id, today)).toEqual([]);
+    expect(await countries(tenant.appId, quiet.id, yesterday)).toEqual([]);
     const platforms = await sql<{ value: string; clicks: number }>`
       SELECT value, clicks FROM click_dimension_days
       WHERE app_id = ${tenant.appId} AND link_id = ${link.id} AND dimension = 'platform'`.execute(
       postgres.db,
     );
-    expect(platforms.rows).toEqual([{ value: 'ios', clicks: 5 }]);
+    expect(platforms.rows).toEqual([{ value: 'ios', clicks: 5_000 }]);
 
     // A late click of yesterday (a recovered batch): the day is derived again, with it.
     await flushed(tenant, link.id, yesterday, 'DE', 1);
@@ -115,8 +119,8 @@ describe('LinkDimensionDaysRepository', () => {
     expect(flags.rows).toEqual([{ dimensions_derived: false }]);
     while ((await repository.deriveSlice(100)) > 0);
     expect(await countries(tenant.appId, link.id, yesterday)).toEqual([
-      { value: 'DE', clicks: 4 },
-      { value: 'FR', clicks: 2 },
+      { value: 'DE', clicks: 3_001 },
+      { value: 'FR', clicks: 2_000 },
     ]);
   });
 
@@ -125,7 +129,7 @@ describe('LinkDimensionDaysRepository', () => {
     const links = await Promise.all(
       Array.from({ length: 20 }, () => insertLink(postgres.db, tenant)),
     );
-    for (const link of links) await flushed(tenant, link.id, utcDay(-2), 'US', 1);
+    for (const link of links) await flushed(tenant, link.id, utcDay(-2), 'US', DERIVE_MIN_CLICKS);
     const [a, b] = [
       new LinkDimensionDaysRepository(postgres.db),
       new LinkDimensionDaysRepository(postgres.db),
@@ -136,7 +140,7 @@ describe('LinkDimensionDaysRepository', () => {
     await Promise.all([drain(a), drain(b)]);
     const derived = await sql<{ count: number }>`
       SELECT count(*)::int AS count FROM click_dimension_days
-      WHERE app_id = ${tenant.appId} AND dimension = 'country' AND value = 'US' AND clicks = 1`.execute(
+      WHERE app_id = ${tenant.appId} AND dimension = 'country' AND value = 'US' AND clicks = ${DERIVE_MIN_CLICKS}`.execute(
       postgres.db,
     );
     expect(derived.rows[0].count).toBe(20);

@@ -8,12 +8,20 @@ import { sql } from 'kysely';
  * every click, so a link's breakdown over many days reads a few rows per day and value instead
  * of every combination it had.
  */
+/**
+ * Days with fewer clicks are not derived. A literal in the statement: the partial index
+ * link_click_days_derive_idx has the same predicate, and only a literal lets the planner use it.
+ */
+export const DERIVE_MIN_CLICKS = 1_000;
+
 export class LinkDimensionDaysRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
-   * Derives at most `limit` link-days that are over (UTC) and not derived (or got a late click
-   * since), the oldest first, and marks them derived; returns how many.
+   * Derives at most `limit` link-days that are over (UTC), had at least DERIVE_MIN_CLICKS
+   * clicks, and are not derived (or got a late click since), the oldest first
+   * (link_click_days_derive_idx), and marks them derived; returns how many. A quieter day has
+   * fewer combinations than clicks: its breakdowns read them as they are.
    *
    * In one transaction, two statements: the first locks the link-days (SKIP LOCKED: another
    * worker takes others), so no flush can add to them until this commits; the second, with a
@@ -26,6 +34,7 @@ export class LinkDimensionDaysRepository {
       const due = await sql<{ app_id: string; environment: string; link_id: string; day: string }>`
         SELECT app_id, environment, link_id, day FROM link_click_days
         WHERE link_id <> '' AND NOT dimensions_derived
+          AND clicks + bot_clicks >= ${sql.lit(DERIVE_MIN_CLICKS)}
           AND day < (now() AT TIME ZONE 'UTC')::date
         ORDER BY day, app_id, environment, link_id
         LIMIT ${limit}
