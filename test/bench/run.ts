@@ -188,7 +188,8 @@ async function startRedirectWithoutAnalytics(
       services: ['redirect'],
       databaseUrl,
       redisUrl: settings.redisUrl,
-      redisPrefix,
+      // Its own prefix: the two redirects' flushers must not share each other's clicks.
+      redisPrefix: `${redisPrefix}-plain`,
       exactRedisPrefix: true,
       linkDomain: LINK_DOMAIN,
       serviceEnv: { redirect: { ANALYTICS_ENABLED: 'false' } },
@@ -445,6 +446,7 @@ async function main(): Promise<void> {
     const baselineRedirect = await baseline('redirect', {});
 
     // The same redirect build with analytics off, for the analytics line's ratio.
+    cleanup.add(() => deleteRedisKeys(settings.redisUrl, `${redisPrefix}-plain`));
     const withoutAnalytics = await startRedirectWithoutAnalytics(
       settings,
       scratch.url,

@@ -10,6 +10,7 @@ import {
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const WHITESPACE = /\s+/g;
+const PLAIN = /^[a-z0-9_.-]+$/;
 
 /**
  * A UTM parameter's value as it is counted: control characters removed, whitespace collapsed,
@@ -17,7 +18,9 @@ const WHITESPACE = /\s+/g;
  */
 export function normaliseUtm(raw: string | null): string {
   if (raw === null) return NO_UTM;
-  const value = raw.replace(CONTROL, '').replace(WHITESPACE, ' ').trim().toLowerCase();
+  // Most values are already plain: nothing to do (the redirect calls this on every click).
+  if (raw.length <= MAX_UTM_LENGTH && PLAIN.test(raw)) return raw;
+  const value = raw.replace(WHITESPACE, ' ').replace(CONTROL, '').trim().toLowerCase();
   if (value === '') return NO_UTM;
   return Array.from(value).slice(0, MAX_UTM_LENGTH).join('');
 }
