@@ -37,7 +37,16 @@ export class CountryLookup {
 
   constructor(options: CountryLookupOptions = {}) {
     const path = options.databasePath ?? bundledCountryDatabasePath();
-    this.reader = new Reader<CountryRecord>(readFileSync(path));
+    try {
+      this.reader = new Reader<CountryRecord>(readFileSync(path));
+    } catch (error) {
+      throw new Error(
+        `cannot read the country database ${path} (GEO_DATABASE_PATH): ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+        { cause: error },
+      );
+    }
     this.trustedHeader = options.trustedHeader?.toLowerCase();
   }
 

@@ -1,4 +1,4 @@
-import { CountryLookup } from './countries';
+import { CountryLookup, bundledCountryDatabasePath } from './countries';
 
 // The bundled DB-IP Lite database, read from the npm package.
 const countries = new CountryLookup();
@@ -28,5 +28,17 @@ describe('CountryLookup', () => {
     expect(behindEdge.countryOf('8.8.8.8', 'Germany')).toBe('unknown');
     expect(behindEdge.countryOf('8.8.8.8', undefined)).toBe('US');
     expect(countries.countryOf('8.8.8.8', 'DE')).toBe('US');
+  });
+});
+
+describe('an operator database', () => {
+  it('is read from GEO_DATABASE_PATH, and a file that is not one is a clear error', () => {
+    expect(
+      new CountryLookup({ databasePath: bundledCountryDatabasePath() }).countryOf('8.8.8.8'),
+    ).toBe('US');
+    expect(() => new CountryLookup({ databasePath: '/nonexistent/GeoLite2-Country.mmdb' })).toThrow(
+      /cannot read the country database \/nonexistent\/GeoLite2-Country.mmdb \(GEO_DATABASE_PATH\)/,
+    );
+    expect(() => new CountryLookup({ databasePath: __filename })).toThrow(/GEO_DATABASE_PATH/);
   });
 });
