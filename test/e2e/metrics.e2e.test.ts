@@ -217,6 +217,10 @@ it('serves each service’s metrics after a creation, a batch, a read and redire
     },
     { timeoutMs: 5_000, intervalMs: 200 },
   );
+  const flushed = (await scrape('redirect')).samples;
+  for (const name of ['linkservice_click_flush_fields', 'linkservice_click_flush_statements']) {
+    expect(valueOf(flushed, name)).toBeDefined();
+  }
 
   // Node's process and event-loop metrics on every service; nothing names an app, link or alias.
   const secrets = [appId, link.id, alias, unknownAlias, subdomainKey, 'nothing/'];

@@ -103,6 +103,8 @@ describe('click analytics', () => {
     await h.resources.flusher.flush();
 
     expect(await clickCount(h.db, link.id)).toBe(3);
+    // The pass' fields: the link's clicks, three combinations, and one new-visitor mark.
+    expect(h.resources.flusher.lastPass).toEqual({ fields: 5, statements: 1 });
     // Ordered as `rollup` reads them: by clicks, then referrer ('direct' first).
     const expected = [
       {

@@ -87,7 +87,8 @@ export class RedirectMetrics {
 
   /**
    * The click pipeline's state, read at scrape time: `linkservice_clicks_pending{state}`,
-   * `linkservice_click_flush_lag_seconds` and `linkservice_clicks_dropped_total`.
+   * `linkservice_click_flush_lag_seconds`, `linkservice_click_flush_fields`, `linkservice_click_flush_statements` and
+   * `linkservice_clicks_dropped_total`.
    */
   watchClicks(clicks: ClickCounter, flusher: ClickFlusher): void {
     new Gauge({
@@ -114,6 +115,24 @@ export class RedirectMetrics {
       registers: [this.registry],
       collect() {
         this.set(flusher.lagSeconds());
+      },
+    });
+    new Gauge({
+      name: 'linkservice_click_flush_fields',
+      help:
+        "Fields of the pending-clicks hashes the last flush pass applied: a link's clicks, and " +
+        'its clicks per hour and combination of analytics values.',
+      registers: [this.registry],
+      collect() {
+        this.set(flusher.lastPass.fields);
+      },
+    });
+    new Gauge({
+      name: 'linkservice_click_flush_statements',
+      help: 'Postgres statements the last flush pass took (at most 20,000 fields each).',
+      registers: [this.registry],
+      collect() {
+        this.set(flusher.lastPass.statements);
       },
     });
     new Counter({
