@@ -19,6 +19,10 @@ export const PARTITIONED_TABLES = Object.keys(PARTITION_KEYS) as PartitionedTabl
 /** Every analytics table the worker deletes from past its retention. */
 export type AnalyticsTable = PartitionedTable | 'link_click_months' | 'click_dimension_values';
 
+export function isPartitioned(table: AnalyticsTable): table is PartitionedTable {
+  return Object.hasOwn(PARTITION_KEYS, table);
+}
+
 /** The column whose value decides when a row is past its retention. */
 export const RETENTION_KEYS: Record<AnalyticsTable, 'hour' | 'day' | 'month'> = {
   ...PARTITION_KEYS,

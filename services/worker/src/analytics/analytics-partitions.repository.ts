@@ -10,6 +10,7 @@ import type {
 import {
   addMonths,
   boundLiteral,
+  isPartitioned,
   monthsToEnsure,
   monthStart,
   PARTITION_KEYS,
@@ -153,12 +154,11 @@ export class AnalyticsPartitionsRepository {
    */
   async deleteExpiredSlice(table: AnalyticsTable, now: Date, limit: number): Promise<number> {
     const cutoff = retentionCutoffs(now, this.retention)[table];
-    const targets =
-      table in PARTITION_KEYS
-        ? [...(await this.partitionsOf(this.db, table as PartitionedTable)).entries()]
-            .filter(([, month]) => month === null || monthStart(month) < cutoff)
-            .map(([name]) => name)
-        : [table];
+    const targets = isPartitioned(table)
+      ? [...(await this.partitionsOf(this.db, table)).entries()]
+          .filter(([, month]) => month === null || monthStart(month) < cutoff)
+          .map(([name]) => name)
+      : [table];
     let deleted = 0;
     for (const target of targets) {
       if (deleted >= limit) break;
