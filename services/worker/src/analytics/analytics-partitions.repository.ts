@@ -69,18 +69,25 @@ export class AnalyticsPartitionsRepository {
     const cutoffs = retentionCutoffs(now, this.retention);
     const existing = await this.partitionsOf(this.db);
     const result: EnsuredMonths = { created: 0, moved: 0, busy: 0 };
+    // A table that fails (a lock wait past its timeout) does not hold up the others' months.
+    const failures: unknown[] = [];
     for (const table of PARTITIONED_TABLES) {
-      for (const month of monthsToEnsure(now)) {
-        if (existing.has(partitionName(table, month))) continue;
-        if (monthStart(addMonths(month, 1)) <= cutoffs[table]) continue;
-        const outcome = await this.createMonth(table, month);
-        if (outcome === 'busy') result.busy += 1;
-        else if (outcome !== 'exists') {
-          result.created += 1;
-          result.moved += outcome.moved;
+      try {
+        for (const month of monthsToEnsure(now)) {
+          if (existing.has(partitionName(table, month))) continue;
+          if (monthStart(addMonths(month, 1)) <= cutoffs[table]) continue;
+          const outcome = await this.createMonth(table, month);
+          if (outcome === 'busy') result.busy += 1;
+          else if (outcome !== 'exists') {
+            result.created += 1;
+            result.moved += outcome.moved;
+          }
         }
+      } catch (error) {
+        failures.push(error);
       }
     }
+    if (failures.length > 0) throw failures[0];
     return result;
   }
 
