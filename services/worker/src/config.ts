@@ -49,6 +49,15 @@ export const workerEnvSchema = baseEnvSchema
      */
     INSTALL_RETENTION_DAYS: positiveInt(90),
     INSTALL_RETENTION_INTERVAL_MS: positiveInt(60 * 60_000),
+    /**
+     * Click analytics kept (the click-analytics migration): hourly rollups (click_rollup_hours)
+     * this many days, the daily ones (click_rollup_days, click_dimension_days, link_click_days)
+     * and the monthly totals (link_click_months) this many. Whole months go as partitions, the
+     * month straddling the cutoff in slices. A daily answer over a range the hourly rows no
+     * longer cover reads the daily rows, so those may not be kept shorter.
+     */
+    ANALYTICS_HOURLY_RETENTION_DAYS: positiveInt(90),
+    ANALYTICS_DAILY_RETENTION_DAYS: positiveInt(800),
     /** After SIGTERM: how long in-flight jobs may take before the process exits anyway. */
     SHUTDOWN_GRACE_MS: positiveInt(15_000),
     /**
@@ -60,6 +69,10 @@ export const workerEnvSchema = baseEnvSchema
   .refine((env) => env.CREATION_REQUESTS_RETENTION_HOURS >= IDEMPOTENCY_KEY_TTL_HOURS, {
     path: ['CREATION_REQUESTS_RETENTION_HOURS'],
     error: `must be at least ${IDEMPOTENCY_KEY_TTL_HOURS}: an Idempotency-Key is settled through its creation request for that long`,
+  })
+  .refine((env) => env.ANALYTICS_DAILY_RETENTION_DAYS >= env.ANALYTICS_HOURLY_RETENTION_DAYS, {
+    path: ['ANALYTICS_DAILY_RETENTION_DAYS'],
+    error: 'must be at least ANALYTICS_HOURLY_RETENTION_DAYS: daily rollups outlive hourly ones',
   })
   .refine((env) => env.WORKER_TEST_DELAY_MS === 0 || env.NODE_ENV === 'test', {
     path: ['WORKER_TEST_DELAY_MS'],

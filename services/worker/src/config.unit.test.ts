@@ -9,6 +9,8 @@ describe('worker config', () => {
       WORKER_CONCURRENCY: 8,
       CREATION_REQUESTS_RETENTION_HOURS: 24,
       INSTALL_RETENTION_DAYS: 90,
+      ANALYTICS_HOURLY_RETENTION_DAYS: 90,
+      ANALYTICS_DAILY_RETENTION_DAYS: 800,
       WORKER_TEST_DELAY_MS: 0,
       REDIS_PREFIX: 'ls',
     });
@@ -31,6 +33,27 @@ describe('worker config', () => {
     for (const bad of ['0', '-1', '1.5', 'ninety']) {
       expect(() => loadConfig({ INSTALL_RETENTION_DAYS: bad })).toThrow(
         /INSTALL_RETENTION_DAYS: must be a positive integer/,
+      );
+    }
+  });
+
+  it('keeps daily analytics at least as long as hourly ones', () => {
+    expect(
+      loadConfig({ ANALYTICS_HOURLY_RETENTION_DAYS: '30', ANALYTICS_DAILY_RETENTION_DAYS: '30' }),
+    ).toMatchObject({ ANALYTICS_HOURLY_RETENTION_DAYS: 30, ANALYTICS_DAILY_RETENTION_DAYS: 30 });
+    expect(() =>
+      loadConfig({ ANALYTICS_HOURLY_RETENTION_DAYS: '31', ANALYTICS_DAILY_RETENTION_DAYS: '30' }),
+    ).toThrow(/ANALYTICS_DAILY_RETENTION_DAYS: must be at least ANALYTICS_HOURLY_RETENTION_DAYS/);
+    // The default daily retention (800) is what a longer hourly one is checked against.
+    expect(() => loadConfig({ ANALYTICS_HOURLY_RETENTION_DAYS: '801' })).toThrow(
+      /ANALYTICS_DAILY_RETENTION_DAYS/,
+    );
+    for (const bad of ['0', '-1', '1.5']) {
+      expect(() => loadConfig({ ANALYTICS_HOURLY_RETENTION_DAYS: bad })).toThrow(
+        /ANALYTICS_HOURLY_RETENTION_DAYS: must be a positive integer/,
+      );
+      expect(() => loadConfig({ ANALYTICS_DAILY_RETENTION_DAYS: bad })).toThrow(
+        /ANALYTICS_DAILY_RETENTION_DAYS: must be a positive integer/,
       );
     }
   });

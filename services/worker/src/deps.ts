@@ -17,6 +17,7 @@ import {
 } from '@linkservice/creation';
 import type { WorkerConfig } from './config';
 import { CreationGroupWriter } from './creation-group.writer';
+import { AnalyticsPartitionsRepository } from './analytics/analytics-partitions.repository';
 import { LinkDimensionDaysRepository } from './analytics/link-dimension-days.repository';
 import { InstallRetentionRepository } from './install-retention.repository';
 import { LinkInserts } from './link-inserts.repository';
@@ -47,6 +48,8 @@ export interface WorkerDeps extends WorkerClients {
   installs: InstallRetentionRepository;
   /** Derives links' click_dimension_days of finished days (the click-analytics migration). */
   linkDimensionDays: LinkDimensionDaysRepository;
+  /** The analytics tables' monthly partitions and retention (the click-analytics migration). */
+  analyticsPartitions: AnalyticsPartitionsRepository;
   creation: CreationGroupWriter;
   /** The process' Prometheus metrics; main.ts serves them on METRICS_PORT. */
   metrics: WorkerMetrics;
@@ -88,6 +91,10 @@ export function buildDeps(
   const idempotencyKeys = new IdempotencyKeysRepository(used.db);
   const installs = new InstallRetentionRepository(used.db);
   const linkDimensionDays = new LinkDimensionDaysRepository(used.db);
+  const analyticsPartitions = new AnalyticsPartitionsRepository(used.db, {
+    hourlyDays: config.ANALYTICS_HOURLY_RETENTION_DAYS,
+    dailyDays: config.ANALYTICS_DAILY_RETENTION_DAYS,
+  });
   const creation = new CreationGroupWriter(new CreationTransactions(used.db), links, {
     linkDomain: config.LINK_DOMAIN,
     logger,
@@ -111,6 +118,7 @@ export function buildDeps(
       idempotencyKeys,
       installs,
       linkDimensionDays,
+      analyticsPartitions,
       creation,
       metrics: new WorkerMetrics(),
     },

@@ -13,6 +13,7 @@ import {
   testEnvironment,
 } from '@linkservice/testing';
 import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { loadConfig } from './config';
 import { buildDeps } from './deps';
 import { InstallRetentionRepository } from './install-retention.repository';
@@ -191,5 +192,109 @@ describe("the worker's retention", () => {
       installs: [withinRetention],
       clicks: [withinRetention],
     });
+  });
+
+  it('keeps the months ahead and cuts the analytics tables back to the configured retention', async () => {
+    const appId = `app_${randomBytes(6).toString('hex')}`;
+    const now = Date.now();
+    const day = (ageDays: number) => new Date(now - ageDays * DAY_MS).toISOString().slice(0, 10);
+    const hour = (ageDays: number) => new Date(now - ageDays * DAY_MS);
+    const dimensions = {
+      country: 'DE',
+      platform: 'ios',
+      os: 'ios',
+      browser: 'safari',
+      referrer: 'direct',
+      utm_source: 'none',
+      utm_medium: 'none',
+      utm_campaign: 'none',
+    };
+    // Past the configured retention (80 / 700 days) but within the defaults (90 / 800) that
+    // every other worker on this database keeps: only this worker deletes them.
+    await postgres.db
+      .insertInto('click_rollup_hours')
+      .values([
+        { app_id: appId, environment: 'live', link_id: '', hour: hour(85), ...dimensions },
+        { app_id: appId, environment: 'live', link_id: '', hour: hour(75), ...dimensions },
+      ])
+      .execute();
+    await postgres.db
+      .insertInto('link_click_days')
+      .values([
+        { app_id: appId, environment: 'live', link_id: 'lnk_old', day: day(750), clicks: 1 },
+        { app_id: appId, environment: 'live', link_id: 'lnk_old', day: day(650), clicks: 1 },
+      ])
+      .execute();
+
+    const env = testEnvironment();
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: env.databaseUrl,
+      REDIS_URL: env.redisUrl,
+      REDIS_PREFIX: `${env.redisPrefix}-analytics-retention`,
+      WORKER_HEALTH_PORT: String(await freePort()),
+      ANALYTICS_HOURLY_RETENTION_DAYS: '80',
+      ANALYTICS_DAILY_RETENTION_DAYS: '700',
+    });
+    const logger = createLogger('worker-test', 'silent');
+    const shutdown = new ShutdownState();
+    const resources = buildDeps(config, logger, { shutdown });
+    const started = await startWorker(resources.deps, { config, logger, shutdown });
+    const month = (offset: number) => {
+      const at = new Date(now);
+      const first = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + offset, 1));
+      return `y${first.getUTCFullYear()}m${String(first.getUTCMonth() + 1).padStart(2, '0')}`;
+    };
+    try {
+      await eventually(
+        async () => {
+          const result = await sql<{ name: string }>`
+            SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'link_click_days'::regclass`.execute(postgres.db);
+          const names = result.rows.map((row) => row.name);
+          return [-1, 0, 1, 2, 3].every((offset) =>
+            names.includes(`link_click_days_${month(offset)}`),
+          )
+            ? true
+            : undefined;
+        },
+        { what: 'the months ahead created at start' },
+      );
+      await eventually(
+        async () => {
+          const [hours, days] = await Promise.all([
+            postgres.db
+              .selectFrom('click_rollup_hours')
+              .select('hour')
+              .where('app_id', '=', appId)
+              .execute(),
+            postgres.db
+              .selectFrom('link_click_days')
+              .select('day')
+              .where('app_id', '=', appId)
+              .execute(),
+          ]);
+          return hours.length === 1 && days.length === 1 ? { hours, days } : undefined;
+        },
+        { what: 'the analytics rows past the configured retention deleted' },
+      );
+    } finally {
+      shutdown.begin();
+      await started.stop(5_000);
+      await resources.close();
+    }
+    const kept = await postgres.db
+      .selectFrom('link_click_days')
+      .select('day')
+      .where('app_id', '=', appId)
+      .execute();
+    expect(kept).toEqual([{ day: day(650) }]);
+    const keptHours = await postgres.db
+      .selectFrom('click_rollup_hours')
+      .select('hour')
+      .where('app_id', '=', appId)
+      .execute();
+    expect(keptHours).toEqual([{ hour: hour(75) }]);
   });
 });

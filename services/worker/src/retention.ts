@@ -1,11 +1,49 @@
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '@linkservice/creation';
-import type { RetentionSchedule } from '@linkservice/lifecycle';
+import type { RetentionSchedule, RetentionTask } from '@linkservice/lifecycle';
 import { scheduleRetentions } from '@linkservice/lifecycle';
+import type { AnalyticsTable } from './analytics/analytics-months';
+import { isPartitioned } from './analytics/analytics-months';
 import type { WorkerConfig } from './config';
 import type { WorkerDeps } from './deps';
 
 /** How often links' dimension rows of finished days are derived (a day waits at most this). */
 const DERIVE_DIMENSION_DAYS_EVERY_MS = 10 * 60 * 1000;
+
+/** How often the analytics tables are cut back to their retention (a day is their unit). */
+const ANALYTICS_RETENTION_EVERY_MS = 60 * 60 * 1000;
+
+/** The analytics tables, the rows past ANALYTICS_*_RETENTION_DAYS of each deleted on its own. */
+const ANALYTICS_TABLES: readonly AnalyticsTable[] = [
+  'click_rollup_hours',
+  'click_rollup_days',
+  'click_dimension_days',
+  'link_click_days',
+  'link_click_months',
+  'click_dimension_values',
+];
+
+/**
+ * One analytics table's retention: months wholly past it are dropped as partitions (cheap, and
+ * no dead rows left behind), then what remains past it (the month straddling the cutoff, the
+ * DEFAULT partition, an unpartitioned table) is deleted in slices.
+ */
+function analyticsRetention(
+  deps: Pick<WorkerDeps, 'logger' | 'analyticsPartitions'>,
+  table: AnalyticsTable,
+): RetentionTask {
+  return {
+    label: `${table} rows`,
+    deleteSlice: async (limit) => {
+      const now = new Date();
+      if (isPartitioned(table)) {
+        const dropped = await deps.analyticsPartitions.dropExpiredMonths(table, now);
+        if (dropped > 0) deps.logger.info({ dropped }, `dropped old ${table} partitions`);
+      }
+      return deps.analyticsPartitions.deleteExpiredSlice(table, now, limit);
+    },
+    intervalMs: ANALYTICS_RETENTION_EVERY_MS,
+  };
+}
 
 /**
  * Everything the worker deletes past its retention, one row per table. Every worker may run
@@ -14,7 +52,12 @@ const DERIVE_DIMENSION_DAYS_EVERY_MS = 10 * 60 * 1000;
 export function scheduleWorkerRetention(
   deps: Pick<
     WorkerDeps,
-    'logger' | 'creationRequests' | 'idempotencyKeys' | 'installs' | 'linkDimensionDays'
+    | 'logger'
+    | 'creationRequests'
+    | 'idempotencyKeys'
+    | 'installs'
+    | 'linkDimensionDays'
+    | 'analyticsPartitions'
   >,
   config: WorkerConfig,
 ): RetentionSchedule {
@@ -51,6 +94,9 @@ export function scheduleWorkerRetention(
         deleteSlice: (limit) => deps.installs.deleteOlderThan(config.INSTALL_RETENTION_DAYS, limit),
         intervalMs: config.INSTALL_RETENTION_INTERVAL_MS,
       },
+      // Click analytics: hourly rows kept ANALYTICS_HOURLY_RETENTION_DAYS, daily rows and monthly
+      // totals ANALYTICS_DAILY_RETENTION_DAYS, the admitted dimension values two days.
+      ...ANALYTICS_TABLES.map((table) => analyticsRetention(deps, table)),
     ],
     deps.logger,
   );

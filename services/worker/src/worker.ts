@@ -7,6 +7,7 @@ import { createProbeServer, settlesWithin } from '@linkservice/lifecycle';
 import { throttledErrorLog } from '@linkservice/logger';
 import { queueTelemetry } from '@linkservice/telemetry';
 import { Worker } from 'bullmq';
+import { scheduleAnalyticsPartitions } from './analytics/analytics-partitions.schedule';
 import type { WorkerConfig } from './config';
 import type { CreationJobReply } from './creation-job.processor';
 import { createLinksProcessor, UnknownAppFailure } from './creation-job.processor';
@@ -59,8 +60,8 @@ export function startCreationWorker(
 }
 
 /**
- * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer and the
- * retention deletes (retention.ts). Stopping lets in-flight jobs finish
+ * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer, the
+ * retention deletes (retention.ts) and the analytics tables' months ahead. Stopping lets in-flight jobs finish
  * (each is bounded by its deadline; the grace period bounds the whole); a job cut off by the exit
  * rolls back and is redelivered, or settled by the gateway: never half-done.
  */
@@ -88,6 +89,7 @@ export async function startWorker(
 
   const worker = startCreationWorker(deps);
   const retention = scheduleWorkerRetention(deps, config);
+  const partitions = scheduleAnalyticsPartitions(deps.analyticsPartitions, logger);
   const healthPort = (probes.address() as AddressInfo).port;
   logger.info({ healthPort, concurrency: config.WORKER_CONCURRENCY }, 'worker started');
 
@@ -103,7 +105,7 @@ export async function startWorker(
           // failure would surface as an unhandled 'error').
           await worker.waitUntilReady().catch(() => undefined);
         }
-        await Promise.all([worker.close(), retention.stop()]);
+        await Promise.all([worker.close(), retention.stop(), partitions.stop()]);
       })();
       if (!(await settlesWithin(finished, graceMs))) {
         logger.warn('grace period over: exiting with jobs still running; they roll back');
