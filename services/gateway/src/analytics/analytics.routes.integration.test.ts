@@ -132,7 +132,25 @@ async function seedClicks(
   }
 }
 
-const DAY0 = Date.parse('2026-10-01T00:00:00Z');
+/**
+ * The first day of last month (UTC): within every retention the worker applies (its hourly rows
+ * are kept 90 days), whenever the tests run.
+ */
+const DAY0 = (() => {
+  const now = new Date();
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1);
+})();
+const iso = (ms: number) => new Date(ms).toISOString();
+/** The first day of every month with a day in [first, end). */
+function monthStarts(first: number, end: number): string[] {
+  const starts: string[] = [];
+  for (let at = first; at < end;) {
+    const day = new Date(at);
+    starts.push(iso(Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), 1)));
+    at = Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1);
+  }
+  return starts;
+}
 const dayAt = (n: number, hour = 12) => new Date(DAY0 + n * DAY + hour * 3_600_000);
 const range = (fromDay: number, toDay: number) =>
   `from=${new Date(DAY0 + fromDay * DAY).toISOString()}&to=${new Date(DAY0 + toDay * DAY).toISOString()}`;
@@ -230,9 +248,9 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
       uniqueVisitorsSummed: true,
     });
     expect(analytics.series).toEqual([
-      { start: '2026-10-01T00:00:00.000Z', clicks: 5, botClicks: 1, uniqueVisitors: 3 },
-      { start: '2026-10-02T00:00:00.000Z', clicks: 0, botClicks: 0, uniqueVisitors: 0 },
-      { start: '2026-10-03T00:00:00.000Z', clicks: 5, botClicks: 0, uniqueVisitors: 1 },
+      { start: iso(DAY0), clicks: 5, botClicks: 1, uniqueVisitors: 3 },
+      { start: iso(DAY0 + DAY), clicks: 0, botClicks: 0, uniqueVisitors: 0 },
+      { start: iso(DAY0 + 2 * DAY), clicks: 5, botClicks: 0, uniqueVisitors: 1 },
     ]);
     expect(analytics.breakdown).toEqual({
       dimension: 'country',
@@ -255,7 +273,7 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
     const hourly = (
       await analyticsOf(
         tenant,
-        `/api/v1/links/${link.id}/analytics?from=2026-10-01T00:30:00Z&to=2026-10-01T04:00:00Z&interval=hour`,
+        `/api/v1/links/${link.id}/analytics?from=${iso(DAY0 + 1_800_000)}&to=${iso(DAY0 + 4 * 3_600_000)}&interval=hour`,
       )
     ).body.analytics;
     // Buckets whose start lies in the range: 01:00, 02:00 and 03:00.
@@ -276,10 +294,11 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
     const monthly = (
       await analyticsOf(tenant, `/api/v1/links/${link.id}/analytics?${range(0, 61)}&interval=month`)
     ).body.analytics;
-    expect(monthly.series.map((p: Json) => [p.start, p.clicks])).toEqual([
-      ['2026-10-01T00:00:00.000Z', 5],
-      ['2026-11-01T00:00:00.000Z', 5],
-    ]);
+    // Day 0 in the first month, day 40 in the second; the range's last days may reach a third.
+    const months = monthStarts(DAY0, DAY0 + 61 * DAY);
+    expect(monthly.series.map((p: Json) => [p.start, p.clicks])).toEqual(
+      months.map((start, index) => [start, index < 2 ? 5 : 0]),
+    );
 
     const android = (
       await analyticsOf(
