@@ -1,4 +1,5 @@
 import type { AnalyticsColumn } from '@linkservice/contracts';
+import { ANALYTICS_DIMENSIONS } from '@linkservice/contracts';
 import type { Database, Environment, ReplicaReads } from '@linkservice/db';
 import type { Kysely, RawBuilder } from 'kysely';
 import { sql } from 'kysely';
@@ -46,16 +47,7 @@ export interface LinkCounts extends Counts {
   linkId: string;
 }
 
-const DIMENSION_COLUMNS: readonly AnalyticsColumn[] = [
-  'country',
-  'platform',
-  'os',
-  'browser',
-  'referrer',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-];
+const DIMENSION_COLUMNS: readonly AnalyticsColumn[] = ANALYTICS_DIMENSIONS.map((d) => d.column);
 
 /**
  * Where analytics are read: one REPEATABLE READ, read-only transaction per answer (so a total

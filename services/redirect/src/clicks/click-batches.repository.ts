@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '@linkservice/db';
 import {
+  ANALYTICS_DIMENSIONS,
   APP_DAY_VALUE_CAP,
   DIRECT_REFERRER,
   LINK_DAY_VALUE_CAP,
@@ -10,8 +11,10 @@ import {
 } from '@linkservice/contracts';
 import { parseClickField } from '../analytics/click-analytics';
 
-const DIMENSION_COLUMNS = sql.raw(
-  'country, platform, os, browser, referrer, utm_source, utm_medium, utm_campaign',
+const DIMENSION_COLUMNS = sql.raw(ANALYTICS_DIMENSIONS.map((d) => d.column).join(', '));
+/** Each dimension of a `capped` row `c` as (dimension, value): one row per dimension. */
+const DIMENSION_VALUES = sql.join(
+  ANALYTICS_DIMENSIONS.map((d) => sql`(${d.column}, ${sql.ref(`c.${d.column}`)})`),
 );
 const PEOPLE = sql.raw('coalesce(sum(clicks) FILTER (WHERE NOT bot), 0)');
 const BOTS = sql.raw('coalesce(sum(clicks) FILTER (WHERE bot), 0)');
@@ -229,11 +232,7 @@ export class ClickBatchesRepository {
           coalesce(sum(c.clicks) FILTER (WHERE NOT c.bot), 0),
           coalesce(sum(c.clicks) FILTER (WHERE c.bot), 0)
         FROM capped c
-        CROSS JOIN LATERAL (VALUES
-          ('country', c.country), ('platform', c.platform), ('os', c.os),
-          ('browser', c.browser), ('referrer', c.referrer), ('utm_source', c.utm_source),
-          ('utm_medium', c.utm_medium), ('utm_campaign', c.utm_campaign)
-        ) AS v(dimension, value)
+        CROSS JOIN LATERAL (VALUES ${DIMENSION_VALUES}) AS v(dimension, value)
         WHERE c.scope = ''
         GROUP BY 1, 2, 3, 4, 5, 6
         ORDER BY 1, 2, 3, 4, 5, 6

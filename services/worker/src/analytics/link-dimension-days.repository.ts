@@ -1,6 +1,12 @@
 import type { Database } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
+import { ANALYTICS_DIMENSIONS } from '@linkservice/contracts';
+
+/** Each dimension of a click_rollup_days row `c` as (dimension, value): one row per dimension. */
+const DIMENSION_VALUES = sql.join(
+  ANALYTICS_DIMENSIONS.map((d) => sql`(${d.column}, ${sql.ref(`c.${d.column}`)})`),
+);
 
 /**
  * Derives links' click_dimension_days rows of finished days from their click_rollup_days rows
@@ -57,11 +63,7 @@ export class LinkDimensionDaysRepository {
           JOIN click_rollup_days c
             ON c.app_id = due.app_id AND c.environment = due.environment
             AND c.link_id = due.link_id AND c.day = due.day
-          CROSS JOIN LATERAL (VALUES
-            ('country', c.country), ('platform', c.platform), ('os', c.os),
-            ('browser', c.browser), ('referrer', c.referrer), ('utm_source', c.utm_source),
-            ('utm_medium', c.utm_medium), ('utm_campaign', c.utm_campaign)
-          ) AS v(dimension, value)
+          CROSS JOIN LATERAL (VALUES ${DIMENSION_VALUES}) AS v(dimension, value)
           GROUP BY 1, 2, 3, 4, 5, 6
           ORDER BY 1, 2, 3, 4, 5, 6
           ON CONFLICT (app_id, environment, link_id, day, dimension, value)
