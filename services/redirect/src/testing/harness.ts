@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
@@ -71,7 +72,9 @@ export async function startRedirect(env: Record<string, string> = {}): Promise<H
   const config = loadConfig({
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
-    REDIS_PREFIX: redisPrefix,
+    // A prefix of its own: the redirects of test files running at once must not flush each
+    // other's clicks (a flush would find its clicks taken, and applied by another's statement).
+    REDIS_PREFIX: `${redisPrefix}:${randomBytes(4).toString('hex')}`,
     LINK_DOMAIN,
     DATABASE_POOL_SIZE: '5',
     ...env,
