@@ -279,10 +279,17 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
     const monthly = (
       await analyticsOf(tenant, `/api/v1/links/${link.id}/analytics?${range(0, 61)}&interval=month`)
     ).body.analytics;
-    expect(monthly.series.map((p: Json) => [p.start, p.clicks])).toEqual([
-      ['2026-10-01T00:00:00.000Z', 5],
-      ['2026-11-01T00:00:00.000Z', 5],
+    // Month points add their days' unique visitors.
+    expect(monthly.series.map((p: Json) => [p.start, p.clicks, p.uniqueVisitors])).toEqual([
+      ['2026-10-01T00:00:00.000Z', 5, 2],
+      ['2026-11-01T00:00:00.000Z', 5, 0],
     ]);
+    expect(monthly.totals).toEqual({
+      clicks: 10,
+      botClicks: 0,
+      uniqueVisitors: 2,
+      uniqueVisitorsSummed: true,
+    });
 
     const android = (
       await analyticsOf(
@@ -310,6 +317,42 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
       uniqueVisitors: 2,
       uniqueVisitorsSummed: false,
     });
+  });
+
+  it('normalises filters as the link host stores values, and a filtered breakdown adds up', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const link = await insertLink(gateway.deps.db, { appId: tenant.appId });
+    await seedClicks(tenant, link.id, [
+      { at: dayAt(0), country: 'DE', referrer: 'news.example.com', utm_source: 'newsletter' },
+      { at: dayAt(0), country: 'DE', referrer: 'news.example.com', clicks: 2, bot_clicks: 1 },
+      { at: dayAt(1), country: 'FR', referrer: 'news.example.com', utm_source: 'newsletter' },
+      { at: dayAt(1), country: 'DE', utm_source: 'newsletter', clicks: 4 },
+    ]);
+    const filtered = (
+      await analyticsOf(
+        tenant,
+        `/api/v1/links/${link.id}/analytics?${range(0, 2)}&referrer=News.Example.COM.` +
+          `&utmSource=%20%20NewsLetter%20&groupBy=country&limit=1`,
+      )
+    ).body.analytics;
+    expect(filtered.filters).toEqual({ referrer: 'news.example.com', utmSource: 'newsletter' });
+    expect(filtered.totals).toEqual({
+      clicks: 2,
+      botClicks: 0,
+      uniqueVisitors: null,
+      uniqueVisitorsSummed: false,
+    });
+    expect(filtered.breakdown).toEqual({
+      dimension: 'country',
+      values: [{ value: 'DE', clicks: 1, botClicks: 0 }],
+      rest: { values: 1, clicks: 1, botClicks: 0 },
+    });
+    const german = (
+      await analyticsOf(tenant, `/api/v1/links/${link.id}/analytics?${range(0, 2)}&country=de`)
+    ).body.analytics;
+    expect(german.filters).toEqual({ country: 'DE' });
+    expect(german.totals.clicks).toBe(7);
+    expect(german.totals.botClicks).toBe(1);
   });
 
   it('reads a breakdown from derived dimension rows and from the combinations alike', async () => {
@@ -346,6 +389,22 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
 });
 
 describe('GET /api/v1/analytics', () => {
+  it.each([
+    ['tag=', 'tag'],
+    ['tag=a&tag=b', 'tag'],
+    ['groupBy=city', 'groupBy'],
+    ['from=2026-10-01&to=2026-10-01', 'to'],
+    ['utmCampaign=%20', 'utmCampaign'],
+  ])('answers 422 naming the parameter for %s', async (query, field) => {
+    const tenant = await createTenant(gateway.deps.db);
+    const { status, body } = await analyticsOf(tenant, `/api/v1/analytics?${query}`);
+    expect({ status, error: body.error, fields: Object.keys(body.fields) }).toEqual({
+      status: 422,
+      error: 'invalid_request',
+      fields: [field],
+    });
+  });
+
   it("answers the app's totals, breakdown and top links, in the key's environment only", async () => {
     const tenant = await createTenant(gateway.deps.db);
     const links = await Promise.all(
@@ -402,7 +461,13 @@ describe('GET /api/v1/analytics', () => {
     const tagged = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 2)}&tag=spring`)).body
       .analytics;
     expect(tagged.tag).toBe('spring');
-    expect(tagged.totals.clicks).toBe(5);
+    // With a tag the tagged links' own daily figures are added.
+    expect(tagged.totals).toEqual({
+      clicks: 5,
+      botClicks: 2,
+      uniqueVisitors: 4,
+      uniqueVisitorsSummed: true,
+    });
     expect(tagged.topLinks.map((link: Json) => link.linkId)).toEqual([b.id]);
 
     const test = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 2)}`, 'test')).body
