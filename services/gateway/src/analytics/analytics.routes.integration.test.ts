@@ -4,6 +4,9 @@ import { createTenant, insertLink } from '@linkservice/testing';
 import { sql } from 'kysely';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
+import type { AnalyticsScope } from './analytics.repository';
+import { AnalyticsReader } from './analytics.repository';
+import { topLinksOfApp } from './top-links';
 
 const DOMAIN = 'go.example.test';
 const NOT_FOUND = { error: 'not_found', message: 'No such link.' };
@@ -295,10 +298,17 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
       await analyticsOf(tenant, `/api/v1/links/${link.id}/analytics?${range(0, 61)}&interval=month`)
     ).body.analytics;
     // Day 0 in the first month, day 40 in the second; the range's last days may reach a third.
+    // Month points add their days' unique visitors.
     const months = monthStarts(DAY0, DAY0 + 61 * DAY);
-    expect(monthly.series.map((p: Json) => [p.start, p.clicks])).toEqual(
-      months.map((start, index) => [start, index < 2 ? 5 : 0]),
+    expect(monthly.series.map((p: Json) => [p.start, p.clicks, p.uniqueVisitors])).toEqual(
+      months.map((start, index) => [start, index < 2 ? 5 : 0, index === 0 ? 2 : 0]),
     );
+    expect(monthly.totals).toEqual({
+      clicks: 10,
+      botClicks: 0,
+      uniqueVisitors: 2,
+      uniqueVisitorsSummed: true,
+    });
 
     const android = (
       await analyticsOf(
@@ -326,6 +336,42 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
       uniqueVisitors: 2,
       uniqueVisitorsSummed: false,
     });
+  });
+
+  it('normalises filters as the link host stores values, and a filtered breakdown adds up', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const link = await insertLink(gateway.deps.db, { appId: tenant.appId });
+    await seedClicks(tenant, link.id, [
+      { at: dayAt(0), country: 'DE', referrer: 'news.example.com', utm_source: 'newsletter' },
+      { at: dayAt(0), country: 'DE', referrer: 'news.example.com', clicks: 2, bot_clicks: 1 },
+      { at: dayAt(1), country: 'FR', referrer: 'news.example.com', utm_source: 'newsletter' },
+      { at: dayAt(1), country: 'DE', utm_source: 'newsletter', clicks: 4 },
+    ]);
+    const filtered = (
+      await analyticsOf(
+        tenant,
+        `/api/v1/links/${link.id}/analytics?${range(0, 2)}&referrer=News.Example.COM.` +
+          `&utmSource=%20%20NewsLetter%20&groupBy=country&limit=1`,
+      )
+    ).body.analytics;
+    expect(filtered.filters).toEqual({ referrer: 'news.example.com', utmSource: 'newsletter' });
+    expect(filtered.totals).toEqual({
+      clicks: 2,
+      botClicks: 0,
+      uniqueVisitors: null,
+      uniqueVisitorsSummed: false,
+    });
+    expect(filtered.breakdown).toEqual({
+      dimension: 'country',
+      values: [{ value: 'DE', clicks: 1, botClicks: 0 }],
+      rest: { values: 1, clicks: 1, botClicks: 0 },
+    });
+    const german = (
+      await analyticsOf(tenant, `/api/v1/links/${link.id}/analytics?${range(0, 2)}&country=de`)
+    ).body.analytics;
+    expect(german.filters).toEqual({ country: 'DE' });
+    expect(german.totals.clicks).toBe(7);
+    expect(german.totals.botClicks).toBe(1);
   });
 
   it('reads a breakdown from derived dimension rows and from the combinations alike', async () => {
@@ -362,6 +408,22 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
 });
 
 describe('GET /api/v1/analytics', () => {
+  it.each([
+    ['tag=', 'tag'],
+    ['tag=a&tag=b', 'tag'],
+    ['groupBy=city', 'groupBy'],
+    ['from=2026-10-01&to=2026-10-01', 'to'],
+    ['utmCampaign=%20', 'utmCampaign'],
+  ])('answers 422 naming the parameter for %s', async (query, field) => {
+    const tenant = await createTenant(gateway.deps.db);
+    const { status, body } = await analyticsOf(tenant, `/api/v1/analytics?${query}`);
+    expect({ status, error: body.error, fields: Object.keys(body.fields) }).toEqual({
+      status: 422,
+      error: 'invalid_request',
+      fields: [field],
+    });
+  });
+
   it("answers the app's totals, breakdown and top links, in the key's environment only", async () => {
     const tenant = await createTenant(gateway.deps.db);
     const links = await Promise.all(
@@ -418,7 +480,13 @@ describe('GET /api/v1/analytics', () => {
     const tagged = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 2)}&tag=spring`)).body
       .analytics;
     expect(tagged.tag).toBe('spring');
-    expect(tagged.totals.clicks).toBe(5);
+    // With a tag the tagged links' own daily figures are added.
+    expect(tagged.totals).toEqual({
+      clicks: 5,
+      botClicks: 2,
+      uniqueVisitors: 4,
+      uniqueVisitorsSummed: true,
+    });
     expect(tagged.topLinks.map((link: Json) => link.linkId)).toEqual([b.id]);
 
     const test = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 2)}`, 'test')).body
@@ -427,40 +495,97 @@ describe('GET /api/v1/analytics', () => {
     expect(test.topLinks.map((link: Json) => link.linkId)).toEqual([testLink.id]);
   });
 
-  it('finds the exact top links when each month alone would mislead, and past every round', async () => {
+  it('finds the exact top links when no month alone has the leader in its top K', async () => {
     const tenant = await createTenant(gateway.deps.db);
-    // 150 links with 10 clicks in October and 10 in November each; one link with 15 in each:
-    // never in a month's top 100 by itself, yet the top link over both months.
-    const many = await Promise.all(
-      Array.from({ length: 150 }, () => insertLink(gateway.deps.db, { appId: tenant.appId })),
-    );
-    const steady = await insertLink(gateway.deps.db, { appId: tenant.appId });
-    for (const [index, link] of many.entries()) {
-      // Half of them spike in October, half in November.
-      const spike = index % 2 === 0 ? 0 : 31;
-      await seedClicks(tenant, link.id, [
-        { at: dayAt(spike), clicks: 20 },
-        { at: dayAt(spike === 0 ? 31 : 0), clicks: 1 },
-      ]);
-    }
-    await seedClicks(tenant, steady.id, [
-      { at: dayAt(10), clicks: 15 },
-      { at: dayAt(40), clicks: 15 },
-    ]);
+    const hidden = await seedHiddenLeader(tenant);
     const { topLinks } = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 61)}&limit=1`))
       .body.analytics;
-    expect(topLinks.map((link: Json) => [link.linkId, link.clicks])).toEqual([[steady.id, 30]]);
+    expect(topLinks.map((link: Json) => [link.linkId, link.clicks])).toEqual([[hidden.id, 30]]);
     const top20 = (await analyticsOf(tenant, `/api/v1/analytics?${range(0, 61)}&limit=20`)).body
       .analytics.topLinks;
-    expect(top20[0].linkId).toBe(steady.id);
-    expect(top20.slice(1).every((link: Json) => link.clicks === 21)).toBe(true);
-    // The same as summing every link's days.
-    const sums = await sql<{ link_id: string; clicks: number }>`
-      SELECT link_id, sum(clicks)::int AS clicks FROM link_click_days
-      WHERE app_id = ${tenant.appId} AND link_id <> ''
-      GROUP BY link_id ORDER BY clicks DESC, link_id LIMIT 20`.execute(gateway.deps.db);
     expect(top20.map((link: Json) => [link.linkId, link.clicks])).toEqual(
-      sums.rows.map((row) => [row.link_id, row.clicks]),
+      await plainTopLinks(tenant, 20),
     );
+
+    // The same answer, and the rounds it took, from the planner on the real statements: the
+    // first round (K = 100 a month) cannot prove it, the second (K = 1,000) can.
+    const reader = new AnalyticsReader(gateway.deps.db);
+    const monthTop = jest.spyOn(reader, 'monthTop');
+    const linkTotals = jest.spyOn(reader, 'linkTotals');
+    const top = await topLinksOfApp(reader, appScope(tenant), OCT_NOV, 3);
+    expect(top.map((link) => [link.linkId, link.clicks])).toEqual(await plainTopLinks(tenant, 3));
+    expect(monthTop.mock.calls.map((call) => call[2])).toEqual([100, 100, 1000, 1000]);
+    expect(linkTotals.mock.calls.map((call) => call[3].limit)).toEqual([undefined, undefined]);
+  });
+
+  it('falls back to the plain sum over every link once K reaches its maximum', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const hidden = await seedHiddenLeader(tenant);
+    const reader = new AnalyticsReader(gateway.deps.db);
+    const monthTop = jest.spyOn(reader, 'monthTop');
+    const linkTotals = jest.spyOn(reader, 'linkTotals');
+    const top = await topLinksOfApp(reader, appScope(tenant), OCT_NOV, 5, {
+      first: 100,
+      max: 1000,
+    });
+    expect(top[0].linkId).toBe(hidden.id);
+    expect(top.map((link) => [link.linkId, link.clicks])).toEqual(await plainTopLinks(tenant, 5));
+    expect(monthTop.mock.calls.map((call) => call[2])).toEqual([100, 100]);
+    expect(linkTotals.mock.calls.map((call) => call[3])).toEqual([
+      { candidates: expect.any(Array) },
+      { limit: 5 },
+    ]);
   });
 });
+
+const OCT_NOV = { grain: 'day', first: '2026-10-01', end: '2026-12-01' } as const;
+
+function appScope(tenant: Tenant): AnalyticsScope {
+  return { appId: tenant.appId, environment: 'live', links: { kind: 'app' } };
+}
+
+/**
+ * link_click_days and link_click_months (links' rows and the app's) of 101 links with 20 clicks
+ * in October only, 101 with 20 in November only, and one with 15 in each: over both months the
+ * top link (30), yet outside each month's top 100 (whose 100th has 20: a bound of 40).
+ */
+async function seedHiddenLeader(tenant: Tenant) {
+  const db = gateway.deps.db;
+  const insert = (n: number) =>
+    Promise.all(Array.from({ length: n }, () => insertLink(db, { appId: tenant.appId })));
+  const [october, november, [hidden]] = [await insert(101), await insert(101), await insert(1)];
+  const rows = [
+    ...october.map((link) => [link.id, '2026-10-05', 20] as const),
+    ...november.map((link) => [link.id, '2026-11-05', 20] as const),
+    [hidden.id, '2026-10-10', 15] as const,
+    [hidden.id, '2026-11-10', 15] as const,
+  ];
+  await sql`
+    WITH seeded AS (
+      SELECT * FROM unnest(${rows.map((row) => row[0])}::text[], ${rows.map((row) => row[1])}::date[],
+        ${rows.map((row) => row[2])}::int[]) AS t(link_id, day, clicks)
+    ), scoped AS (
+      SELECT link_id, day, clicks FROM seeded
+      UNION ALL SELECT '', day, sum(clicks)::int FROM seeded GROUP BY day
+    ), days AS (
+      INSERT INTO link_click_days (app_id, environment, link_id, day, clicks, bot_clicks,
+        unique_visitors)
+      SELECT ${tenant.appId}, 'live', link_id, day, clicks, 0, 0 FROM scoped
+    )
+    INSERT INTO link_click_months (app_id, environment, link_id, month, clicks, bot_clicks)
+    SELECT ${tenant.appId}, 'live', link_id, date_trunc('month', day)::date, sum(clicks), 0
+    FROM scoped GROUP BY 3, 4`.execute(db);
+  return hidden;
+}
+
+/** The app's top links over October and November by the plain sum of every link's days. */
+async function plainTopLinks(tenant: Tenant, limit: number) {
+  const sums = await sql<{ link_id: string; clicks: number }>`
+    SELECT link_id, sum(clicks)::int AS clicks FROM link_click_days
+    WHERE app_id = ${tenant.appId} AND environment = 'live' AND link_id <> ''
+      AND day >= '2026-10-01' AND day < '2026-12-01'
+    GROUP BY link_id ORDER BY clicks DESC, sum(bot_clicks) DESC, link_id LIMIT ${limit}`.execute(
+    gateway.deps.db,
+  );
+  return sums.rows.map((row) => [row.link_id, row.clicks]);
+}

@@ -5,10 +5,20 @@ import type {
   LinkCounts,
 } from './analytics.repository';
 
-/** Candidates taken per month in the first round; ten times more each further round. */
-const FIRST_CANDIDATES = 100;
-/** Past this many per month, a plain sum over every link is the cheaper way. */
-const MAX_CANDIDATES = 100_000;
+/** What the planner reads: each month's leaders, and links' exact totals over the range. */
+export type TopLinksReader = Pick<AnalyticsReader, 'monthTop' | 'linkTotals'>;
+
+export interface CandidateRounds {
+  /** Candidates taken per month in the first round (at least ten times the limit). */
+  first: number;
+  /**
+   * From this many per month on, the plain sum over every link answers instead: a round that
+   * large reads about as much as the sum (and passes every id back in).
+   */
+  max: number;
+}
+
+export const CANDIDATE_ROUNDS: CandidateRounds = { first: 100, max: 100_000 };
 
 /** The first day (YYYY-MM-DD) of every month with a day in [first, end). */
 export function monthsOf(first: string, end: string): string[] {
@@ -39,17 +49,18 @@ export function monthsOf(first: string, end: string): string[] {
  * month has fewer than K links). A link outside every month's K has at most t(m) clicks in each
  * month, so at most the sum of t(m) in the range. The candidates' exact totals over the range
  * (link_click_days) give the answer when the limit-th exceeds that sum, or when no month had
- * K links (every link was a candidate); otherwise K grows tenfold, and past MAX_CANDIDATES the
- * plain sum over every link answers.
+ * K links (every link was a candidate); otherwise K grows tenfold, and once it reaches `rounds.max`
+ * the plain sum over every link answers.
  */
 export async function topLinksOfApp(
-  reader: AnalyticsReader,
+  reader: TopLinksReader,
   scope: AnalyticsScope,
   range: AnalyticsRange,
   limit: number,
+  rounds: CandidateRounds = CANDIDATE_ROUNDS,
 ): Promise<LinkCounts[]> {
   const months = monthsOf(range.first, range.end);
-  for (let count = Math.max(FIRST_CANDIDATES, limit * 10); count <= MAX_CANDIDATES; count *= 10) {
+  for (let count = Math.max(rounds.first, limit * 10); count < rounds.max; count *= 10) {
     const candidates = new Set<string>();
     let bound = 0;
     let every = true;
