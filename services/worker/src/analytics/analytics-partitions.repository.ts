@@ -27,13 +27,15 @@ import {
  * the flusher's writes queued behind the waiting change.
  */
 const PARTITION_LOCK_TIMEOUT_MS = 5_000;
+/** SQLSTATE of a lock wait past lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface EnsuredMonths {
   /** Partitions created. */
   created: number;
   /** Rows moved into them out of the DEFAULT partitions. */
   moved: number;
-  /** Partitions another worker was changing on the same table (it creates them). */
+  /** Months left for the next run: another worker's change held the table past the lock timeout. */
   busy: number;
 }
 
@@ -181,15 +183,24 @@ export class AnalyticsPartitionsRepository {
   }
 
   /**
-   * Whether this transaction now holds `table`'s partition lock: false when another worker's
-   * change holds it. Also bounds the transaction's lock waits.
+   * Takes `table`'s partition lock for this transaction, waiting while another worker's change
+   * holds it (then this one finds the month made), at most PARTITION_LOCK_TIMEOUT_MS like every
+   * lock wait of the transaction: past it, false (the transaction is then aborted; the next
+   * run retries). Waiting, not skipping: two workers skipping each other's months in turn could
+   * leave a month to neither.
    */
   private async lockTable(tx: Transaction<Database>, table: PartitionedTable): Promise<boolean> {
-    const result = await sql<{ locked: boolean }>`
-      SELECT pg_try_advisory_xact_lock(
-          hashtextextended(${`linkservice.analytics-partitions.${table}`}, 0)) AS locked,
-        set_config('lock_timeout', ${String(PARTITION_LOCK_TIMEOUT_MS)}, true)`.execute(tx);
-    return result.rows[0].locked;
+    await sql`SELECT set_config('lock_timeout', ${String(PARTITION_LOCK_TIMEOUT_MS)}, true)`.execute(
+      tx,
+    );
+    try {
+      await sql`SELECT pg_advisory_xact_lock(
+        hashtextextended(${`linkservice.analytics-partitions.${table}`}, 0))`.execute(tx);
+      return true;
+    } catch (error) {
+      if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return false;
+      throw error;
+    }
   }
 
   /**
