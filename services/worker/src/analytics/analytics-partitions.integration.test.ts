@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DbHandle } from '@linkservice/db';
 import { createDb, migrateToLatest } from '@linkservice/db';
-import { testEnvironment } from '@linkservice/testing';
+import { eventually, testEnvironment } from '@linkservice/testing';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { AnalyticsRetention, PartitionedTable } from './analytics-months';
@@ -387,6 +387,75 @@ describe("AnalyticsPartitionsRepository's retention", () => {
     expect((await rowsOf('click_dimension_values', appId)).map((row) => row.day)).toEqual([
       '2029-07-18',
       '2029-07-20',
+    ]);
+  });
+});
+
+describe('two workers keeping the analytics tables at once', () => {
+  // A calendar of its own, earlier than every other test's rows: months of 2028 (now: 2028-07-20
+  // 12:30 UTC), hours kept 30 days (cutoff 2028-06-20T12:30Z), days 60 (cutoff 2028-05-21).
+  const retention: AnalyticsRetention = { hourlyDays: 30, dailyDays: 60 };
+  const now = new Date('2028-07-20T12:30:00Z');
+
+  /** Backends waiting for a lock on the table or one of its partitions. */
+  async function waitingOn(table: PartitionedTable): Promise<number> {
+    const result = await sql<{ count: number }>`
+      SELECT count(DISTINCT l.pid)::int AS count FROM pg_locks l
+      JOIN pg_class c ON c.oid = l.relation
+      WHERE NOT l.granted AND c.relname LIKE ${`${table}%`}`.execute(postgres.db);
+    return result.rows[0].count;
+  }
+
+  /** What the worker's retention row of a table does (retention.ts): drop, then slices. */
+  async function retentionRun(
+    repository: AnalyticsPartitionsRepository,
+    table: PartitionedTable,
+    limit: number,
+  ): Promise<{ dropped: number; deleted: number }> {
+    const dropped = await repository.dropExpiredMonths(table, now);
+    let deleted = 0;
+    for (;;) {
+      const slice = await repository.deleteExpiredSlice(table, now, limit);
+      deleted += slice;
+      if (slice < limit) return { dropped, deleted };
+    }
+  }
+
+  it('deletes around a partition the other worker drops under its slice: no error, no row missed', async () => {
+    const appId = newAppId();
+    const a = new AnalyticsPartitionsRepository(postgres.db, retention);
+    const b = new AnalyticsPartitionsRepository(other.db, retention);
+    for (const at of ['2028-04-02', '2028-07-01'])
+      await a.ensureMonths(new Date(`${at}T00:00:00Z`));
+    await hourRow(appId, '2028-04-10T00:00:00Z');
+    await hourRow(appId, '2028-05-10T00:00:00Z');
+    for (let i = 0; i < 3; i++) await hourRow(appId, `2028-06-20T0${i}:00:00Z`); // past it
+    await hourRow(appId, '2028-06-20T13:00:00Z'); // kept
+
+    // A reader of April's partition holds up worker A's DETACH of it, so worker B lists the
+    // months A drops among the partitions to delete from, and waits for A's locks.
+    const blocker = await postgres.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT count(*) FROM click_rollup_hours_y2028m04');
+      const dropping = a.dropExpiredMonths('click_rollup_hours', now);
+      await eventually(async () => (await waitingOn('click_rollup_hours')) === 1, {
+        what: "worker A's DETACH waiting for the reader",
+      });
+      const deleting = retentionRun(b, 'click_rollup_hours', 2);
+      await eventually(async () => (await waitingOn('click_rollup_hours')) === 2, {
+        what: "worker B's slice waiting for worker A's locks",
+      });
+      await blocker.query('COMMIT');
+      const [dropped, run] = await Promise.all([dropping, deleting]);
+      expect(dropped).toBe(3); // March, April, May
+      expect(run.dropped).toBe(0); // A held the table's lock
+      expect(run.deleted).toBeGreaterThanOrEqual(3);
+    } finally {
+      blocker.release();
+    }
+    expect((await rowsOf('click_rollup_hours', appId)).map((row) => row.hour)).toEqual([
+      new Date('2028-06-20T13:00:00Z'),
     ]);
   });
 });

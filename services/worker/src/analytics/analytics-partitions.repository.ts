@@ -39,6 +39,13 @@ export interface EnsuredMonths {
   busy: number;
 }
 
+/** Postgres' undefined_table: a relation named in a statement no longer exists. */
+function isUndefinedTable(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '42P01'
+  );
+}
+
 /** Rows past the key's cutoff (a parameter, not spliced). */
 function olderThan(table: AnalyticsTable, cutoff: Date): RawBuilder<boolean> {
   const key = RETENTION_KEYS[table];
@@ -159,7 +166,8 @@ export class AnalyticsPartitionsRepository {
    * Deletes at most `limit` rows of `table` past its retention cutoff at `now`, by ctid in
    * bounded statements; returns how many. On a partitioned table, only the partitions that can
    * hold such rows are visited (the month straddling the cutoff, the DEFAULT, older months not
-   * dropped yet), each on its own: a ctid names a row only within one partition.
+   * dropped yet), each on its own: a ctid names a row only within one partition. A partition
+   * another worker drops meanwhile is passed over.
    */
   async deleteExpiredSlice(table: AnalyticsTable, now: Date, limit: number): Promise<number> {
     const cutoff = retentionCutoffs(now, this.retention)[table];
@@ -171,13 +179,18 @@ export class AnalyticsPartitionsRepository {
     let deleted = 0;
     for (const target of targets) {
       if (deleted >= limit) break;
-      const result = await sql`
-        DELETE FROM ${sql.table(target)}
-        WHERE ctid = ANY(ARRAY(
-          SELECT ctid FROM ${sql.table(target)} WHERE ${olderThan(table, cutoff)}
-          LIMIT ${limit - deleted}
-        ))`.execute(this.db);
-      deleted += Number(result.numAffectedRows ?? 0);
+      try {
+        const result = await sql`
+          DELETE FROM ${sql.table(target)}
+          WHERE ctid = ANY(ARRAY(
+            SELECT ctid FROM ${sql.table(target)} WHERE ${olderThan(table, cutoff)}
+            LIMIT ${limit - deleted}
+          ))`.execute(this.db);
+        deleted += Number(result.numAffectedRows ?? 0);
+      } catch (error) {
+        // Another worker dropped this expired month after it was listed: its rows are gone.
+        if (target === table || !isUndefinedTable(error)) throw error;
+      }
     }
     return deleted;
   }
