@@ -1,10 +1,11 @@
 import type { Database } from '@linkservice/db';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import { LinkDimensionDaysRepository } from '@linkservice/worker';
+import { ANALYTICS_TABLES, LinkDimensionDaysRepository } from '@linkservice/worker';
 import type { Tenant } from '../support/tenants';
 import type { LoadJob } from './load-protocol';
 import type { Scenario, ScenarioInputs } from './scenarios';
+import { formatCount } from './scenarios';
 import { seedLargeApp, seededLinkId } from './seed';
 
 /**
@@ -97,15 +98,6 @@ export interface AnalyticsApp {
   /** Bytes of each analytics table, indexes and partitions included. */
   storage: Record<string, number>;
 }
-
-const ANALYTICS_TABLES = [
-  'link_click_days',
-  'link_click_months',
-  'click_rollup_days',
-  'click_rollup_hours',
-  'click_dimension_days',
-  'click_dimension_values',
-] as const;
 
 const textArray = (values: readonly string[]) => sql.lit(`{${values.join(',')}}`);
 
@@ -262,7 +254,7 @@ export function analyticsScenarios(
     id: `analytics-link-90d-rank-${rank}`,
     title:
       `GET /links/{id}/analytics, 90 days by day, groupBy=country: link of rank ${rank} ` +
-      `(${formatRows(analytics.sampledRows[rank])} combination rows)`,
+      `(${formatCount(analytics.sampledRows[rank] ?? 0)} combination rows)`,
     subject: 'gateway',
     ...(goal ? { goal: { kind: 'p50-max', ms: 50 } as const } : {}),
     job: (origin) =>
@@ -276,7 +268,7 @@ export function analyticsScenarios(
       id: 'analytics-top-links-30d',
       title:
         `GET /analytics, 30 days: the app's top 10 links, totals and series ` +
-        `(${formatRows(ANALYTICS_LINKS)} links, ${formatRows(analytics.clicks)} clicks in ${ANALYTICS_DAYS} days)`,
+        `(${formatCount(ANALYTICS_LINKS)} links, ${formatCount(analytics.clicks)} clicks in ${ANALYTICS_DAYS} days)`,
       subject: 'gateway',
       goal: { kind: 'p50-max', ms: 200 },
       job: (origin) =>
@@ -291,8 +283,4 @@ export function analyticsScenarios(
       job: (origin) => get(origin, [`/api/v1/analytics?${ninetyDays}&groupBy=os`]),
     },
   ];
-}
-
-function formatRows(count: number | undefined): string {
-  return (count ?? 0).toLocaleString('en-US');
 }

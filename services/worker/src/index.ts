@@ -9,3 +9,4 @@ export type { WorkerConfig } from './config';
 export { InProcessWorkers } from './testing/in-process-workers';
 // The derivation of links' dimension rows, for the bench's analytics app (test/bench/analytics.ts).
 export { LinkDimensionDaysRepository } from './analytics/link-dimension-days.repository';
+export { ANALYTICS_TABLES } from './analytics/analytics-months';

@@ -2,7 +2,7 @@ import { IDEMPOTENCY_KEY_TTL_HOURS } from '@linkservice/creation';
 import type { RetentionSchedule, RetentionTask } from '@linkservice/lifecycle';
 import { scheduleRetentions } from '@linkservice/lifecycle';
 import type { AnalyticsTable } from './analytics/analytics-months';
-import { isPartitioned } from './analytics/analytics-months';
+import { ANALYTICS_TABLES, isPartitioned } from './analytics/analytics-months';
 import type { WorkerConfig } from './config';
 import type { WorkerDeps } from './deps';
 
@@ -11,16 +11,6 @@ const DERIVE_DIMENSION_DAYS_EVERY_MS = 10 * 60 * 1000;
 
 /** How often the analytics tables are cut back to their retention (a day is their unit). */
 const ANALYTICS_RETENTION_EVERY_MS = 60 * 60 * 1000;
-
-/** The analytics tables, the rows past ANALYTICS_*_RETENTION_DAYS of each deleted on its own. */
-const ANALYTICS_TABLES: readonly AnalyticsTable[] = [
-  'click_rollup_hours',
-  'click_rollup_days',
-  'click_dimension_days',
-  'link_click_days',
-  'link_click_months',
-  'click_dimension_values',
-];
 
 /**
  * One analytics table's retention: months wholly past it are dropped as partitions (cheap, and

@@ -5,14 +5,12 @@ import { errors } from '../http/errors';
 import type { ApiRoute } from '../http/routes';
 import { pathParam } from '../http/routes';
 import { sendJson } from '../http/send-json';
-import { linkOwnerOf } from '../links/links.service';
+import { PLAUSIBLE_ID, linkOwnerOf } from '../links/links.service';
 import { parseAnalyticsQuery } from './analytics-params';
 import type { AnalyticsQuery } from './analytics-params';
 import { getAnalyticsDoc, getLinkAnalyticsDoc } from './analytics.openapi';
 
 const NOT_FOUND = 'No such link.';
-/** Ids are opaque to callers, but ours are short and plain; anything else cannot exist. */
-const PLAUSIBLE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 function queryOf(req: Request, allowTag: boolean): AnalyticsQuery {
   const parsed = parseAnalyticsQuery(req.query, {

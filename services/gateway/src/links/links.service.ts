@@ -41,7 +41,7 @@ export type ArchiveOutcome =
   | { kind: 'already_archived' };
 
 /** Ids are opaque to callers, but ours are short and plain; anything else cannot exist. */
-const PLAUSIBLE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+export const PLAUSIBLE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
  * Text no stored link can contain matches nothing: NUL (Postgres text cannot hold it), and for

@@ -67,9 +67,14 @@ export type ClickField =
   | ({ kind: 'dimensions' } & DimensionCount)
   | { kind: 'visitors'; linkId: string; day: number };
 
+/** A field of click counts that is a link id (its clicks), not a link id and more. */
+export function isLinkIdField(field: string): boolean {
+  return !field.includes(FIELD_SEPARATOR);
+}
+
 /** Reads a field of the pending hash; null for one that none of these is. */
 export function parseClickField(field: string): ClickField | null {
-  if (!field.includes(FIELD_SEPARATOR)) return { kind: 'clicks', linkId: field };
+  if (isLinkIdField(field)) return { kind: 'clicks', linkId: field };
   const parts = field.split(FIELD_SEPARATOR);
   if (parts.length === 2) {
     const day = Number(parts[1]);

@@ -1,5 +1,5 @@
 import type { ClickDescription } from '../analytics/click-analytics';
-import { FIELD_SEPARATOR } from '../analytics/click-analytics';
+import { isLinkIdField } from '../analytics/click-analytics';
 
 /**
  * What waits in memory while Redis cannot take clicks: pure bookkeeping, no I/O and no clock
@@ -16,11 +16,6 @@ export interface Click {
   at: number;
   /** Its analytics (click-analytics.ts); null when analytics are off. */
   analytics: ClickDescription | null;
-}
-
-/** A field of click counts that is a link id (its clicks), not a link id and dimensions. */
-export function isLinkIdField(field: string): boolean {
-  return !field.includes(FIELD_SEPARATOR);
 }
 
 /** Bounded lists drop the oldest a tenth of the cap at a time, so dropping stays cheap. */

@@ -230,7 +230,10 @@ export class ClickCounter {
         await Promise.all(
           groups.map(async (group) => {
             const pipeline = redis.pipeline();
+            // Where each click's SET stands in the pipeline, among its visitor's commands.
+            const setAt: number[] = [];
             for (const click of group) {
+              setAt.push(pipeline.length);
               const value = clickTokenValue({ linkId: click.linkId, clickedAt: click.at });
               // NX: nothing else stores these tokens, but never overwrite what is there (a
               // tombstone).
@@ -249,14 +252,7 @@ export class ClickCounter {
               }
             }
             const results = await pipeline.exec().catch(() => null);
-            // The SET of each click, among its visitor's commands.
-            const stored: Click[] = [];
-            let index = 0;
-            for (const click of group) {
-              if (results?.[index]?.[0] === null) stored.push(click);
-              index += click.analytics !== null && click.analytics.visitor !== '' ? 4 : 1;
-            }
-            return stored;
+            return group.filter((_click, index) => results?.[setAt[index]]?.[0] === null);
           }),
         )
       ).flat();

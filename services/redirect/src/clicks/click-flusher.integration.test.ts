@@ -7,8 +7,10 @@ import {
   ClickTokenStore,
   batchName,
   clickKeys,
+  clickTokenShardCharacter,
   legacyClickKeys,
   clickTokenKey,
+  visitorsKeyPrefix,
   hashClickToken,
   parseClickTokenValue,
 } from '@linkservice/link-cache';
@@ -22,6 +24,7 @@ import {
   unreachableRedis,
 } from '@linkservice/testing';
 import { clickCount } from '../testing/harness';
+import { visitorsField } from '../analytics/click-analytics';
 import { NOT_WRITABLE_MESSAGE, pingOnceConnected } from '../redis-calls';
 import { RedisBackoff } from '../redis-backoff';
 import { ClickBatchesRepository } from './click-batches.repository';
@@ -296,6 +299,36 @@ describe('ClickFlusher', () => {
     expect(ttl).toBeLessThanOrEqual(TOKEN_TTL_MS - 20_000);
     // The expired one was dropped, not stored with a TTL of its own.
     expect(await redis.exists(clickTokenKey(prefix, expired.tokenHash))).toBe(0);
+  });
+
+  it('adds the visitors of clicks Redis refused once it answers, beside their tokens', async () => {
+    const keys = isolatedKeys();
+    const { prefix } = keys;
+    const [a] = await twoLinks();
+    const counter = counterFor(redis, keys);
+    const now = Date.now();
+    const day = Math.floor(now / 86_400_000);
+    // Minted in one shard, as a link's tokens are (its alias' shard).
+    const shard = 3;
+    const visited = (visitor: string): Click => {
+      const click = clickOn(a.id, now);
+      const tokenHash = clickTokenShardCharacter(shard) + click.tokenHash.slice(1);
+      return { ...click, tokenHash, analytics: { dimensions: '', visitor, day } };
+    };
+    // Two visitors, one of them twice, and a bot's click (no visitor) among them.
+    const clicks = [visited('v1'), visited(''), visited('v2'), visited('v1')];
+    await whileRedisRefusesClicks(async () => {
+      for (const click of clicks) await counter.recordClick(click, 'fresh');
+    });
+    expect(counter.untokenedCount).toBe(4);
+
+    expect(await counter.storeUntokened(now)).toBe(0);
+    for (const click of clicks) expect(await storedTokenOf(prefix, click)).not.toBeNull();
+    const visitors = visitorsKeyPrefix(prefix, shard, day) + a.id;
+    expect(await redis.pfcount(visitors)).toBe(2);
+    expect(await redis.pttl(visitors)).toBeGreaterThan(0);
+    // The day's new-visitor mark: the next pass reads the count.
+    expect(await redis.hget(clickKeys(prefix, shard).pending, visitorsField(a.id, day))).toBe('1');
   });
 
   it('keeps the tokens Redis still refuses for the next pass', async () => {

@@ -12,10 +12,9 @@ import {
 } from '@linkservice/link-cache';
 import type { Logger } from '@linkservice/logger';
 import type { ClickBatch, ClickBatchesRepository, VisitorCount } from './click-batches.repository';
-import { parseClickField } from '../analytics/click-analytics';
+import { isLinkIdField, parseClickField } from '../analytics/click-analytics';
 import { failedForConnection, nextReadyWithin } from '../redis-calls';
 import type { ClickCounter } from './click-counter';
-import { isLinkIdField } from './click-buffers';
 
 // For each (pending hash, batch set, fresh batch) of KEYS: atomically turns the pending hash into
 // a batch of its own (redirects then start a new pending hash) and registers it as unapplied;

@@ -19,6 +19,13 @@ export const PARTITIONED_TABLES = Object.keys(PARTITION_KEYS) as PartitionedTabl
 /** Every analytics table the worker deletes from past its retention. */
 export type AnalyticsTable = PartitionedTable | 'link_click_months' | 'click_dimension_values';
 
+/** Every analytics table (the click-analytics migration's). */
+export const ANALYTICS_TABLES: readonly AnalyticsTable[] = [
+  ...PARTITIONED_TABLES,
+  'link_click_months',
+  'click_dimension_values',
+];
+
 export function isPartitioned(table: AnalyticsTable): table is PartitionedTable {
   return Object.hasOwn(PARTITION_KEYS, table);
 }
