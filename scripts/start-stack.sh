@@ -23,6 +23,14 @@ export PATH
 
 echo "pnpm start: compiling (tsc -b: a few minutes on a fresh clone, seconds once built)"
 tsc -b
+# The gateway seals webhook signing secrets and the worker opens them: one key for both. Without
+# one, a key for this run (endpoints saved under it need the same key after a restart: set
+# WEBHOOK_ENCRYPTION_KEY to keep them; openssl rand -base64 32).
+if [ -z "${WEBHOOK_ENCRYPTION_KEY:-}" ]; then
+  WEBHOOK_ENCRYPTION_KEY="$(node -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("base64"))')"
+  export WEBHOOK_ENCRYPTION_KEY
+  echo "pnpm start: WEBHOOK_ENCRYPTION_KEY unset; made one for this run"
+fi
 echo "pnpm start: migrating the database"
 node libs/db/dist/migrate.main.js
 echo "pnpm start: starting the gateway, worker and redirect (Ctrl-C stops them)"

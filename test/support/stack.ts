@@ -129,6 +129,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const redisPrefix = options.exactRedisPrefix
     ? options.redisPrefix
     : `${options.redisPrefix}-${randomBytes(3).toString('hex')}`;
+  const webhookKey = randomBytes(32).toString('base64');
   const linkDomain = options.linkDomain ?? 'links.localhost';
 
   const ports = new Map<ServiceName, number>();
@@ -156,6 +157,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     LINK_DOMAIN: linkDomain,
     // Required by the gateway: the run's key from global-setup, else one for this stack.
     RECEIPT_SIGNING_KEY: process.env.RECEIPT_SIGNING_KEY ?? generateReceiptSigningKey(),
+    // Shared by the stack's gateway and worker: the run's key from global-setup, else its own.
+    WEBHOOK_ENCRYPTION_KEY: process.env.WEBHOOK_ENCRYPTION_KEY ?? webhookKey,
     ...(options.creationLimitPerHour === undefined
       ? {}
       : { CREATION_LIMIT_PER_HOUR: String(options.creationLimitPerHour) }),

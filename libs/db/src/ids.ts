@@ -19,7 +19,7 @@ function randomFraction(): number {
 
 const nextUlid = monotonicFactory(randomFraction);
 
-export type IdPrefix = 'app' | 'key' | 'lnk' | 'ins';
+export type IdPrefix = 'app' | 'key' | 'lnk' | 'ins' | 'whk';
 
 /** Opaque, time-ordered ids such as `lnk_01JD3Q...` (ULID after a type prefix). */
 export function newId(prefix: IdPrefix): string {

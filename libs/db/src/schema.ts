@@ -10,6 +10,11 @@ export type InstallPlatform = 'ios' | 'android';
 /** How an install was matched to a link (app-interface.md), in the order they are tried. */
 export type MatchMethod = 'play_referrer' | 'clipboard' | 'opened_url';
 
+/** Why a webhook endpoint is off: its owner's PATCH, 5 days of failures, or a 410 answer. */
+export type WebhookDisabledReason = 'requested' | 'failing' | 'gone';
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
 /** timestamptz: read as Date, written as Date or an ISO string. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -113,6 +118,63 @@ export interface Database {
     match_method: MatchMethod | null;
     link_id: string | null;
     created_at: GeneratedTimestamp;
+  };
+  /** Where an app's events go (see the webhooks migration). */
+  webhook_endpoints: {
+    id: string;
+    app_id: string;
+    environment: Environment;
+    url: string;
+    description: string | null;
+    event_types: string[];
+    /** The signing secret, encrypted (@linkservice/webhooks' SecretBox). */
+    secret: string;
+    /** The secret before the last rotation, encrypted; signs beside `secret` until it expires. */
+    previous_secret: string | null;
+    previous_secret_expires_at: Timestamp | null;
+    /** The first failed attempt since the last success. */
+    failing_since: Timestamp | null;
+    disabled_at: Timestamp | null;
+    disabled_reason: WebhookDisabledReason | null;
+    created_at: GeneratedTimestamp;
+    updated_at: GeneratedTimestamp;
+  };
+  /** The outbox: one row per event, written by the statement that made the change. */
+  webhook_events: {
+    id: string;
+    seq: ColumnType<number, never, never>;
+    app_id: string;
+    environment: Environment;
+    type: string;
+    /** What orders events: a link's id, or an install's. */
+    subject: string;
+    snapshot: ColumnType<Record<string, unknown>, string, never>;
+    traceparent: string | null;
+    occurred_at: GeneratedTimestamp;
+  };
+  /** One per event and subscribed endpoint. */
+  webhook_deliveries: {
+    id: string;
+    event_id: string;
+    endpoint_id: string;
+    subject: string;
+    seq: number;
+    status: ColumnType<WebhookDeliveryStatus, WebhookDeliveryStatus | undefined>;
+    attempts: Counter;
+    next_attempt_at: GeneratedTimestamp;
+    enqueued_at: Timestamp | null;
+    created_at: GeneratedTimestamp;
+    finished_at: Timestamp | null;
+  };
+  /** Each try of a delivery. */
+  webhook_attempts: {
+    delivery_id: string;
+    attempt: number;
+    started_at: Timestamp;
+    duration_ms: number;
+    outcome: string;
+    response_status: number | null;
+    response_excerpt: string | null;
   };
   /** The click token an install used up, one per install at most; erased with it. */
   install_clicks: {

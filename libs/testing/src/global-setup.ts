@@ -29,6 +29,8 @@ export async function globalSetupForRun(): Promise<void> {
   process.env.REDIS_PREFIX = `lstest-${runId}`;
   // The gateway requires one; every service a test starts in-process or spawns gets this one.
   process.env.RECEIPT_SIGNING_KEY ??= generateReceiptSigningKey();
+  // One key for every gateway and worker of the run: they must share it (see webhook-env.ts).
+  process.env.WEBHOOK_ENCRYPTION_KEY ??= randomBytes(32).toString('base64');
   process.env.NODE_ENV = 'test';
   process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
   process.env[RUN_MARKER] = runId;

@@ -1,3 +1,4 @@
+import { webhookSharedEnv } from '@linkservice/webhooks';
 import { DEFAULT_GROUP_WAIT_MS, DEFAULT_GROUPS_IN_FLIGHT } from '@linkservice/creation';
 import { z } from 'zod';
 import {
@@ -113,6 +114,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
    */
   CLICK_TOKEN_TTL_SECONDS: positiveInt(3_600),
   RECEIPT_SIGNING_KEY: receiptSigningKey,
+  ...webhookSharedEnv,
   RECEIPT_PREVIOUS_PUBLIC_KEYS: receiptVerificationKeys,
   /** After SIGTERM: how long in-flight requests may take before connections are cut. */
   SHUTDOWN_GRACE_MS: positiveInt(10_000),

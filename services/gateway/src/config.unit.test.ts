@@ -1,10 +1,13 @@
 import { ConfigError } from '@linkservice/config';
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { generateReceiptSigningKey } from '@linkservice/keys';
 import { loadConfig } from './config';
 
-/** The one variable without a default. */
-const required = { RECEIPT_SIGNING_KEY: generateReceiptSigningKey() };
+/** The webhook encryption key, which every load below needs beside what it tests. */
+const webhookKey = { WEBHOOK_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+
+/** The variables without a default. */
+const required = { RECEIPT_SIGNING_KEY: generateReceiptSigningKey(), ...webhookKey };
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -70,13 +73,15 @@ describe('loadConfig', () => {
 
     it('reads an Ed25519 PKCS#8 PEM, also with its line breaks escaped as \\n', () => {
       const pem = generateReceiptSigningKey();
-      expect(loadConfig({ RECEIPT_SIGNING_KEY: pem }).RECEIPT_SIGNING_KEY.asymmetricKeyType).toBe(
-        'ed25519',
-      );
+      expect(
+        loadConfig({ ...webhookKey, RECEIPT_SIGNING_KEY: pem }).RECEIPT_SIGNING_KEY
+          .asymmetricKeyType,
+      ).toBe('ed25519');
       const oneLine = pem.trim().replaceAll('\n', '\\n');
       expect(oneLine).not.toContain('\n');
       expect(
-        loadConfig({ RECEIPT_SIGNING_KEY: oneLine }).RECEIPT_SIGNING_KEY.asymmetricKeyType,
+        loadConfig({ ...webhookKey, RECEIPT_SIGNING_KEY: oneLine }).RECEIPT_SIGNING_KEY
+          .asymmetricKeyType,
       ).toBe('ed25519');
     });
 
@@ -90,7 +95,7 @@ describe('loadConfig', () => {
       ] as const) {
         let caught: unknown;
         try {
-          loadConfig({ RECEIPT_SIGNING_KEY: value });
+          loadConfig({ ...webhookKey, RECEIPT_SIGNING_KEY: value });
         } catch (error) {
           caught = error;
         }
@@ -103,12 +108,15 @@ describe('loadConfig', () => {
 
   describe('a development RECEIPT_SIGNING_KEY (pnpm start)', () => {
     it('is made only when asked for and the variable is unset, and says so', () => {
-      const made = loadConfig({}, { developmentReceiptKey: true });
+      const made = loadConfig({ ...webhookKey }, { developmentReceiptKey: true });
       expect(made.RECEIPT_SIGNING_KEY.asymmetricKeyType).toBe('ed25519');
       expect(made.receiptSigningKeyGenerated).toBe(true);
 
       const pem = generateReceiptSigningKey();
-      const given = loadConfig({ RECEIPT_SIGNING_KEY: pem }, { developmentReceiptKey: true });
+      const given = loadConfig(
+        { ...webhookKey, RECEIPT_SIGNING_KEY: pem },
+        { developmentReceiptKey: true },
+      );
       expect(given.receiptSigningKeyGenerated).toBe(false);
       expect(given.RECEIPT_SIGNING_KEY.export({ type: 'pkcs8', format: 'pem' })).toBe(pem);
       expect(loadConfig(required).receiptSigningKeyGenerated).toBe(false);
@@ -116,7 +124,7 @@ describe('loadConfig', () => {
 
     it('still refuses a bad key it was given', () => {
       expect(() =>
-        loadConfig({ RECEIPT_SIGNING_KEY: 'nope' }, { developmentReceiptKey: true }),
+        loadConfig({ ...webhookKey, RECEIPT_SIGNING_KEY: 'nope' }, { developmentReceiptKey: true }),
       ).toThrow(/RECEIPT_SIGNING_KEY: must be a PKCS#8 PEM private key/);
     });
   });

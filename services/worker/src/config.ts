@@ -9,6 +9,7 @@ import {
   withOwnMetricsPort,
 } from '@linkservice/config';
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '@linkservice/creation';
+import { retrySchedule, webhookSharedEnv } from '@linkservice/webhooks';
 
 export const workerEnvSchema = baseEnvSchema
   .extend({
@@ -58,6 +59,20 @@ export const workerEnvSchema = baseEnvSchema
      */
     ANALYTICS_HOURLY_RETENTION_DAYS: positiveInt(90),
     ANALYTICS_DAILY_RETENTION_DAYS: positiveInt(800),
+    ...webhookSharedEnv,
+    /** Seconds before each delivery attempt (Standard Webhooks' schedule; tests shorten it). */
+    WEBHOOK_RETRY_SCHEDULE: retrySchedule,
+    /** A delivery attempt's whole bound: connect, send, and the answer's status line. */
+    WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+    /** Delivery attempts in flight at once per process. */
+    WEBHOOK_CONCURRENCY: positiveInt(32),
+    /** How often the relay looks for due deliveries when the last look found none. */
+    WEBHOOK_RELAY_INTERVAL_MS: positiveInt(250),
+    /**
+     * Finished deliveries (and their attempts) are kept this many days for GET
+     * /webhooks/{id}/deliveries and retries, then deleted with their events.
+     */
+    WEBHOOK_RETENTION_DAYS: positiveInt(30),
     /** After SIGTERM: how long in-flight jobs may take before the process exits anyway. */
     SHUTDOWN_GRACE_MS: positiveInt(15_000),
     /**

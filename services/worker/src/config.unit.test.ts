@@ -1,9 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { ConfigError } from '@linkservice/config';
 import { loadConfig } from './config';
 
+/** The one variable without a default. */
+const required = { WEBHOOK_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+
 describe('worker config', () => {
   it('has working defaults', () => {
-    const config = loadConfig({});
+    const config = loadConfig(required);
     expect(config).toMatchObject({
       WORKER_HEALTH_PORT: 8082,
       WORKER_CONCURRENCY: 8,
@@ -18,7 +22,7 @@ describe('worker config', () => {
 
   it('lists every bad variable at once', () => {
     try {
-      loadConfig({ WORKER_HEALTH_PORT: 'x', WORKER_CONCURRENCY: '0' });
+      loadConfig({ ...required, WORKER_HEALTH_PORT: 'x', WORKER_CONCURRENCY: '0' });
       throw new Error('expected a ConfigError');
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
@@ -29,9 +33,11 @@ describe('worker config', () => {
   });
 
   it('takes INSTALL_RETENTION_DAYS as a positive whole number of days', () => {
-    expect(loadConfig({ INSTALL_RETENTION_DAYS: '30' }).INSTALL_RETENTION_DAYS).toBe(30);
+    expect(loadConfig({ ...required, INSTALL_RETENTION_DAYS: '30' }).INSTALL_RETENTION_DAYS).toBe(
+      30,
+    );
     for (const bad of ['0', '-1', '1.5', 'ninety']) {
-      expect(() => loadConfig({ INSTALL_RETENTION_DAYS: bad })).toThrow(
+      expect(() => loadConfig({ ...required, INSTALL_RETENTION_DAYS: bad })).toThrow(
         /INSTALL_RETENTION_DAYS: must be a positive integer/,
       );
     }
@@ -39,20 +45,28 @@ describe('worker config', () => {
 
   it('keeps daily analytics at least as long as hourly ones', () => {
     expect(
-      loadConfig({ ANALYTICS_HOURLY_RETENTION_DAYS: '30', ANALYTICS_DAILY_RETENTION_DAYS: '30' }),
+      loadConfig({
+        ...required,
+        ANALYTICS_HOURLY_RETENTION_DAYS: '30',
+        ANALYTICS_DAILY_RETENTION_DAYS: '30',
+      }),
     ).toMatchObject({ ANALYTICS_HOURLY_RETENTION_DAYS: 30, ANALYTICS_DAILY_RETENTION_DAYS: 30 });
     expect(() =>
-      loadConfig({ ANALYTICS_HOURLY_RETENTION_DAYS: '31', ANALYTICS_DAILY_RETENTION_DAYS: '30' }),
+      loadConfig({
+        ...required,
+        ANALYTICS_HOURLY_RETENTION_DAYS: '31',
+        ANALYTICS_DAILY_RETENTION_DAYS: '30',
+      }),
     ).toThrow(/ANALYTICS_DAILY_RETENTION_DAYS: must be at least ANALYTICS_HOURLY_RETENTION_DAYS/);
     // The default daily retention (800) is what a longer hourly one is checked against.
-    expect(() => loadConfig({ ANALYTICS_HOURLY_RETENTION_DAYS: '801' })).toThrow(
+    expect(() => loadConfig({ ...required, ANALYTICS_HOURLY_RETENTION_DAYS: '801' })).toThrow(
       /ANALYTICS_DAILY_RETENTION_DAYS/,
     );
     for (const bad of ['0', '-1', '1.5']) {
-      expect(() => loadConfig({ ANALYTICS_HOURLY_RETENTION_DAYS: bad })).toThrow(
+      expect(() => loadConfig({ ...required, ANALYTICS_HOURLY_RETENTION_DAYS: bad })).toThrow(
         /ANALYTICS_HOURLY_RETENTION_DAYS: must be a positive integer/,
       );
-      expect(() => loadConfig({ ANALYTICS_DAILY_RETENTION_DAYS: bad })).toThrow(
+      expect(() => loadConfig({ ...required, ANALYTICS_DAILY_RETENTION_DAYS: bad })).toThrow(
         /ANALYTICS_DAILY_RETENTION_DAYS: must be a positive integer/,
       );
     }
@@ -60,19 +74,21 @@ describe('worker config', () => {
 
   it('keeps creation requests at least as long as idempotency keys (24 hours)', () => {
     expect(
-      loadConfig({ CREATION_REQUESTS_RETENTION_HOURS: '48' }).CREATION_REQUESTS_RETENTION_HOURS,
+      loadConfig({ ...required, CREATION_REQUESTS_RETENTION_HOURS: '48' })
+        .CREATION_REQUESTS_RETENTION_HOURS,
     ).toBe(48);
-    expect(() => loadConfig({ CREATION_REQUESTS_RETENTION_HOURS: '23' })).toThrow(
+    expect(() => loadConfig({ ...required, CREATION_REQUESTS_RETENTION_HOURS: '23' })).toThrow(
       /CREATION_REQUESTS_RETENTION_HOURS: must be at least 24/,
     );
   });
 
   it('allows the test-only delay only with NODE_ENV=test', () => {
-    expect(loadConfig({ NODE_ENV: 'test', WORKER_TEST_DELAY_MS: '200' }).WORKER_TEST_DELAY_MS).toBe(
-      200,
-    );
-    expect(() => loadConfig({ NODE_ENV: 'production', WORKER_TEST_DELAY_MS: '200' })).toThrow(
-      /WORKER_TEST_DELAY_MS/,
-    );
+    expect(
+      loadConfig({ ...required, NODE_ENV: 'test', WORKER_TEST_DELAY_MS: '200' })
+        .WORKER_TEST_DELAY_MS,
+    ).toBe(200);
+    expect(() =>
+      loadConfig({ ...required, NODE_ENV: 'production', WORKER_TEST_DELAY_MS: '200' }),
+    ).toThrow(/WORKER_TEST_DELAY_MS/);
   });
 });

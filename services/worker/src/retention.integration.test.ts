@@ -161,6 +161,7 @@ describe("the worker's retention", () => {
       LOG_LEVEL: 'silent',
       DATABASE_URL: env.databaseUrl,
       REDIS_URL: env.redisUrl,
+      WEBHOOK_ENCRYPTION_KEY: process.env.WEBHOOK_ENCRYPTION_KEY,
       // Its own queue namespace: this worker must not take other tests' creation jobs.
       REDIS_PREFIX: `${env.redisPrefix}-retention`,
       WORKER_HEALTH_PORT: String(await freePort()),
@@ -232,6 +233,7 @@ describe("the worker's retention", () => {
       LOG_LEVEL: 'silent',
       DATABASE_URL: env.databaseUrl,
       REDIS_URL: env.redisUrl,
+      WEBHOOK_ENCRYPTION_KEY: process.env.WEBHOOK_ENCRYPTION_KEY,
       REDIS_PREFIX: `${env.redisPrefix}-analytics-retention`,
       WORKER_HEALTH_PORT: String(await freePort()),
       ANALYTICS_HOURLY_RETENTION_DAYS: '80',

@@ -44,6 +44,7 @@ export class InProcessWorkers {
       LINK_DOMAIN: linkDomain,
       WORKER_CONCURRENCY: String(concurrency),
       WORKER_TEST_DELAY_MS: String(testDelayMs),
+      WEBHOOK_ENCRYPTION_KEY: process.env.WEBHOOK_ENCRYPTION_KEY,
     });
     const resources = buildDeps(config, logger, { clients: (opened) => ({ ...opened, db }) });
     const worker = startCreationWorker(resources.deps);
