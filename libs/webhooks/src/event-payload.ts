@@ -1,11 +1,13 @@
 import type { StoredLink } from '@linkservice/contracts';
-import { formatTimestamp, toLink } from '@linkservice/contracts';
+import { formatTimestamp, linkUrlFor, toLink } from '@linkservice/contracts';
+import type { Environment } from '@linkservice/db';
 import type { WebhookEventType } from './event-types';
 
 /** An outbox row as the delivery reads it, with its app's subdomain key. */
 export interface OutboxEvent {
   id: string;
   type: WebhookEventType;
+  environment: Environment;
   occurredAt: Date;
   snapshot: Record<string, unknown>;
   subdomainKey: string;
@@ -24,19 +26,80 @@ export function storedLinkOf(snapshot: Record<string, unknown>): StoredLink {
   return row as unknown as StoredLink;
 }
 
+/** What an install.matched statement stored (see the gateway's installs repository). */
+interface InstallMatchedSnapshot {
+  installId: string;
+  platform: string;
+  method: string;
+  clickedAt: string | null;
+  linkId: string;
+  alias: string;
+  deepLinkData: unknown;
+}
+
+/** What an install.erased statement stored. */
+interface InstallErasedSnapshot {
+  installId: string;
+  erasedAt: string;
+  records: number;
+}
+
+const isoOf = (text: string) => formatTimestamp(new Date(text));
+
 /**
- * The body an event is delivered with, Standard Webhooks' shape: `type`, `timestamp` (when the
- * change happened) and `data`. A link event's data is the link as the API shows it, as the
- * change left it (status as at that moment); an install event's was written in the API's shape
- * by its statement. Deterministic: every attempt sends the same bytes.
+ * An event's `data`: the resource as the API shows it, as the change left it. A link event's is
+ * the link (status as at that moment); install.matched's is the install report's answer without
+ * its secret (the install, the match, the link and its deep link data); install.erased's is the
+ * erasure's `erased` object.
  */
-export function eventPayload(event: OutboxEvent, linkDomain: string): string {
-  const data = event.type.startsWith('link.')
-    ? toLink(storedLinkOf(event.snapshot), {
+function eventData(event: OutboxEvent, linkDomain: string): unknown {
+  switch (event.type) {
+    case 'link.created':
+    case 'link.updated':
+    case 'link.archived':
+      return toLink(storedLinkOf(event.snapshot), {
         subdomainKey: event.subdomainKey,
         linkDomain,
         now: event.occurredAt,
-      })
-    : event.snapshot;
-  return JSON.stringify({ type: event.type, timestamp: formatTimestamp(event.occurredAt), data });
+      });
+    case 'install.matched': {
+      const matched = event.snapshot as unknown as InstallMatchedSnapshot;
+      return {
+        install: { id: matched.installId, platform: matched.platform },
+        match: {
+          type: 'deterministic',
+          method: matched.method,
+          clickedAt: matched.clickedAt === null ? null : isoOf(matched.clickedAt),
+        },
+        link: {
+          id: matched.linkId,
+          alias: matched.alias,
+          url: linkUrlFor(event.subdomainKey, event.environment, matched.alias, linkDomain),
+          environment: event.environment,
+        },
+        deepLinkData: matched.deepLinkData ?? null,
+      };
+    }
+    case 'install.erased': {
+      const erased = event.snapshot as unknown as InstallErasedSnapshot;
+      return {
+        installId: erased.installId,
+        environment: event.environment,
+        erasedAt: isoOf(erased.erasedAt),
+        records: erased.records,
+      };
+    }
+  }
+}
+
+/**
+ * The body an event is delivered with, Standard Webhooks' shape: `type`, `timestamp` (when the
+ * change happened) and `data` (eventData). Deterministic: every attempt sends the same bytes.
+ */
+export function eventPayload(event: OutboxEvent, linkDomain: string): string {
+  return JSON.stringify({
+    type: event.type,
+    timestamp: formatTimestamp(event.occurredAt),
+    data: eventData(event, linkDomain),
+  });
 }

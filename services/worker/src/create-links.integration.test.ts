@@ -328,15 +328,19 @@ describe('exactly once', () => {
         { requestId, appId: app.appId, deadline: Date.now() + 5_000 },
       ]);
       expect(claims.get(requestId)).toMatchObject({ kind: 'claimed' });
-      const rows = await new LinkInserts().insertLinks(tx, [
-        {
-          id: newId('lnk'),
-          app_id: app.appId,
-          environment: 'live',
-          alias: 'late',
-          web_fallback_url: 'https://example.com/late',
-        },
-      ]);
+      const rows = await new LinkInserts().insertLinks(
+        tx,
+        [
+          {
+            id: newId('lnk'),
+            app_id: app.appId,
+            environment: 'live',
+            alias: 'late',
+            web_fallback_url: 'https://example.com/late',
+          },
+        ],
+        [''],
+      );
       expect(rows.map((row) => row.alias)).toEqual(['late']);
       const outcomes = new Map([[requestId, { results: [] }]]);
       expect(await tx.recordOutcomes(outcomes, Date.now() - 1_000)).toBe(false);

@@ -167,7 +167,7 @@ export class CreationGroupWriter {
           }
           // Both clocks must agree there is still time; storing the outcome checks the database's.
           if (Date.now() >= commitBy) return undefined;
-          inserts.accept(await this.links.insertLinks(tx, inserts.rows()));
+          inserts.accept(await this.links.insertLinks(tx, inserts.rows(), inserts.traceparents()));
         }
 
         const outcomes = outcomesOf(inserts.stored, this.options.linkDomain);

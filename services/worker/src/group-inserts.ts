@@ -63,6 +63,14 @@ export class GroupInserts {
     }));
   }
 
+  /**
+   * The trace context of each row of rows(), in its order: the HTTP request the link came
+   * from (its job's traceparent), '' without one; the link's link.created event carries it.
+   */
+  traceparents(): string[] {
+    return this.pending.map((link) => link.request.payload.traceparent ?? '');
+  }
+
   /** Takes a round's returned rows; the links left out are redrawn for the next round. */
   accept(returned: readonly StoredLink[]): void {
     const byAlias = new Map(

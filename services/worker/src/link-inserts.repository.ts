@@ -2,9 +2,24 @@ import type { StoredLink } from '@linkservice/contracts';
 import { STORED_LINK_COLUMNS } from '@linkservice/contracts';
 import type { CreationTransaction } from '@linkservice/creation';
 import type { NewLink } from '@linkservice/db';
+import { outboxCtes } from '@linkservice/webhooks';
 import { sql } from 'kysely';
 import type { AliasRef } from './creation-plan';
 import { aliasKey } from './creation-plan';
+
+/**
+ * The link.created events of the inserted links (one per row of `inserted`), with the trace
+ * context of the request each came from (`traces`).
+ */
+const LINK_CREATED_EVENTS = outboxCtes({
+  from: 'inserted LEFT JOIN traces ON traces.link_id = inserted.id',
+  type: 'link.created',
+  appId: 'inserted.app_id',
+  environment: 'inserted.environment',
+  subject: 'inserted.id',
+  snapshot: 'to_jsonb(inserted)',
+  traceparent: 'traces.traceparent',
+});
 
 /**
  * The worker's statements about links: the two a creation needs. They run inside a creation
@@ -34,15 +49,29 @@ export class LinkInserts {
    * One multi-row insert that returns the rows as stored (column defaults, jsonb's key order).
    * A row whose alias is taken is skipped, not an error: the caller sees which by the rows that
    * come back and retries only generated aliases. The app's link counts follow by the trigger on
-   * links (see the app-link-counts migration).
+   * links (see the app-link-counts migration). The same statement writes each stored link's
+   * link.created event to the outbox when its app subscribes (outboxCtes): the event commits
+   * with the link or not at all. `traceparents[i]` is row i's request trace context ('' none).
    */
-  async insertLinks(tx: CreationTransaction, links: NewLink[]): Promise<StoredLink[]> {
+  async insertLinks(
+    tx: CreationTransaction,
+    links: NewLink[],
+    traceparents: readonly string[],
+  ): Promise<StoredLink[]> {
     if (links.length === 0) throw new Error('insertLinks needs at least one link');
-    return tx.db
+    const insert = tx.db
       .insertInto('links')
       .values(links)
       .onConflict((oc) => oc.columns(['app_id', 'environment', 'alias']).doNothing())
-      .returning(STORED_LINK_COLUMNS)
-      .execute();
+      .returning(STORED_LINK_COLUMNS);
+    const { rows } = await sql<StoredLink>`
+      WITH inserted AS (${insert}),
+      traces AS (
+        SELECT * FROM unnest(${links.map((link) => link.id)}::text[], ${traceparents}::text[])
+          AS trace(link_id, traceparent)
+      ),
+      ${sql.raw(LINK_CREATED_EVENTS)}
+      SELECT * FROM inserted`.execute(tx.db);
+    return rows;
   }
 }
