@@ -1,10 +1,19 @@
-import type { Expression, Kysely, SelectQueryBuilder, SqlBool } from 'kysely';
+import type {
+  Expression,
+  Kysely,
+  OperationNodeSource,
+  SelectQueryBuilder,
+  SqlBool,
+} from 'kysely';
 import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
 import { columnChangesOf, LINK_COLUMNS } from '@linkservice/contracts';
 import type { CountedLinkRow, Database, FenceLookup, ReadFence } from '@linkservice/db';
 import { fenceOfFirstRow, NO_FENCE } from '@linkservice/db';
 import { constantStatement, executeStatement, ReplicaReads } from '@linkservice/db';
+import { activeTraceparent } from '@linkservice/telemetry';
+import type { WebhookEventType } from '@linkservice/webhooks';
+import { outboxCtes } from '@linkservice/webhooks';
 import type { AuthContext } from '../auth/auth-context';
 import type { KeyRow } from '../auth/keys.repository';
 import { activeKeyStatement, toAuthContext } from '../auth/keys.repository';
@@ -48,6 +57,27 @@ const RETURNING_LINK = [
     'click_count',
   ),
 ] as const;
+
+/**
+ * The outbox CTEs of a change to one link (`changed`: the UPDATE's RETURNING), with the trace
+ * context the statement binds in `trace`. link.updated is written only when a value really
+ * changed: updated_at then moved to now(), the transaction's clock (see updateActive).
+ */
+function linkChangeEvents(type: WebhookEventType, where?: string): string {
+  return outboxCtes({
+    from: 'changed',
+    type,
+    appId: 'changed.app_id',
+    environment: 'changed.environment',
+    subject: 'changed.id',
+    snapshot: 'to_jsonb(changed)',
+    traceparent: '(SELECT traceparent FROM trace)',
+    ...(where === undefined ? {} : { where }),
+  });
+}
+
+const LINK_UPDATED_EVENTS = linkChangeEvents('link.updated', 'changed.updated_at = now()');
+const LINK_ARCHIVED_EVENTS = linkChangeEvents('link.archived');
 
 /** A read by id: a constant statement, built once. */
 const FIND_BY_ID = constantStatement<CountedLinkRow & { db_now: Date }>(
@@ -190,20 +220,37 @@ export class LinksRepository {
       .where('links.id', '=', id)
       .where('links.archived_at', 'is', null);
     if (alias !== undefined) query = query.where('links.alias', '=', alias);
-    return query.returning(RETURNING_LINK).executeTakeFirst();
+    return this.withEvents(query.returning(RETURNING_LINK), LINK_UPDATED_EVENTS);
   }
 
   /** Sets archived_at once: a link already archived is left as it is (no row comes back). */
   async archiveActive(scope: LinkScope, id: string): Promise<CountedLinkRow | undefined> {
-    return this.db
+    const update = this.db
       .updateTable('links')
       .set({ archived_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
       .where('links.app_id', '=', scope.appId)
       .where('links.environment', '=', scope.environment)
       .where('links.id', '=', id)
       .where('links.archived_at', 'is', null)
-      .returning(RETURNING_LINK)
-      .executeTakeFirst();
+      .returning(RETURNING_LINK);
+    return this.withEvents(update, LINK_ARCHIVED_EVENTS);
+  }
+
+  /**
+   * Runs an UPDATE of one link with its outbox CTEs in one statement (so the event commits with
+   * the change, or neither does) and returns the row the UPDATE returned. The event carries the
+   * request's trace context, so its delivery continues the request's trace.
+   */
+  private async withEvents(
+    update: OperationNodeSource,
+    events: string,
+  ): Promise<CountedLinkRow | undefined> {
+    const { rows } = await sql<CountedLinkRow>`
+      WITH changed AS (${update}),
+      trace AS (SELECT ${activeTraceparent() ?? ''}::text AS traceparent),
+      ${sql.raw(events)}
+      SELECT * FROM changed`.execute(this.db);
+    return rows.at(0);
   }
 
   /**

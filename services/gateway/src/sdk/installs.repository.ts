@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database, Environment, InstallPlatform, MatchMethod } from '@linkservice/db';
 import { constantStatement, executeStatement } from '@linkservice/db';
+import { activeTraceparent } from '@linkservice/telemetry';
+import { outboxCtes } from '@linkservice/webhooks';
 import { linkRedirectsSql } from './link-redirects.sql';
 
 /**
@@ -58,6 +60,8 @@ interface RecordRow {
  * - `install`: the install is inserted unless its chosen token was lost that way; then nothing
  *   is written (`recorded` false) and the caller runs the statement again, which now sees the
  *   token used up and tries the next candidate.
+ * - the outbox: a matched install's install.matched event ($11: the request's trace context),
+ *   rendered on delivery in the report's shape without the secret (see eventPayload).
  */
 const RECORD_INSTALL = constantStatement<RecordRow>(
   `WITH candidates AS (
@@ -96,7 +100,19 @@ const RECORD_INSTALL = constantStatement<RecordRow>(
        FROM (VALUES (1)) AS one (n) LEFT JOIN chosen ON true
       WHERE chosen.token_hash IS NULL OR EXISTS (SELECT 1 FROM claim)
      RETURNING id
-   )
+   ),
+   matched AS (SELECT install.id, chosen.* FROM install JOIN chosen ON true),
+   ${outboxCtes({
+     from: 'matched',
+     type: 'install.matched',
+     appId: '$2::text',
+     environment: '$3::text',
+     subject: 'matched.id',
+     snapshot: `jsonb_build_object('installId', matched.id, 'platform', $4::text,
+       'method', matched.method, 'clickedAt', matched.clicked_at, 'linkId', matched.link_id,
+       'alias', matched.alias, 'deepLinkData', matched.deep_link_data)`,
+     traceparent: '$11::text',
+   })}
    SELECT install.id IS NOT NULL AS recorded, chosen.method, chosen.link_id AS "linkId",
           chosen.alias, chosen.deep_link_data AS "deepLinkData", chosen.clicked_at AS "clickedAt",
           chosen.token_hash AS "tokenHash"
@@ -128,7 +144,9 @@ interface EraseRow {
 /**
  * Erases one install of the caller's app and environment whose secret hash matches, with the
  * click it used up, in one statement (one transaction). The cascade from installs would remove
- * the click too, but uncounted: it is deleted here so `records` counts it.
+ * the click too, but uncounted: it is deleted here so `records` counts it. The same statement
+ * writes the install.erased event ($5: the request's trace context); the worker deletes install
+ * events as soon as they are delivered.
  */
 const ERASE_INSTALL = constantStatement<EraseRow>(
   `WITH target AS (
@@ -141,7 +159,22 @@ const ERASE_INSTALL = constantStatement<EraseRow>(
    ),
    gone AS (
      DELETE FROM installs WHERE id IN (SELECT id FROM target) RETURNING id
-   )
+   ),
+   erased AS (
+     SELECT gone.id, now() AS erased_at,
+            (SELECT count(*) FROM gone) + (SELECT count(*) FROM clicks) AS records
+       FROM gone
+   ),
+   ${outboxCtes({
+     from: 'erased',
+     type: 'install.erased',
+     appId: '$2::text',
+     environment: '$3::text',
+     subject: 'erased.id',
+     snapshot: `jsonb_build_object('installId', erased.id, 'erasedAt', erased.erased_at,
+       'records', erased.records)`,
+     traceparent: '$5::text',
+   })}
    SELECT (SELECT count(*) FROM gone)::int AS installs,
           (SELECT count(*) FROM clicks)::int AS clicks,
           now() AS "erasedAt"`,
@@ -197,6 +230,7 @@ export class InstallsRepository {
         column('tokenLinkId'),
         column('clickedAt'),
         column('alias'),
+        activeTraceparent() ?? '',
       ])
     ).at(0);
     if (!row?.recorded) return { recorded: false };
@@ -231,7 +265,8 @@ export class InstallsRepository {
 
   /** Erases the install when every condition holds; undefined when nothing was deleted. */
   async erase(target: ErasureTarget): Promise<ErasedInstall | undefined> {
-    const row = (await executeStatement(this.db, ERASE_INSTALL, erasureParameters(target))).at(0);
+    const parameters = [...erasureParameters(target), activeTraceparent() ?? ''];
+    const row = (await executeStatement(this.db, ERASE_INSTALL, parameters)).at(0);
     if (!row || row.installs === 0) return undefined;
     return { records: row.installs + row.clicks, erasedAt: row.erasedAt };
   }
