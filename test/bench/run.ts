@@ -32,6 +32,7 @@ import { CLUSTER_LINE_IDS } from './cluster-cost';
 import { formatScaling, runScaling, SCALING_LINE_IDS } from './scaling';
 import type { ScalingReport } from './scaling';
 import { seedLargeApp, seedPublishableKey, vacuumAnalyze } from './seed';
+import { startWebhookReceiver, subscribeToCreations } from './webhooks';
 import type { AnalyticsApp } from './analytics';
 import { ANALYTICS_LINKS, analyticsScenarios, seedAnalyticsApp } from './analytics';
 import { loadBenchSettings } from './settings';
@@ -154,6 +155,8 @@ async function startServices(
           creationLimitPerHour: BENCH_CREATION_LIMIT,
           serviceEnv: {
             gateway: { SDK_RATE_LIMIT_PER_MINUTE: String(BENCH_SDK_LIMIT_PER_MINUTE) },
+            // The webhook lines' receiver listens on loopback, in this process.
+            worker: { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' },
           },
           ...tracing,
           nodeEnv: 'production',
@@ -370,6 +373,9 @@ async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> 
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings(process.env);
+  // Every service this bench starts seals or opens webhook secrets with one key (startStack
+  // passes the environment's on), and the bench subscribes an app with it.
+  const webhookKey = (process.env.WEBHOOK_ENCRYPTION_KEY ??= randomBytes(32).toString('base64'));
   const startedAt = new Date();
   const loadBefore = loadavg();
   const cleanup = new Cleanup();
@@ -407,6 +413,11 @@ async function main(): Promise<void> {
     const insertServerApp = await createTenant(handle.db, {
       name: 'Bench: baseline insert server',
     });
+    const plainCreator = await createTenant(handle.db, { name: 'Bench: creations, no webhook' });
+    const webhookCreator = await createTenant(handle.db, { name: 'Bench: creations, webhook' });
+    const receiver = await startWebhookReceiver();
+    cleanup.add(() => receiver.close());
+    await subscribeToCreations(handle.db, webhookCreator, receiver.url, webhookKey);
     await vacuumAnalyze(handle.db);
     // The analytics app only when one of its lines runs: its rollups take a minute to seed.
     const selected = (id: string) =>
@@ -477,6 +488,8 @@ async function main(): Promise<void> {
       baselineInserts,
       insertServerApp,
       small: small.tenant,
+      plainCreator,
+      webhookCreator,
     };
     // The click lines last: their clicks must not change what the other lines measure.
     const scenarios = [

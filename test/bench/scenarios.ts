@@ -62,6 +62,9 @@ export interface ScenarioInputs {
   insertServerApp: Tenant;
   /** An app of SMALL_APP_LINKS seeded links, for the list of a typical app. */
   small: Tenant;
+  /** Creations in an app without webhook endpoints, and in one subscribed to link.created. */
+  plainCreator: Tenant;
+  webhookCreator: Tenant;
 }
 
 /** Links of the small app: the default list of an app of typical size. */
@@ -354,6 +357,22 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       goal: { kind: 'throughput-ratio', against: 'baseline-insert-server', min: 0.7 },
       maxCpuMsPerLink: 1,
       job: concurrentCreateLoad(creator),
+    },
+    {
+      id: 'create-without-webhook',
+      title: `POST /links (${settings.connections} connections), an app without webhooks`,
+      subject: 'gateway',
+      linksPerRequest: 1,
+      job: concurrentCreateLoad(inputs.plainCreator),
+    },
+    {
+      // Every creation writes its link.created event and the worker delivers it meanwhile.
+      id: 'create-with-webhook',
+      title: `POST /links (${settings.connections} connections), one webhook on link.created`,
+      subject: 'gateway',
+      linksPerRequest: 1,
+      goal: { kind: 'throughput-ratio', against: 'create-without-webhook', min: 0.9 },
+      job: concurrentCreateLoad(inputs.webhookCreator),
     },
     {
       id: 'baseline-redirect',
