@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -59,13 +59,15 @@ type Manifest =
 
 let sandbox: HelmSandbox;
 let signingKeyFile: string;
+/** The webhook encryption key the chart requires. */
+const webhookKey = `webhooks.encryption.key=${randomBytes(32).toString('base64')}`;
 let defaults: Manifest[];
 let scaleOut: Manifest[];
 
 const render = (set: string[] = [], valuesFiles: string[] = []): Promise<Manifest[]> =>
   sandbox.template<Manifest>({
     valuesFiles,
-    set,
+    set: [webhookKey, ...set],
     setFiles: [`receiptSigning.key=${signingKeyFile}`],
   });
 
@@ -240,6 +242,8 @@ describe('rendered with the scale-out values', () => {
       scaleOutValues,
       '--set-file',
       `receiptSigning.key=${signingKeyFile}`,
+      '--set',
+      webhookKey,
     ]);
     expect(output).toContain('0 chart(s) failed');
   });
@@ -486,6 +490,8 @@ describe('topology spread', () => {
       '1.26.0',
       '--set-file',
       `receiptSigning.key=${signingKeyFile}`,
+      '--set',
+      webhookKey,
     ]);
     expect(text).toContain('topology.kubernetes.io/zone');
     expect(text).not.toContain('matchLabelKeys');
@@ -690,12 +696,16 @@ describe('Postgres: a read replica and PgBouncer', () => {
         (p) => p.metadata!.labels!['app.kubernetes.io/component'] === component,
       );
       return (policy!.spec!.egress ?? [])
-        .flatMap((rule) => (rule.ports ?? []).map((port) => `${port.protocol}/${port.port}`))
+        .flatMap((rule) =>
+          (rule.ports ?? []).map((port) => `${port.protocol}/${port.port ?? 'any'}`),
+        )
         .sort();
     };
     for (const component of COMPONENTS) {
+      // The worker also delivers webhooks: any TCP port, of public addresses only.
+      const webhooks = component === 'worker' ? ['TCP/any'] : [];
       expect(egressPorts(component)).toEqual(
-        ['TCP/53', 'UDP/53', 'TCP/6432', 'TCP/5432', 'TCP/6379', 'TCP/6380'].sort(),
+        ['TCP/53', 'UDP/53', 'TCP/6432', 'TCP/5432', 'TCP/6379', 'TCP/6380', ...webhooks].sort(),
       );
     }
     // The migration talks to Postgres alone.

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -76,13 +76,25 @@ const signingKeyPem = generateKeyPairSync('ed25519')
   .privateKey.export({ type: 'pkcs8', format: 'pem' })
   .toString();
 let signingKeyFile: string;
-/** The chart requires a receipt signing key: renders that do not test that pass this one. */
-const withSigningKey = (): string[] => [`receiptSigning.key=${signingKeyFile}`];
+/** A webhook encryption key as an operator makes one (openssl rand -base64 32 > file). */
+const webhookKey = randomBytes(32).toString('base64');
+let webhookKeyFile: string;
+const signingKeyArg = (): string => `receiptSigning.key=${signingKeyFile}`;
+const webhookKeyArg = (): string => `webhooks.encryption.key=${webhookKeyFile}`;
+/**
+ * The chart requires a receipt signing key and a webhook encryption key: renders that do not
+ * test them pass these (--set-file).
+ */
+const withKeys = (): string[] => [signingKeyArg(), webhookKeyArg()];
+const withKeysFlags = (): string[] => withKeys().flatMap((pair) => ['--set-file', pair]);
 
 beforeAll(async () => {
   sandbox = await HelmSandbox.create();
   signingKeyFile = path.join(sandbox.dir, 'receipt-signing.pem');
+  webhookKeyFile = path.join(sandbox.dir, 'webhook-encryption.key');
   await writeFile(signingKeyFile, signingKeyPem);
+  // With openssl's newline, which the chart must not keep in the Secret.
+  await writeFile(webhookKeyFile, `${webhookKey}\n`);
 });
 
 afterAll(() => sandbox.remove());
@@ -109,7 +121,7 @@ async function helmFailure(args: string[]): Promise<string> {
   throw new Error(`helm ${args.join(' ')} succeeded but should have failed`);
 }
 
-function templateFails(set: string[], setFiles: string[] = withSigningKey()): Promise<string> {
+function templateFails(set: string[], setFiles: string[] = withKeys()): Promise<string> {
   return helmFailure([
     'template',
     RELEASE,
@@ -180,15 +192,15 @@ let scaleOut: Rendered;
 
 beforeAll(async () => {
   [defaults, allToggles, scaleOut] = await Promise.all([
-    render([], [], withSigningKey()),
+    render([], [], withKeys()),
     render([allTogglesValues]),
-    render([scaleOutValues], [], withSigningKey()),
+    render([scaleOutValues], [], withKeys()),
   ]);
 });
 
 describe('helm lint', () => {
   it.each([
-    ['default values', () => ['--set-file', withSigningKey()[0]]],
+    ['default values', withKeysFlags],
     ['every toggle on', () => ['--values', allTogglesValues]],
   ])('passes --strict with %s', async (_label, extraArgs) => {
     const output = await helm(['lint', chartDir, '--strict', ...extraArgs()]);
@@ -292,12 +304,14 @@ describe.each([
     }
   });
 
-  it('takes connection URLs and the signing key from Secrets, never from the ConfigMap', () => {
+  it('takes connection URLs and the keys from Secrets, never from the ConfigMap', () => {
     const { manifests } = rendered();
     const config = configData(manifests);
     expect(Object.keys(config)).not.toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^(DATABASE_URL|REDIS_URL|RECEIPT_SIGNING_KEY)$/),
+        expect.stringMatching(
+          /^(DATABASE_URL|REDIS_URL|RECEIPT_SIGNING_KEY|WEBHOOK_(PREVIOUS_)?ENCRYPTION_KEYS?)$/,
+        ),
       ]),
     );
     for (const { owner, spec } of podSpecs(manifests)) {
@@ -305,8 +319,10 @@ describe.each([
       const wanted = owner.startsWith('Job/')
         ? ['DATABASE_URL']
         : owner.endsWith('-gateway')
-          ? ['DATABASE_URL', 'REDIS_URL', 'RECEIPT_SIGNING_KEY']
-          : ['DATABASE_URL', 'REDIS_URL'];
+          ? ['DATABASE_URL', 'REDIS_URL', 'RECEIPT_SIGNING_KEY', 'WEBHOOK_ENCRYPTION_KEY']
+          : owner.endsWith('-worker')
+            ? ['DATABASE_URL', 'REDIS_URL', 'WEBHOOK_ENCRYPTION_KEY']
+            : ['DATABASE_URL', 'REDIS_URL'];
       for (const name of wanted) {
         const variable = env.find((e) => e.name === name);
         expect({ owner, name, value: variable?.value }).toEqual({ owner, name, value: undefined });
@@ -317,6 +333,12 @@ describe.each([
       expect({ owner, signingKey: signingKey !== undefined }).toEqual({
         owner,
         signingKey: wanted.includes('RECEIPT_SIGNING_KEY'),
+      });
+      // The gateway seals webhook signing secrets and the worker opens them: no one else.
+      const encryptionKey = env.find((e) => e.name === 'WEBHOOK_ENCRYPTION_KEY');
+      expect({ owner, encryptionKey: encryptionKey !== undefined }).toEqual({
+        owner,
+        encryptionKey: wanted.includes('WEBHOOK_ENCRYPTION_KEY'),
       });
     }
   });
@@ -421,6 +443,10 @@ function secretValue(
   return secret?.stringData?.[ref.key] ?? (encoded && Buffer.from(encoded, 'base64').toString());
 }
 
+/** What an existing webhook encryption Secret (every toggle on) holds, in podEnvironment. */
+const EXISTING_WEBHOOK_KEY = randomBytes(32).toString('base64');
+const EXISTING_PREVIOUS_WEBHOOK_KEY = randomBytes(32).toString('base64');
+
 /**
  * The environment a component's container starts with; references to the chart's own Secret
  * get its values, others sample URLs.
@@ -432,6 +458,8 @@ function podEnvironment(manifests: Manifest[], component: string): Record<string
     DATABASE_URL: 'postgres://linkservice:pw@db.internal:5432/links',
     REDIS_URL: 'redis://cache.internal:6379',
     RECEIPT_SIGNING_KEY: signingKeyPem,
+    WEBHOOK_ENCRYPTION_KEY: EXISTING_WEBHOOK_KEY,
+    WEBHOOK_PREVIOUS_ENCRYPTION_KEYS: EXISTING_PREVIOUS_WEBHOOK_KEY,
   };
   const env: Record<string, string> = {};
   for (const source of container.envFrom ?? []) {
@@ -449,6 +477,12 @@ function podEnvironment(manifests: Manifest[], component: string): Record<string
   return env;
 }
 
+/** A base64 key as a parsed config holds it (a Buffer), through JSON. */
+const parsedKey = (base64: string): unknown =>
+  JSON.parse(JSON.stringify(Buffer.from(base64, 'base64')));
+/** Standard Webhooks' schedule, the worker's default when the chart sets none. */
+const STANDARD_RETRY_SCHEDULE = [0, 5, 300, 1800, 7200, 18000, 36000, 36000];
+
 /** The nodes scale-out.values.yaml names, as the services parse them. */
 const CLUSTER_NODES = [0, 1, 2].map((n) => ({ host: `redis-${n}.redis`, port: 6379 }));
 
@@ -463,12 +497,22 @@ describe.each([
         API_REQUEST_BUDGET_MS: 2500,
         REDIS_COMMAND_TIMEOUT_MS: 500,
         DATABASE_CONNECT_TIMEOUT_MS: 2000,
+        WEBHOOK_ENCRYPTION_KEY: parsedKey(webhookKey),
+        WEBHOOK_PREVIOUS_ENCRYPTION_KEYS: [],
+        WEBHOOK_ALLOWED_CIDRS: [],
       },
       // The worker keeps its own per-query bounds: the shared ConfigMap must not set them.
       worker: {
         INSTALL_RETENTION_DAYS: 90,
         DATABASE_QUERY_TIMEOUT_MS: 30000,
         DATABASE_STATEMENT_TIMEOUT_MS: 0,
+        WEBHOOK_ENCRYPTION_KEY: parsedKey(webhookKey),
+        WEBHOOK_PREVIOUS_ENCRYPTION_KEYS: [],
+        WEBHOOK_ALLOWED_CIDRS: [],
+        WEBHOOK_RETRY_SCHEDULE: STANDARD_RETRY_SCHEDULE,
+        WEBHOOK_TIMEOUT_MS: 10000,
+        WEBHOOK_CONCURRENCY: 32,
+        WEBHOOK_RETENTION_DAYS: 30,
       },
       redirect: { CLICK_TOKEN_TTL_SECONDS: 3600, REDIS_COMMAND_TIMEOUT_MS: 300 },
     },
@@ -483,8 +527,21 @@ describe.each([
         LOG_LEVEL: 'warn',
         SDK_RATE_LIMIT_PER_MINUTE: 120,
         CLICK_TOKEN_TTL_SECONDS: 900,
+        WEBHOOK_ENCRYPTION_KEY: parsedKey(EXISTING_WEBHOOK_KEY),
+        WEBHOOK_PREVIOUS_ENCRYPTION_KEYS: [parsedKey(EXISTING_PREVIOUS_WEBHOOK_KEY)],
+        WEBHOOK_ALLOWED_CIDRS: ['10.40.0.0/16', 'fd12:3456::/48'],
       },
-      worker: { WORKER_CONCURRENCY: 16, INSTALL_RETENTION_DAYS: 30 },
+      worker: {
+        WORKER_CONCURRENCY: 16,
+        INSTALL_RETENTION_DAYS: 30,
+        WEBHOOK_ENCRYPTION_KEY: parsedKey(EXISTING_WEBHOOK_KEY),
+        WEBHOOK_PREVIOUS_ENCRYPTION_KEYS: [parsedKey(EXISTING_PREVIOUS_WEBHOOK_KEY)],
+        WEBHOOK_ALLOWED_CIDRS: ['10.40.0.0/16', 'fd12:3456::/48'],
+        WEBHOOK_RETRY_SCHEDULE: [0, 10, 60],
+        WEBHOOK_TIMEOUT_MS: 5000,
+        WEBHOOK_CONCURRENCY: 8,
+        WEBHOOK_RETENTION_DAYS: 7,
+      },
       redirect: { TRUST_FORWARDED_HOST: true, CLICK_TOKEN_TTL_SECONDS: 900 },
     },
   ],
@@ -524,6 +581,27 @@ describe.each([
       );
       expect({ component, unknown }).toEqual({ component, unknown: [] });
     }
+  });
+
+  it('gives the gateway and the worker one webhook encryption key, from one Secret key', async () => {
+    // The gateway seals endpoint signing secrets that the worker opens to sign deliveries.
+    const { manifests } = rendered();
+    const keyRefs = (component: string) =>
+      named(ofKind(manifests, 'Deployment'), deploymentName(component))
+        .spec!.template.spec!.containers[0].env!.filter((e) => e.name.startsWith('WEBHOOK_'))
+        .map((e) => ({ name: e.name, ref: e.valueFrom?.secretKeyRef }));
+    expect(keyRefs('gateway')).toEqual(keyRefs('worker'));
+    expect(keyRefs('worker')[0]).toEqual({
+      name: 'WEBHOOK_ENCRYPTION_KEY',
+      ref: { name: expect.any(String), key: expect.any(String) },
+    });
+    const results = await loadServiceConfigs({
+      gateway: podEnvironment(manifests, 'gateway'),
+      worker: podEnvironment(manifests, 'worker'),
+    });
+    expect(results.gateway.parsed!.WEBHOOK_ENCRYPTION_KEY).toEqual(
+      results.worker.parsed!.WEBHOOK_ENCRYPTION_KEY,
+    );
   });
 
   it('gives the gateway the click token TTL the redirect mints with', async () => {
@@ -605,6 +683,7 @@ describe('default values', () => {
         'Secret',
         'Secret',
         'Secret',
+        'Secret',
         'Service',
         'Service',
         'Service',
@@ -625,7 +704,7 @@ describe('default values', () => {
         `database.url=postgres://linkservice:${dbPassword}@db.internal:5432/links`,
         `redis.url=redis://:${redisPassword}@cache.internal:6379`,
       ],
-      withSigningKey(),
+      withKeys(),
     );
     const secrets = ofKind(manifests, 'Secret');
     const decoded = (secret: ISecret) =>
@@ -654,9 +733,14 @@ describe('default values', () => {
         ?.valueFrom?.secretKeyRef,
     ).toEqual({ name: `${RELEASE}-linkservice-receipt-signing`, key: 'receipt-signing-key' });
 
+    // The webhook encryption key too, read by the gateway and the worker.
+    expect(decoded(named(secrets, `${RELEASE}-linkservice-webhook-encryption`))).toEqual([
+      webhookKey,
+    ]);
+
     const everythingElse = JSON.stringify(manifests.filter((m) => m.kind !== 'Secret'));
     const keyBody = signingKeyPem.split('\n')[1];
-    for (const secret of [dbPassword, redisPassword, keyBody]) {
+    for (const secret of [dbPassword, redisPassword, keyBody, webhookKey]) {
       expect(everythingElse).not.toContain(secret);
       expect(everythingElse).not.toContain(Buffer.from(secret).toString('base64'));
     }
@@ -664,14 +748,14 @@ describe('default values', () => {
   });
 
   it('changes the secret checksum when a connection URL changes', async () => {
-    const changed = await render([], ['redis.url=redis://other-redis:6379'], withSigningKey());
+    const changed = await render([], ['redis.url=redis://other-redis:6379'], withKeys());
     const checksum = (rendered: Rendered, key: string) =>
       named(ofKind(rendered.manifests, 'Deployment'), deploymentName('gateway')).spec!.template
         .metadata!.annotations![key];
     expect(checksum(changed, 'checksum/secret')).not.toBe(checksum(defaults, 'checksum/secret'));
     expect(checksum(changed, 'checksum/config')).toBe(checksum(defaults, 'checksum/config'));
 
-    const relogged = await render([], ['logLevel=debug'], withSigningKey());
+    const relogged = await render([], ['logLevel=debug'], withKeys());
     expect(checksum(relogged, 'checksum/config')).not.toBe(checksum(defaults, 'checksum/config'));
   });
 
@@ -681,7 +765,7 @@ describe('default values', () => {
       otherKeyFile,
       generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
     );
-    const rekeyed = await render([], [], [`receiptSigning.key=${otherKeyFile}`]);
+    const rekeyed = await render([], [], [`receiptSigning.key=${otherKeyFile}`, webhookKeyArg()]);
     const annotations = (rendered: Rendered, component: string) =>
       named(ofKind(rendered.manifests, 'Deployment'), deploymentName(component)).spec!.template
         .metadata!.annotations!;
@@ -705,7 +789,7 @@ describe('default values', () => {
     const rotated = await render(
       [],
       [],
-      [...withSigningKey(), `receiptSigning.previousPublicKeys=${previousFile}`],
+      [...withKeys(), `receiptSigning.previousPublicKeys=${previousFile}`],
     );
     for (const { owner, spec } of podSpecs(rotated.manifests)) {
       const variable = (spec.containers[0].env ?? []).find(
@@ -720,11 +804,11 @@ describe('default values', () => {
       expect(spec.containers[0].env?.map((e) => e.name)).not.toContain(
         'RECEIPT_PREVIOUS_PUBLIC_KEYS',
       );
+      expect(spec.containers[0].env?.map((e) => e.name)).not.toContain(
+        'WEBHOOK_PREVIOUS_ENCRYPTION_KEYS',
+      );
     }
-    const stderr = await templateFails(
-      ['receiptSigning.previousPublicKeys=not-a-key'],
-      withSigningKey(),
-    );
+    const stderr = await templateFails(['receiptSigning.previousPublicKeys=not-a-key'], withKeys());
     expect(stderr).toContain('receiptSigning.previousPublicKeys');
   });
 
@@ -738,6 +822,119 @@ describe('default values', () => {
     }
     const [job] = ofKind(defaults.manifests, 'Job');
     expect(job.spec!.template.spec!.serviceAccountName).toBe(`${RELEASE}-linkservice-migration`);
+  });
+});
+
+describe('the webhook encryption key', () => {
+  const annotations = (rendered: Rendered, component: string) =>
+    named(ofKind(rendered.manifests, 'Deployment'), deploymentName(component)).spec!.template
+      .metadata!.annotations!;
+
+  it('is required: the chart refuses to render without one, saying how to make one', async () => {
+    const stderr = await templateFails([], [signingKeyArg()]);
+    expect(stderr).toContain('WEBHOOK_ENCRYPTION_KEY');
+    expect(stderr).toContain('openssl rand -base64 32');
+    expect(stderr).toContain('webhooks.encryption.key');
+    expect(stderr).toContain('webhooks.encryption.existingSecret');
+  });
+
+  it('comes from an existing Secret or from the value, not both', async () => {
+    const stderr = await templateFails(['webhooks.encryption.existingSecret=webhook-keys']);
+    expect(stderr).toContain(
+      'webhooks.encryption.existingSecret and webhooks.encryption.key are both set',
+    );
+    const existing = await render(
+      [],
+      [
+        'webhooks.encryption.existingSecret=webhook-keys',
+        'webhooks.encryption.existingSecretKey=k',
+      ],
+      [signingKeyArg()],
+    );
+    const secrets = ofKind(existing.manifests, 'Secret').map((secret) => secret.metadata!.name);
+    expect(secrets).not.toContain(`${RELEASE}-linkservice-webhook-encryption`);
+    for (const component of ['gateway', 'worker']) {
+      const env = named(ofKind(existing.manifests, 'Deployment'), deploymentName(component)).spec!
+        .template.spec!.containers[0].env!;
+      expect(env.find((e) => e.name === 'WEBHOOK_ENCRYPTION_KEY')?.valueFrom).toEqual({
+        secretKeyRef: { name: 'webhook-keys', key: 'k' },
+      });
+      // Nothing of the chart's to hash: restarting after a rotation is the operator's.
+      expect(Object.keys(annotations(existing, component))).not.toContain(
+        'checksum/webhook-encryption',
+      );
+    }
+  });
+
+  it('keeps the keys rotated out beside the key, in the Secret both services read', async () => {
+    const previous = [randomBytes(32), randomBytes(32)].map((key) => key.toString('base64'));
+    const valuesFile = path.join(sandbox.dir, 'previous-webhook-keys.values.yaml');
+    await writeFile(
+      valuesFile,
+      JSON.stringify({ webhooks: { encryption: { previousKeys: previous } } }),
+    );
+    const rotated = await render([valuesFile], [], withKeys());
+    const secret = named(
+      ofKind(rotated.manifests, 'Secret'),
+      `${RELEASE}-linkservice-webhook-encryption`,
+    );
+    expect(
+      secretValue(rotated.manifests, {
+        name: secret.metadata!.name,
+        key: 'webhook-previous-encryption-keys',
+      }),
+    ).toBe(previous.join(','));
+    const results = await loadServiceConfigs({
+      gateway: podEnvironment(rotated.manifests, 'gateway'),
+      worker: podEnvironment(rotated.manifests, 'worker'),
+    });
+    for (const component of ['gateway', 'worker']) {
+      expect(results[component].parsed).toMatchObject({
+        WEBHOOK_ENCRYPTION_KEY: parsedKey(webhookKey),
+        WEBHOOK_PREVIOUS_ENCRYPTION_KEYS: previous.map(parsedKey),
+      });
+    }
+    // The same as a comma-separated string, the way --set gives it.
+    const asString = await render(
+      [],
+      [`webhooks.encryption.previousKeys=${previous.join('\\,')}`],
+      withKeys(),
+    );
+    expect(
+      secretValue(asString.manifests, {
+        name: secret.metadata!.name,
+        key: 'webhook-previous-encryption-keys',
+      }),
+    ).toBe(previous.join(','));
+
+    const stderr = await templateFails(
+      [
+        'webhooks.encryption.existingSecret=webhook-keys',
+        `webhooks.encryption.previousKeys=${previous[0]}`,
+      ],
+      [signingKeyArg()],
+    );
+    expect(stderr).toContain('webhooks.encryption.existingSecretPreviousKeysKey');
+  });
+
+  it('rolls the gateway and the worker, and only them, when the key changes', async () => {
+    const rekeyed = await render(
+      [],
+      [`webhooks.encryption.key=${randomBytes(32).toString('base64')}`],
+      [signingKeyArg()],
+    );
+    for (const component of ['gateway', 'worker']) {
+      expect(annotations(rekeyed, component)['checksum/webhook-encryption']).toMatch(
+        /^[0-9a-f]{64}$/,
+      );
+      expect(annotations(rekeyed, component)['checksum/webhook-encryption']).not.toBe(
+        annotations(defaults, component)['checksum/webhook-encryption'],
+      );
+    }
+    expect(annotations(rekeyed, 'gateway')['checksum/receipt-signing']).toBe(
+      annotations(defaults, 'gateway')['checksum/receipt-signing'],
+    );
+    expect(annotations(rekeyed, 'redirect')).toEqual(annotations(defaults, 'redirect'));
   });
 });
 
@@ -768,8 +965,7 @@ describe('disruption budgets', () => {
       chartDir,
       '--kube-version',
       '1.26.0',
-      '--set-file',
-      withSigningKey()[0],
+      ...withKeysFlags(),
     ]);
     expect(text).toContain('kind: PodDisruptionBudget');
     expect(text).not.toContain('unhealthyPodEvictionPolicy');
@@ -842,7 +1038,7 @@ describe('disruption budgets', () => {
         'redirect.pdb.maxUnavailable=',
         'redirect.pdb.minAvailable=66%',
       ],
-      withSigningKey(),
+      withKeys(),
     );
     const pdbs = ofKind(manifests, 'PodDisruptionBudget');
     expect(pdbs.map((pdb) => pdb.metadata!.name).sort()).toEqual(
@@ -895,7 +1091,7 @@ describe('pod anti-affinity', () => {
     const presets = await render(
       [],
       ['worker.podAntiAffinityPreset=hard', 'redirect.podAntiAffinityPreset='],
-      withSigningKey(),
+      withKeys(),
     );
     const [required, ...others] = antiAffinity(presets, 'worker')!.podAntiAffinity!
       .requiredDuringSchedulingIgnoredDuringExecution!;
@@ -921,11 +1117,30 @@ function podLabelsByComponent(manifests: Manifest[]): Map<string, Record<string,
   return pods;
 }
 
-/** A rule's peers in words: `anywhere`, `kube-dns`, `gateway pods`, or the peer as JSON. */
+/** What a worker may not deliver webhooks to unless webhooks.allowedCidrs says so. */
+const PRIVATE_RANGES = {
+  '0.0.0.0/0': ['10.0.0.0/8', '100.64.0.0/10', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16'],
+  '::/0': ['fc00::/7', 'fe80::/10'],
+};
+
+/**
+ * A rule's peers in words: `anywhere`, `kube-dns`, `gateway pods`, `public IPv4` (0.0.0.0/0
+ * less exactly PRIVATE_RANGES), `public IPv6`, or the peer as JSON.
+ */
 function peersText(peers: INetworkPolicyPeer[] | undefined): string {
   if (!peers?.length) return 'anywhere';
   return peers
     .map((peer) => {
+      const block = peer.ipBlock;
+      if (block && Object.keys(peer).length === 1) {
+        const except = [...(block.except ?? [])].sort();
+        if (block.cidr === '0.0.0.0/0' && equalLists(except, PRIVATE_RANGES['0.0.0.0/0'])) {
+          return 'public IPv4';
+        }
+        if (block.cidr === '::/0' && equalLists(except, PRIVATE_RANGES['::/0'])) {
+          return 'public IPv6';
+        }
+      }
       const pods = peer.podSelector?.matchLabels ?? {};
       if (
         pods['k8s-app'] === 'kube-dns' &&
@@ -941,7 +1156,14 @@ function peersText(peers: INetworkPolicyPeer[] | undefined): string {
     .join(' + ');
 }
 
-/** A policy's rules as sorted lines like `TCP/8080 from anywhere` and `UDP/53 to kube-dns`. */
+function equalLists(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((item, at) => item === b[at]);
+}
+
+/**
+ * A policy's rules as sorted lines like `TCP/8080 from anywhere` and `UDP/53 to kube-dns`;
+ * `TCP/any` is every TCP port.
+ */
 function policyRules(policy: INetworkPolicy): { ingress: string[]; egress: string[] } {
   const spec = policy.spec!;
   expect(spec.policyTypes).toEqual(['Ingress', 'Egress']);
@@ -949,14 +1171,14 @@ function policyRules(policy: INetworkPolicy): { ingress: string[]; egress: strin
     ingress: (spec.ingress ?? [])
       .flatMap((rule) =>
         (rule.ports ?? []).map(
-          (p) => `${p.protocol ?? 'TCP'}/${String(p.port)} from ${peersText(rule.from)}`,
+          (p) => `${p.protocol ?? 'TCP'}/${portText(p.port)} from ${peersText(rule.from)}`,
         ),
       )
       .sort(),
     egress: (spec.egress ?? [])
       .flatMap((rule) =>
         (rule.ports ?? []).map(
-          (p) => `${p.protocol ?? 'TCP'}/${String(p.port)} to ${peersText(rule.to)}`,
+          (p) => `${p.protocol ?? 'TCP'}/${portText(p.port)} to ${peersText(rule.to)}`,
         ),
       )
       .sort(),
@@ -972,7 +1194,12 @@ function policies(rendered: Rendered): Record<string, { ingress: string[]; egres
   );
 }
 
+const portText = (port: number | string | undefined): string =>
+  port === undefined ? 'any' : String(port);
+
 const DNS = ['TCP/53 to kube-dns', 'UDP/53 to kube-dns'];
+/** The worker's webhook deliveries: any TCP port of public addresses. */
+const WEBHOOKS = 'TCP/any to public IPv4 + public IPv6';
 
 describe('network policies', () => {
   it("select each component's pods and nothing else", () => {
@@ -1009,8 +1236,8 @@ describe('network policies', () => {
         egress: appEgress,
       },
       // Only the kubelet probes the worker (traffic from a pod's own node is always allowed), and
-      // Prometheus scrapes it.
-      worker: { ingress: ['TCP/9465 from anywhere'], egress: appEgress },
+      // Prometheus scrapes it. It delivers webhooks to public addresses.
+      worker: { ingress: ['TCP/9465 from anywhere'], egress: [...appEgress, WEBHOOKS].sort() },
       // migrate talks to Postgres alone.
       migration: { ingress: [], egress: [...DNS, 'TCP/5432 to anywhere'].sort() },
       // The `helm test` pod asks the two HTTP services' /readyz.
@@ -1058,7 +1285,7 @@ describe('network policies', () => {
         'otel.endpoint=https://otel.example.com',
         'networkPolicy.egress.otlp.to[0].ipBlock.cidr=10.20.0.0/16',
       ],
-      withSigningKey(),
+      withKeys(),
     );
     expect(policies(explicit).worker.egress).toContain(`TCP/443 to ${JSON.stringify(collector)}`);
     const pinned = await render(
@@ -1068,7 +1295,7 @@ describe('network policies', () => {
         'otel.endpoint=http://otel:4318',
         'networkPolicy.egress.otlp.port=4317',
       ],
-      withSigningKey(),
+      withKeys(),
     );
     expect(policies(pinned).gateway.egress).toContain('TCP/4317 to anywhere');
   });
@@ -1099,7 +1326,7 @@ describe('network policies', () => {
         },
       }),
     );
-    const rendered = await render([valuesFile], [], withSigningKey());
+    const rendered = await render([valuesFile], [], withKeys());
     expect(await kubernetesSchemaProblems(rendered.manifests)).toEqual([]);
     const appEgress = [
       'TCP/443 to anywhere',
@@ -1130,7 +1357,7 @@ describe('network policies', () => {
     );
     expect(byComponent.worker).toEqual({
       ingress: [`TCP/9465 from ${fromPrometheus}`],
-      egress: appEgress,
+      egress: [...appEgress, WEBHOOKS].sort(),
     });
     expect(byComponent.migration.egress).toEqual([
       'TCP/443 to anywhere',
@@ -1140,8 +1367,28 @@ describe('network policies', () => {
     ]);
   });
 
+  it('let the worker deliver webhooks to public addresses and webhooks.allowedCidrs only', async () => {
+    // Every toggle on: webhooks.allowedCidrs "10.40.0.0/16, fd12:3456::/48", a string.
+    const allowed = ['10.40.0.0/16', 'fd12:3456::/48'].map((cidr) =>
+      JSON.stringify({ ipBlock: { cidr } }),
+    );
+    expect(policies(allToggles).worker.egress).toContain(`${WEBHOOKS} + ${allowed.join(' + ')}`);
+    for (const component of ['gateway', 'redirect', 'migration', 'test']) {
+      expect(JSON.stringify(policies(allToggles)[component])).not.toContain('0.0.0.0/0');
+    }
+    const asList = await render([], ['webhooks.allowedCidrs={192.168.7.0/24}'], withKeys());
+    expect(policies(asList).worker.egress).toContain(
+      `${WEBHOOKS} + ${JSON.stringify({ ipBlock: { cidr: '192.168.7.0/24' } })}`,
+    );
+    expect(configData(asList.manifests).WEBHOOK_ALLOWED_CIDRS).toBe('192.168.7.0/24');
+
+    // Off: the worker keeps what every component has; an egress proxy goes in extraEgress.
+    const off = await render([], ['webhooks.networkPolicy.egress=false'], withKeys());
+    expect(policies(off).worker.egress).toEqual(policies(defaults).gateway.egress);
+  });
+
   it('render none when disabled', async () => {
-    const { manifests } = await render([], ['networkPolicy.enabled=false'], withSigningKey());
+    const { manifests } = await render([], ['networkPolicy.enabled=false'], withKeys());
     expect(ofKind(manifests, 'NetworkPolicy')).toEqual([]);
     expect(ofKind(manifests, 'Deployment')).toHaveLength(3);
   });
@@ -1215,7 +1462,7 @@ describe('helm test', () => {
 
   it('is left out with tests.enabled=false, its policy and its ingress peer too', async () => {
     const set = ['tests.enabled=false', 'networkPolicy.ingressFrom[0].ipBlock.cidr=10.0.0.0/8'];
-    const rendered = await render([], set, withSigningKey());
+    const rendered = await render([], set, withKeys());
     expect(ofKind(rendered.manifests, 'Pod')).toEqual([]);
     expect(policies(rendered).test).toBeUndefined();
     expect(policies(rendered).gateway.ingress).toEqual([
@@ -1261,6 +1508,8 @@ describe('every toggle on', () => {
       DATABASE_URL: { name: 'linkservice-connections', key: 'postgres-url' },
       REDIS_URL: { name: 'linkservice-connections', key: 'redis-url' },
       RECEIPT_SIGNING_KEY: { name: 'linkservice-receipt-signing', key: 'ed25519-pem' },
+      WEBHOOK_ENCRYPTION_KEY: { name: 'linkservice-webhook-encryption', key: 'current' },
+      WEBHOOK_PREVIOUS_ENCRYPTION_KEYS: { name: 'linkservice-webhook-encryption', key: 'previous' },
     };
     for (const { owner, spec } of podSpecs(manifests)) {
       const refs = (spec.containers[0].env ?? []).filter((e) => e.valueFrom?.secretKeyRef);
@@ -1317,6 +1566,18 @@ describe('values the chart refuses', () => {
     ['a click token TTL of 0', ['redirect.clickTokenTtlSeconds=0'], 'clickTokenTtlSeconds'],
     ['an install retention of 0 days', ['worker.installRetentionDays=0'], 'installRetentionDays'],
     ['a signing key that is no PEM', ['receiptSigning.key=not-a-key'], 'receiptSigning.key'],
+    [
+      'a webhook encryption key of 16 bytes',
+      [`webhooks.encryption.key=${randomBytes(16).toString('base64')}`],
+      'webhooks.encryption.key',
+    ],
+    [
+      'an allowed webhook range that is no CIDR',
+      ['webhooks.allowedCidrs=10.0.0.1'],
+      'allowedCidrs',
+    ],
+    ['a retry schedule of words', ['webhooks.retrySchedule=soon'], 'webhooks.retrySchedule'],
+    ['a webhook concurrency of 0', ['webhooks.concurrency=0'], 'webhooks.concurrency'],
   ])('rejects %s through values.schema.json', async (_label, set, field) => {
     // No key: the schema is checked before any template runs.
     const stderr = await templateFails(set, []);
@@ -1325,7 +1586,7 @@ describe('values the chart refuses', () => {
   });
 
   it('refuses to render without a receipt signing key, saying how to give one', async () => {
-    const stderr = await templateFails([], []);
+    const stderr = await templateFails([], [webhookKeyArg()]);
     expect(stderr).toContain('RECEIPT_SIGNING_KEY');
     expect(stderr).toContain('receiptSigning.existingSecret');
     expect(stderr).toContain('--set-file receiptSigning.key=');

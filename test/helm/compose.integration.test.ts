@@ -52,7 +52,17 @@ describe('deploy/docker-compose.yml service configuration', () => {
       LINK_DOMAIN: 'links.localhost',
       CLICK_TOKEN_TTL_SECONDS: 3600,
     });
-    expect(results.worker.parsed).toMatchObject({ INSTALL_RETENTION_DAYS: 90 });
+    expect(results.worker.parsed).toMatchObject({
+      INSTALL_RETENTION_DAYS: 90,
+      WEBHOOK_RETRY_SCHEDULE: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
+    });
+    // One key (32 bytes) seals webhook signing secrets in the gateway and opens them in the worker.
+    expect(results.gateway.parsed!.WEBHOOK_ENCRYPTION_KEY).toEqual(
+      results.worker.parsed!.WEBHOOK_ENCRYPTION_KEY,
+    );
+    expect((results.worker.parsed!.WEBHOOK_ENCRYPTION_KEY as { data: number[] }).data).toHaveLength(
+      32,
+    );
   });
 
   it("gives linkctl (compose run gateway linkctl …) the link host cache's Redis and prefix", async () => {

@@ -71,6 +71,13 @@ describe('deploy/docker-compose.yml', () => {
     }
   });
 
+  it('gives the gateway and the worker one webhook encryption key, overridable from the shell', () => {
+    // The gateway seals endpoint signing secrets that the worker opens to sign deliveries.
+    const key = services.gateway.environment!.WEBHOOK_ENCRYPTION_KEY;
+    expect(key).toMatch(/^\$\{WEBHOOK_ENCRYPTION_KEY:-[A-Za-z0-9+/]{43}=\}$/);
+    expect(services.worker.environment!.WEBHOOK_ENCRYPTION_KEY).toBe(key);
+  });
+
   it.each([
     ['gateway', 'GATEWAY_PORT'],
     ['worker', 'WORKER_HEALTH_PORT'],

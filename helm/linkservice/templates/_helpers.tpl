@@ -202,6 +202,80 @@ checksum/receipt-signing: {{ include (print .Template.BasePath "/gateway/receipt
 {{- end -}}
 {{- end -}}
 
+{{/*
+The Secret the gateway and the worker read WEBHOOK_ENCRYPTION_KEY from:
+webhooks.encryption.existingSecret, or the chart's own `<fullname>-webhook-encryption` holding
+webhooks.encryption.key. Exactly one is required: the gateway seals each endpoint's signing secret
+with the key and the worker opens it to sign deliveries, so neither starts without it, and both
+must read the same one.
+*/}}
+{{- define "linkservice.webhookEncryption.secretName" -}}
+{{- $encryption := .Values.webhooks.encryption -}}
+{{- if and $encryption.existingSecret $encryption.key -}}
+{{- fail "webhooks.encryption.existingSecret and webhooks.encryption.key are both set: set only one" -}}
+{{- else if $encryption.existingSecret -}}
+{{- if $encryption.previousKeys -}}
+{{- fail "webhooks.encryption.previousKeys goes into the chart's own Secret, which webhooks.encryption.existingSecret replaces: put the previous keys in that Secret and name their key in webhooks.encryption.existingSecretPreviousKeysKey" -}}
+{{- end -}}
+{{- $encryption.existingSecret -}}
+{{- else if $encryption.key -}}
+{{- include "linkservice.componentFullname" (dict "context" . "component" "webhook-encryption") -}}
+{{- else -}}
+{{- fail "the gateway and the worker need a webhook encryption key (WEBHOOK_ENCRYPTION_KEY, 32 random bytes, base64): make one with `openssl rand -base64 32` and pass it as webhooks.encryption.key (or --set-file webhooks.encryption.key=<file>), or set webhooks.encryption.existingSecret to a Secret holding it under webhooks.encryption.existingSecretKey" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "linkservice.webhookEncryption.secretKey" -}}
+{{- if .Values.webhooks.encryption.existingSecret -}}{{ .Values.webhooks.encryption.existingSecretKey }}{{- else -}}webhook-encryption-key{{- end -}}
+{{- end -}}
+
+{{/* The key holding WEBHOOK_PREVIOUS_ENCRYPTION_KEYS, or nothing when no key was rotated out. */}}
+{{- define "linkservice.webhookEncryption.previousKeysKey" -}}
+{{- if .Values.webhooks.encryption.existingSecret -}}
+{{- .Values.webhooks.encryption.existingSecretPreviousKeysKey -}}
+{{- else if (include "linkservice.commaList" .Values.webhooks.encryption.previousKeys) -}}
+webhook-previous-encryption-keys
+{{- end -}}
+{{- end -}}
+
+{{/* A value given as a list or as a comma-separated string, as one comma-separated string. */}}
+{{- define "linkservice.commaList" -}}
+{{- $items := . -}}
+{{- if kindIs "string" . -}}
+{{- $items = splitList "," . -}}
+{{- end -}}
+{{- $trimmed := list -}}
+{{- range $items -}}
+{{- with (toString . | trim) -}}
+{{- $trimmed = append $trimmed . -}}
+{{- end -}}
+{{- end -}}
+{{- join "," $trimmed -}}
+{{- end -}}
+
+{{/* WEBHOOK_ENCRYPTION_KEY and, when keys were rotated out, WEBHOOK_PREVIOUS_ENCRYPTION_KEYS. */}}
+{{- define "linkservice.webhookEncryption.env" -}}
+- name: WEBHOOK_ENCRYPTION_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "linkservice.webhookEncryption.secretName" . }}
+      key: {{ include "linkservice.webhookEncryption.secretKey" . }}
+{{- with (include "linkservice.webhookEncryption.previousKeysKey" .) }}
+- name: WEBHOOK_PREVIOUS_ENCRYPTION_KEYS
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "linkservice.webhookEncryption.secretName" $ }}
+      key: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* Rolls the gateway and the worker together when the chart's own keys change; an existingSecret is not watched. */}}
+{{- define "linkservice.webhookEncryption.checksum" -}}
+{{- if not .Values.webhooks.encryption.existingSecret -}}
+checksum/webhook-encryption: {{ include (print .Template.BasePath "/webhook-encryption-secret.yaml") . | sha256sum }}
+{{- end -}}
+{{- end -}}
+
 {{/* The configmap's rendered text, hashed into pod annotations so a config change rolls pods. */}}
 {{- define "linkservice.configChecksums" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}

@@ -73,6 +73,39 @@ Egress of the linkservice processes: DNS, Postgres, then Redis and the OTLP coll
 {{- end -}}
 
 {{/*
+The worker's webhook deliveries: any TCP port (receivers listen where they like) of public
+addresses, that is 0.0.0.0/0 and ::/0 less the private (RFC 1918, fc00::/7), shared (CGNAT) and
+link-local (metadata endpoints among them) ranges, plus the private ranges webhooks.allowedCidrs
+lets deliveries reach. Defence in depth beside the worker's own check of every address it
+connects to: a pod that gets past that check still cannot reach the cluster's insides.
+*/}}
+{{- define "linkservice.networkPolicy.webhookEgress" -}}
+{{- $allowed := include "linkservice.commaList" .Values.webhooks.allowedCidrs -}}
+- ports:
+    - protocol: TCP
+  to:
+    - ipBlock:
+        cidr: 0.0.0.0/0
+        except:
+          - 10.0.0.0/8
+          - 100.64.0.0/10
+          - 169.254.0.0/16
+          - 172.16.0.0/12
+          - 192.168.0.0/16
+    - ipBlock:
+        cidr: ::/0
+        except:
+          - fc00::/7
+          - fe80::/10
+    {{- if $allowed }}
+    {{- range (splitList "," $allowed) }}
+    - ipBlock:
+        cidr: {{ . }}
+    {{- end }}
+    {{- end }}
+{{- end -}}
+
+{{/*
 Ingress to an HTTP service's port: from networkPolicy.ingressFrom, or from anywhere when it is
 empty. The `helm test` pod is added to the peers, so it reaches /readyz either way.
 */}}
