@@ -10,6 +10,9 @@ export type LinkSort = 'newest' | 'oldest' | 'alias' | 'clicks';
  */
 export type LinkStatus = 'active' | 'archived' | 'expired';
 
+/** The events a webhook endpoint can subscribe to. */
+export type WebhookEventType = 'link.created' | 'link.updated' | 'link.archived' | 'install.matched' | 'install.erased';
+
 /** The error slugs of the API, one status each; clients branch on them, not on `message`. */
 export type ApiErrorSlug = keyof typeof ERROR_STATUS;
 

@@ -26,6 +26,16 @@ import type {
   LinkPatchInput,
   LinkResponse,
   ListLinksParams,
+  ListWebhookDeliveriesParams,
+  Webhook,
+  WebhookCreateInput,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookDeliveryResponse,
+  WebhookList,
+  WebhookPatchInput,
+  WebhookResponse,
+  WebhookSecretResponse,
 } from './types';
 import { CLIENT_VERSION } from './version';
 
@@ -431,6 +441,103 @@ export class LinkServiceClient {
     ).body;
   }
 
+  /**
+   * `POST /webhooks`: saves an endpoint (enabled) and answers it with its signing secret, shown
+   * only here. `invalid_request` names each bad field (an http URL in live, a host resolving to
+   * a private or loopback address, an unknown event type…); `conflict` past 20 endpoints per
+   * app and environment. Never retried: a repeat after a lost answer would make a second one.
+   */
+  async createWebhook(
+    input: WebhookCreateInput,
+    options?: RequestOptions,
+  ): Promise<WebhookSecretResponse> {
+    const request: ApiRequest = {
+      method: 'POST',
+      path: '/webhooks',
+      body: input,
+      kind: 'unkeyed_create',
+    };
+    return (await this.send<WebhookSecretResponse>(request, options)).body;
+  }
+
+  /** `GET /webhooks`: every endpoint of the key's app and environment, oldest first. */
+  async listWebhooks(options?: RequestOptions): Promise<WebhookList> {
+    return (
+      await this.send<WebhookList>({ method: 'GET', path: '/webhooks', kind: 'read' }, options)
+    ).body;
+  }
+
+  /** `GET /webhooks/{webhookId}`: one endpoint; another app's or environment's is `not_found`. */
+  async getWebhook(webhookId: string, options?: RequestOptions): Promise<Webhook> {
+    const path = webhookPath(webhookId);
+    return (await this.send<WebhookResponse>({ method: 'GET', path, kind: 'read' }, options)).body
+      .webhook;
+  }
+
+  /**
+   * `PATCH /webhooks/{webhookId}`: changes the fields given; `enabled: true` re-enables a
+   * disabled endpoint and its pending deliveries resume at once.
+   */
+  async updateWebhook(
+    webhookId: string,
+    changes: WebhookPatchInput,
+    options?: RequestOptions,
+  ): Promise<Webhook> {
+    const request: ApiRequest = {
+      method: 'PATCH',
+      path: webhookPath(webhookId),
+      body: changes,
+      kind: 'write',
+    };
+    return (await this.send<WebhookResponse>(request, options)).body.webhook;
+  }
+
+  /** `DELETE /webhooks/{webhookId}`: deletes the endpoint with its deliveries. */
+  async deleteWebhook(webhookId: string, options?: RequestOptions): Promise<void> {
+    const request: ApiRequest = { method: 'DELETE', path: webhookPath(webhookId), kind: 'write' };
+    await this.send<undefined>(request, options);
+  }
+
+  /**
+   * `POST /webhooks/{webhookId}/rotate-secret`: a new signing secret, shown only here; the
+   * previous one keeps signing beside it for 24 hours.
+   */
+  async rotateWebhookSecret(
+    webhookId: string,
+    options?: RequestOptions,
+  ): Promise<WebhookSecretResponse> {
+    const path = `${webhookPath(webhookId)}/rotate-secret`;
+    return (
+      await this.send<WebhookSecretResponse>({ method: 'POST', path, kind: 'write' }, options)
+    ).body;
+  }
+
+  /** `GET /webhooks/{webhookId}/deliveries`: one page, newest first; follow `nextCursor`. */
+  async listWebhookDeliveries(
+    webhookId: string,
+    params: ListWebhookDeliveriesParams = {},
+    options?: RequestOptions,
+  ): Promise<WebhookDeliveryList> {
+    const path = `${webhookPath(webhookId)}/deliveries${analyticsQueryOf(params)}`;
+    return (await this.send<WebhookDeliveryList>({ method: 'GET', path, kind: 'read' }, options))
+      .body;
+  }
+
+  /**
+   * `POST /webhooks/{webhookId}/deliveries/{deliveryId}/retry`: one more attempt now, whatever
+   * the delivery's status; `conflict` while the endpoint is disabled.
+   */
+  async retryWebhookDelivery(
+    webhookId: string,
+    deliveryId: string,
+    options?: RequestOptions,
+  ): Promise<WebhookDelivery> {
+    const path = `${webhookPath(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`;
+    return (
+      await this.send<WebhookDeliveryResponse>({ method: 'POST', path, kind: 'write' }, options)
+    ).body.delivery;
+  }
+
   /** `POST /links/batch` of `request`, its answer with what the headers said. */
   private async batchCall(
     request: ApiRequest,
@@ -567,8 +674,12 @@ export function queryOf(params: ListLinksParams): string {
   return text === '' ? '' : `?${text}`;
 }
 
-/** The analytics parameters given, in their declared order; empty when none. */
-export function analyticsQueryOf(params: AnalyticsParams): string {
+function webhookPath(webhookId: string): string {
+  return `/webhooks/${encodeURIComponent(webhookId)}`;
+}
+
+/** The analytics (or other) parameters given, in their declared order; empty when none. */
+export function analyticsQueryOf(params: AnalyticsParams | ListWebhookDeliveriesParams): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) query.set(name, String(value));

@@ -53,7 +53,7 @@ export interface AnswerInfo {
   retryAfter: number | undefined;
 }
 
-/** A 2xx answer with a JSON object body. */
+/** A 2xx answer with a JSON object body (none on a 204). */
 export interface Answer<T> extends AnswerInfo {
   status: number;
   body: T;
@@ -106,7 +106,7 @@ export function answerInfoOf(headers: HeadersLike, now = Date.now()): AnswerInfo
 }
 
 /**
- * The gateway's answer as a value (2xx with a JSON object) or, for anything else, the
+ * The gateway's answer as a value (2xx with a JSON object, or a 204) or, for anything else, the
  * `LinkServiceError` to throw: the body's slug when it is one of the contract's, else
  * `unexpected_response` (a proxy's page, a cut body).
  */
@@ -117,6 +117,8 @@ export function readAnswer<T>(
   attempts: number,
 ): Answer<T> | LinkServiceError {
   const info = answerInfoOf(headers);
+  // No Content (a deletion): success without a body.
+  if (status === 204) return { status, body: undefined as T, ...info };
   const body = parseJson(text);
   if (status >= 200 && status < 300 && isObject(body)) {
     // Trusted as the contract's shape: the client carries no schema library (zero dependencies).

@@ -58,6 +58,19 @@ export type {
   ListLinksParams,
   Pagination,
   StoppedEarly,
+  ListWebhookDeliveriesParams,
+  Webhook,
+  WebhookAttempt,
+  WebhookCreateInput,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookDeliveryResponse,
+  WebhookDeliveryStatus,
+  WebhookEventType,
+  WebhookList,
+  WebhookPatchInput,
+  WebhookResponse,
+  WebhookSecretResponse,
 } from './types';
 export { ERROR_STATUS } from './types';
 export { CLIENT_VERSION } from './version';

@@ -5,13 +5,13 @@
  * so a type-level check (test/openapi-types.check.ts) holds it against the OpenAPI document.
  */
 
-import type { ApiErrorSlug, LinkSort, LinkStatus } from './api-values.generated';
+import type { ApiErrorSlug, LinkSort, LinkStatus, WebhookEventType } from './api-values.generated';
 
 /** Every key belongs to one environment; all data is scoped to it. */
 export type Environment = 'live' | 'test';
 
 // The closed sets come from the API document (`pnpm openapi` generates them).
-export type { ApiErrorSlug, LinkSort, LinkStatus } from './api-values.generated';
+export type { ApiErrorSlug, LinkSort, LinkStatus, WebhookEventType } from './api-values.generated';
 export { ERROR_STATUS } from './api-values.generated';
 
 /** A JSON value, as `deepLinkData` holds it. */
@@ -314,4 +314,126 @@ export interface Analytics {
 /** `GET /analytics`, `GET /links/{linkId}/analytics`: 200. */
 export interface AnalyticsResponse {
   analytics: Analytics;
+}
+
+/**
+ * A webhook endpoint: where the app's events of one environment are POSTed, signed (Standard
+ * Webhooks). Never shows its signing secret.
+ */
+export interface Webhook {
+  /** `whk_…` */
+  id: string;
+  url: string;
+  description: string | null;
+  /** Distinct, in the API document's order. */
+  eventTypes: WebhookEventType[];
+  environment: Environment;
+  /** `disabled`: nothing is sent and pending deliveries wait until it is enabled again. */
+  status: 'enabled' | 'disabled';
+  /** `requested` (a PATCH), `failing` (5 days of failures) or `gone` (a 410); null while enabled. */
+  disabledReason: 'requested' | 'failing' | 'gone' | null;
+  /** `YYYY-MM-DDThh:mm:ss.sssZ`; null while enabled. */
+  disabledAt: string | null;
+  /** The first failed attempt since the last success; null when the last one succeeded. */
+  failingSince: string | null;
+  /** Until when the secret replaced by the last rotation still signs; null when none does. */
+  previousSecretExpiresAt: string | null;
+  createdAt: string;
+  /** Moves only when something changed. */
+  updatedAt: string;
+}
+
+/**
+ * `POST /webhooks` body. `url`: absolute, https in live (http allowed in test), no credentials
+ * or fragment, at most 2,048 characters; its host must resolve to public addresses only.
+ */
+export interface WebhookCreateInput {
+  url: string;
+  /** At least one, each once. */
+  eventTypes: WebhookEventType[];
+  /** At most 500 characters. */
+  description?: string | null;
+}
+
+/**
+ * `PATCH /webhooks/{webhookId}` body: only the fields to change. `enabled: false` disables the
+ * endpoint; `enabled: true` enables it and makes its pending deliveries due at once.
+ */
+export interface WebhookPatchInput extends Partial<WebhookCreateInput> {
+  enabled?: boolean;
+}
+
+/** `GET /webhooks/{webhookId}`, `PATCH /webhooks/{webhookId}`: 200. */
+export interface WebhookResponse {
+  webhook: Webhook;
+}
+
+/** `POST /webhooks` (201), `POST /webhooks/{webhookId}/rotate-secret` (200). */
+export interface WebhookSecretResponse {
+  webhook: Webhook;
+  /** `whsec_…`: shown only in this answer; keep it to verify signatures. */
+  secret: string;
+}
+
+/** `GET /webhooks`: every endpoint of the key's app and environment, oldest first. */
+export interface WebhookList {
+  webhooks: Webhook[];
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One attempt of a delivery. */
+export interface WebhookAttempt {
+  /** 1 for the first. */
+  attempt: number;
+  /** When it began. */
+  at: string;
+  durationMs: number;
+  /** How it ended, as the delivery recorded it. */
+  outcome: string;
+  /** Null without an answer. */
+  responseStatus: number | null;
+  /** The start of the answer's body, as stored; null without one. */
+  responseExcerpt: string | null;
+}
+
+/** One event sent (or to send) to one endpoint. */
+export interface WebhookDelivery {
+  /** `dlv_…` */
+  id: string;
+  /** `evt_…`, sent as `webhook-id` on every attempt. */
+  eventId: string;
+  eventType: WebhookEventType;
+  status: WebhookDeliveryStatus;
+  /** Attempts made so far. */
+  attempts: number;
+  createdAt: string;
+  /** Null unless pending. */
+  nextAttemptAt: string | null;
+  /** Null while pending. */
+  finishedAt: string | null;
+  /** The last 10 attempts, newest first. */
+  attemptLog: WebhookAttempt[];
+}
+
+/** `GET /webhooks/{webhookId}/deliveries` query; a bad value is `invalid_request`. */
+export interface ListWebhookDeliveriesParams {
+  /** 1 to 100; default 20. */
+  limit?: number;
+  /** Default: every status. */
+  status?: WebhookDeliveryStatus;
+  /** The previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+/** `GET /webhooks/{webhookId}/deliveries`: 200, newest first. */
+export interface WebhookDeliveryList {
+  deliveries: WebhookDelivery[];
+  /** Pass as `cursor` for the next page; null on the last. */
+  nextCursor: string | null;
+}
+
+/** `POST /webhooks/{webhookId}/deliveries/{deliveryId}/retry`: 202. */
+export interface WebhookDeliveryResponse {
+  delivery: WebhookDelivery;
 }

@@ -141,6 +141,64 @@ describe('requests', () => {
     expect(sent[1].headers['idempotency-key']).toBeUndefined();
   });
 
+  it('sends each webhook endpoint its method, path and body, and answers the resource', async () => {
+    const webhook = { id: 'whk_1', url: 'https://hooks.acme.example/' };
+    const delivery = { id: 'dlv_1', status: 'pending' };
+    const { fetch, sent } = replying(
+      { status: 201, body: { webhook, secret: 'whsec_x' } },
+      { status: 200, body: { webhooks: [webhook] } },
+      { status: 200, body: { webhook } },
+      { status: 200, body: { webhook } },
+      { status: 200, body: { webhook, secret: 'whsec_y' } },
+      { status: 200, body: { deliveries: [delivery], nextCursor: null } },
+      { status: 202, body: { delivery } },
+    );
+    const client = clientWith(fetch);
+    const input = { url: webhook.url, eventTypes: ['link.created' as const] };
+    expect(await client.createWebhook(input)).toEqual({ webhook, secret: 'whsec_x' });
+    expect(await client.listWebhooks()).toEqual({ webhooks: [webhook] });
+    expect(await client.getWebhook('whk_a/b')).toEqual(webhook);
+    expect(await client.updateWebhook('whk_1', { enabled: false })).toEqual(webhook);
+    expect(await client.rotateWebhookSecret('whk_1')).toEqual({ webhook, secret: 'whsec_y' });
+    expect(
+      await client.listWebhookDeliveries('whk_1', { limit: 5, status: 'failed', cursor: 'dlv_0' }),
+    ).toEqual({ deliveries: [delivery], nextCursor: null });
+    expect(await client.retryWebhookDelivery('whk_1', 'dlv_1')).toEqual(delivery);
+    expect(sent.map(({ method, url, body }) => [method, url, body])).toEqual([
+      ['POST', `${BASE}/webhooks`, input],
+      ['GET', `${BASE}/webhooks`, undefined],
+      ['GET', `${BASE}/webhooks/whk_a%2Fb`, undefined],
+      ['PATCH', `${BASE}/webhooks/whk_1`, { enabled: false }],
+      ['POST', `${BASE}/webhooks/whk_1/rotate-secret`, undefined],
+      ['GET', `${BASE}/webhooks/whk_1/deliveries?limit=5&status=failed&cursor=dlv_0`, undefined],
+      ['POST', `${BASE}/webhooks/whk_1/deliveries/dlv_1/retry`, undefined],
+    ]);
+    expect(sent[0].headers['idempotency-key']).toBeUndefined();
+  });
+
+  it('deletes a webhook endpoint, taking the 204 without a body', async () => {
+    const sent: string[] = [];
+    const fetch: FetchLike = (url, init) => {
+      sent.push(`${init.method} ${url}`);
+      return Promise.resolve(new Response(null, { status: 204 }));
+    };
+    await expect(clientWith(fetch).deleteWebhook('whk_1')).resolves.toBeUndefined();
+    expect(sent).toEqual([`DELETE ${BASE}/webhooks/whk_1`]);
+  });
+
+  it('never retries a webhook creation', async () => {
+    const { fetch, sent } = replying({
+      status: 503,
+      body: { error: 'unavailable', message: 'Try again.' },
+      headers: { 'retry-after': '0' },
+    });
+    const error = await failureOf(
+      clientWith(fetch).createWebhook({ url: 'https://h.example/', eventTypes: ['link.created'] }),
+    );
+    expect(isLinkServiceError(error) && error.slug).toBe('unavailable');
+    expect(sent).toHaveLength(1);
+  });
+
   it('asks for analytics with the parameters given, and answers them', async () => {
     const analytics = {
       from: '2026-11-01T00:00:00.000Z',

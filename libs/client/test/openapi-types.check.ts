@@ -33,6 +33,19 @@ import type {
   ListLinksParams,
   Pagination,
   StoppedEarly,
+  ListWebhookDeliveriesParams,
+  Webhook,
+  WebhookAttempt,
+  WebhookCreateInput,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookDeliveryResponse,
+  WebhookDeliveryStatus,
+  WebhookEventType,
+  WebhookList,
+  WebhookPatchInput,
+  WebhookResponse,
+  WebhookSecretResponse,
 } from '../src';
 import type { components, operations } from './openapi.generated';
 
@@ -88,6 +101,7 @@ type ListQuery = NonNullable<operations['listLinks']['parameters']['query']>;
 type LinkAnalyticsQuery = NonNullable<operations['getLinkAnalytics']['parameters']['query']>;
 type AnalyticsQuery = NonNullable<operations['getAnalytics']['parameters']['query']>;
 type DocumentAnalytics = Schemas['Analytics'];
+type DeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
 
 export type Checks = AllMatch<
   [
@@ -122,6 +136,20 @@ export type Checks = AllMatch<
     >,
     Same<Schemas['AnalyticsAnswer'], AnalyticsResponse>,
     SameValues<LinkSort, NonNullable<ListQuery['sort']>>,
+    // Webhooks.
+    Same<Schemas['Webhook'], Webhook>,
+    Same<Schemas['WebhookAnswer'], WebhookResponse>,
+    Same<Schemas['WebhookSecretAnswer'], WebhookSecretResponse>,
+    Same<Schemas['WebhookList'], WebhookList>,
+    Same<Schemas['WebhookCreate'], WebhookCreateInput>,
+    Same<Schemas['WebhookPatch'], WebhookPatchInput>,
+    Same<Schemas['WebhookDelivery'], WebhookDelivery>,
+    Same<Schemas['WebhookAttempt'], WebhookAttempt>,
+    Same<Schemas['WebhookDeliveryList'], WebhookDeliveryList>,
+    Same<Schemas['WebhookDeliveryAnswer'], WebhookDeliveryResponse>,
+    Same<DeliveriesQuery, ListWebhookDeliveriesParams>,
+    SameValues<Schemas['Webhook']['eventTypes'][number], WebhookEventType>,
+    SameValues<Schemas['WebhookDelivery']['status'], WebhookDeliveryStatus>,
   ]
 >;
 

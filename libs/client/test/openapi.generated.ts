@@ -173,6 +173,115 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every endpoint of the app in the environment of the key (at most 20), oldest first.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Saves an endpoint for the app and environment of the key, enabled, and answers its signing secret: the only time it is shown (besides a rotation). At most 20 endpoints per app and environment.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one webhook endpoint */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint with its deliveries and their attempts; nothing more is sent to it.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes only the fields sent, each by its rule on create. `enabled: false` disables the endpoint (reason `requested`); `enabled: true` enables it again and makes its pending deliveries due at once. `{}` changes nothing; updatedAt moves only when something changed.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Makes a new signing secret. The current one keeps signing beside it for 24 hours (each delivery carries both signatures), so the receiver can switch without losing events; a previous secret still valid is replaced.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description The endpoint's deliveries, newest first, each with its last 10 attempts; paged by cursor.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a delivery
+         * @description Gives the delivery one more attempt now, whatever its status: it is pending again and due at once.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sdk/resolve": {
         parameters: {
             query?: never;
@@ -330,6 +439,52 @@ export interface components {
              */
             tags?: string[];
             expiresAt?: string | null;
+        };
+        /** @description A new endpoint, enabled. An unknown or server-set field is a 422 naming it, like every bad field. */
+        WebhookCreate: {
+            /**
+             * Format: uri
+             * @description Where events are POSTed: an absolute URL of at most 2048 characters, https in live (http is allowed in test), without credentials or fragment. Its host must resolve, and every address it resolves to must be public: loopback, private, link-local, multicast, unspecified, reserved and cloud-metadata addresses are refused (unless the operator allowed the range).
+             * @example https://hooks.example.com/linkservice
+             */
+            url: string;
+            /**
+             * @description The event types sent to this endpoint: at least one, each once. Shown in the order the document lists the types.
+             * @example [
+             *       "link.created",
+             *       "link.updated"
+             *     ]
+             */
+            eventTypes: ("link.created" | "link.updated" | "link.archived" | "install.matched" | "install.erased")[];
+            /**
+             * @description For people, at most 500 characters; null clears it.
+             * @example Order sync
+             */
+            description?: string | null;
+        };
+        /** @description Only the fields to change, each by its rule on create; `{}` changes nothing. An unknown or server-set field is a 422 naming it. */
+        WebhookPatch: {
+            /**
+             * Format: uri
+             * @description Where events are POSTed: an absolute URL of at most 2048 characters, https in live (http is allowed in test), without credentials or fragment. Its host must resolve, and every address it resolves to must be public: loopback, private, link-local, multicast, unspecified, reserved and cloud-metadata addresses are refused (unless the operator allowed the range).
+             * @example https://hooks.example.com/linkservice
+             */
+            url?: string;
+            /**
+             * @description The event types sent to this endpoint: at least one, each once. Shown in the order the document lists the types.
+             * @example [
+             *       "link.created",
+             *       "link.updated"
+             *     ]
+             */
+            eventTypes?: ("link.created" | "link.updated" | "link.archived" | "install.matched" | "install.erased")[];
+            /**
+             * @description For people, at most 500 characters; null clears it.
+             * @example Order sync
+             */
+            description?: string | null;
+            /** @description `false` disables the endpoint (nothing is sent; its pending deliveries wait). `true` enables a disabled one, whatever disabled it: its failing state is cleared and its pending deliveries are due at once. */
+            enabled?: boolean;
         };
         ResolveRequest: {
             /**
@@ -627,6 +782,122 @@ export interface components {
                 /** @description Clicks by crawlers and scripts that were redirected. */
                 botClicks: number;
             }[];
+        };
+        /** @description The endpoint and its new signing secret, shown this once. */
+        WebhookSecretAnswer: {
+            webhook: components["schemas"]["Webhook"];
+            /**
+             * @description The signing secret (Standard Webhooks: `whsec_` and base64 of the key). Shown only here; store it to verify signatures.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /** @description An endpoint events are sent to; never its signing secret. */
+        Webhook: {
+            /** @example whk_01JQ3Z6Y8N4T7K2M5P9R0S1V3W */
+            id: string;
+            /**
+             * Format: uri
+             * @example https://hooks.example.com/linkservice
+             */
+            url: string;
+            /** @example Order sync */
+            description: string | null;
+            /** @description Distinct, in the order of the enum. */
+            eventTypes: ("link.created" | "link.updated" | "link.archived" | "install.matched" | "install.erased")[];
+            /**
+             * @description The environment of the key that made it; only its events are sent.
+             * @enum {string}
+             */
+            environment: "live" | "test";
+            /**
+             * @description `disabled`: nothing is sent and pending deliveries wait, until a PATCH with `enabled: true`.
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** @description `requested` (a PATCH), `failing` (every attempt failed for 5 days) or `gone` (the endpoint answered 410); null while enabled. */
+            disabledReason: ("requested" | "failing" | "gone") | null;
+            disabledAt: string | null;
+            failingSince: string | null;
+            previousSecretExpiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description Creation time.
+             * @example 2030-01-31T12:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Last change (moves only when something changed).
+             * @example 2030-01-31T12:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        /** @description Every endpoint, oldest first. */
+        WebhookList: {
+            webhooks: components["schemas"]["Webhook"][];
+        };
+        /** @description One webhook endpoint. */
+        WebhookAnswer: {
+            webhook: components["schemas"]["Webhook"];
+        };
+        /** @description One page of deliveries, newest first. */
+        WebhookDeliveryList: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description One event sent (or to send) to one endpoint. */
+        WebhookDelivery: {
+            /** @example dlv_6f1c2a9e0b7d4c3f8a5e1d2c3b4a5f6e */
+            id: string;
+            /**
+             * @description Sent as `webhook-id` on every attempt: the receiver deduplicates by it.
+             * @example evt_0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e
+             */
+            eventId: string;
+            /** @enum {string} */
+            eventType: "link.created" | "link.updated" | "link.archived" | "install.matched" | "install.erased";
+            /**
+             * @description `pending` until an attempt succeeds (`delivered`) or the retry schedule runs out (`failed`).
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the event was written.
+             * @example 2030-01-31T12:00:00.000Z
+             */
+            createdAt: string;
+            nextAttemptAt: string | null;
+            finishedAt: string | null;
+            /** @description The last 10 attempts, newest first. */
+            attemptLog: components["schemas"]["WebhookAttempt"][];
+        };
+        WebhookAttempt: {
+            /** @description 1 for the first attempt. */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the attempt began.
+             * @example 2030-01-31T12:00:00.000Z
+             */
+            at: string;
+            durationMs: number;
+            /** @description How the attempt ended, as the delivery recorded it. */
+            outcome: string;
+            /**
+             * @description The endpoint's status code; null without an answer.
+             * @example 500
+             */
+            responseStatus: number | null;
+            /** @description The start of the answer body, as stored (short); null without one. */
+            responseExcerpt: string | null;
+        };
+        WebhookDeliveryAnswer: {
+            delivery: components["schemas"]["WebhookDelivery"];
         };
         ResolveAnswer: {
             link: components["schemas"]["ResolvedLink"];
@@ -2389,6 +2660,1238 @@ export interface operations {
                         /**
                          * @description For people.
                          * @example Some fields are invalid.
+                         */
+                        message: string;
+                        /**
+                         * @description Field name to a message for people; every failing field is named.
+                         * @example {
+                         *       "webFallbackUrl": "is required"
+                         *     }
+                         */
+                        fields: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and its signing secret. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretAnswer"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the app already has 20 endpoints in this environment. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "conflict";
+                        /**
+                         * @description For people.
+                         * @example An app can have at most 20 webhooks per environment; delete one first.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field is invalid: an http URL in live, a host that does not resolve or resolves to a refused address, an unknown event type, an unknown or server-set field; `fields` names each. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_request";
+                        /**
+                         * @description For people.
+                         * @example Some fields are invalid.
+                         */
+                        message: string;
+                        /**
+                         * @description Field name to a message for people; every failing field is named.
+                         * @example {
+                         *       "webFallbackUrl": "is required"
+                         *     }
+                         */
+                        fields: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. An endpoint of another app, or of the key's other environment, is 404 like an unknown id. */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAnswer"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such webhook in the app and environment of the key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "not_found";
+                        /**
+                         * @description For people.
+                         * @example No such webhook.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. An endpoint of another app, or of the key's other environment, is 404 like an unknown id. */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such webhook in the app and environment of the key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "not_found";
+                        /**
+                         * @description For people.
+                         * @example No such webhook.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. An endpoint of another app, or of the key's other environment, is 404 like an unknown id. */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPatch"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as it now stands. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAnswer"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such webhook in the app and environment of the key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "not_found";
+                        /**
+                         * @description For people.
+                         * @example No such webhook.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a field is invalid (as on create); `fields` names each. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_request";
+                        /**
+                         * @description For people.
+                         * @example Some fields are invalid.
+                         */
+                        message: string;
+                        /**
+                         * @description Field name to a message for people; every failing field is named.
+                         * @example {
+                         *       "webFallbackUrl": "is required"
+                         *     }
+                         */
+                        fields: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. An endpoint of another app, or of the key's other environment, is 404 like an unknown id. */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The endpoint and its new signing secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretAnswer"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such webhook in the app and environment of the key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "not_found";
+                        /**
+                         * @description For people.
+                         * @example No such webhook.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: the body has fields; this action takes none. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_request";
+                        /**
+                         * @description For people.
+                         * @example This action takes no fields.
+                         */
+                        message: string;
+                        /**
+                         * @description Field name to a message for people; every failing field is named.
+                         * @example {
+                         *       "webFallbackUrl": "is required"
+                         *     }
+                         */
+                        fields: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Deliveries per page, 1 to 100. */
+                limit?: number;
+                /** @description Only deliveries of this status. Default: every status. */
+                status?: "pending" | "delivered" | "failed";
+                /** @description The previous page's `nextCursor`: the deliveries after it, in the same order. A cursor whose delivery is gone (deleted with its endpoint, or past retention) gives an empty page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint id. An endpoint of another app, or of the key's other environment, is 404 like an unknown id. */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such webhook in the app and environment of the key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "not_found";
+                        /**
+                         * @description For people.
+                         * @example No such webhook.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: a parameter is unknown, repeated or out of its range; `fields` names each. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_request";
+                        /**
+                         * @description For people.
+                         * @example Some parameters are invalid.
+                         */
+                        message: string;
+                        /**
+                         * @description Field name to a message for people; every failing field is named.
+                         * @example {
+                         *       "webFallbackUrl": "is required"
+                         *     }
+                         */
+                        fields: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. An endpoint of another app, or of the key's other environment, is 404 like an unknown id. */
+                webhookId: string;
+                /** @description A delivery of this endpoint; another endpoint's is 404 like an unknown id. */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The delivery, pending and due. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryAnswer"];
+                };
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such webhook in the app and environment of the key, or no such delivery of it. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "not_found";
+                        /**
+                         * @description For people.
+                         * @example No such delivery.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `conflict`: the endpoint is disabled: enable it first. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "conflict";
+                        /**
+                         * @description For people.
+                         * @example The webhook is disabled; enable the webhook first.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: the body has fields; this action takes none. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_request";
+                        /**
+                         * @description For people.
+                         * @example This action takes no fields.
                          */
                         message: string;
                         /**

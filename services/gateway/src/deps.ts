@@ -36,6 +36,9 @@ import { InstallsService } from './sdk/installs.service';
 import { ReceiptSigner } from './sdk/receipts';
 import { ResolveRepository } from './sdk/resolve.repository';
 import { ResolveService } from './sdk/resolve.service';
+import { addressPolicyOf, secretBoxOf } from '@linkservice/webhooks';
+import { WebhooksRepository } from './webhooks/webhooks.repository';
+import { WebhooksService } from './webhooks/webhooks.service';
 
 /** The clients a gateway process opens; what a test may swap (a dead Redis, a counting Kysely). */
 export interface GatewayClients {
@@ -65,6 +68,8 @@ export interface GatewayDeps extends GatewayClients {
   links: LinksService;
   /** Click analytics of a link and of the app (the rollups the redirect and worker keep). */
   analytics: AnalyticsService;
+  /** Webhook endpoints (secrets sealed with WEBHOOK_ENCRYPTION_KEY) and their deliveries. */
+  webhooks: WebhooksService;
   linkSubmission: LinkSubmissionService;
   /** The Idempotency-Key records of the creation endpoints (docs/decisions.md). */
   idempotency: IdempotencyService;
@@ -120,6 +125,10 @@ function buildServices(
       readYourWrites,
     ),
     analytics: new AnalyticsService(new AnalyticsRepository(reads), config.LINK_DOMAIN),
+    webhooks: new WebhooksService(new WebhooksRepository(db), {
+      secrets: secretBoxOf(config),
+      addresses: addressPolicyOf(config),
+    }),
     linkSubmission: new LinkSubmissionService({
       creations,
       creationLimiter,

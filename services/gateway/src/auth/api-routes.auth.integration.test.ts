@@ -170,7 +170,12 @@ it('has routes to check', () => {
   const named = (routes: { method: string; path: string }[]) =>
     routes.map(({ method, path }) => `${method} ${path}`);
   expect(named(undecodableSecretRoutes)).toEqual(
-    expect.arrayContaining([`GET ${API_BASE_PATH}/links/%ZZ`, `GET ${API_BASE_PATH}/apps/%ZZ`]),
+    expect.arrayContaining([
+      `GET ${API_BASE_PATH}/links/%ZZ`,
+      `GET ${API_BASE_PATH}/apps/%ZZ`,
+      `PATCH ${API_BASE_PATH}/webhooks/%ZZ`,
+      `POST ${API_BASE_PATH}/webhooks/%ZZ/deliveries/%ZZ/retry`,
+    ]),
   );
   expect(named(undecodableAppRoutes)).toContain(`DELETE ${SDK_BASE_PATH}/installs/%ZZ`);
 });

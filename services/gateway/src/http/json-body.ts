@@ -58,10 +58,15 @@ function undecodableBody(req: Request, error: unknown): ApiError | undefined {
 }
 
 /** The body rules of jsonBody(), ending in `done(error?)`. */
-function readBody(req: Request, res: Response, done: (error?: unknown) => void): void {
+function readBody(
+  req: Request,
+  res: Response,
+  done: (error?: unknown) => void,
+  optional = false,
+): void {
   if (!carriesBody(req)) {
     done(
-      BODY_REQUIRED.has(req.method)
+      BODY_REQUIRED.has(req.method) && !optional
         ? errors.invalidBody('The request needs a JSON object body.')
         : undefined,
     );
@@ -101,12 +106,13 @@ function readBody(req: Request, res: Response, done: (error?: unknown) => void):
  * `payload_too_large` past the size). One middleware,
  * and a request without a body (every GET) never reaches the parser. A body an authenticated
  * load already read (readJsonBody) is not read again: its outcome is answered as it was found.
+ * `optional`: a POST, PUT or PATCH may come without a body too (a route's `bodyOptional`).
  */
-export function jsonBody(): RequestHandler {
+export function jsonBody(options: { optional?: boolean } = {}): RequestHandler {
   return (req, res, next) => {
     const earlier = bodyReads.get(req);
     if (earlier) next(earlier.ok ? undefined : earlier.error);
-    else readBody(req, res, next);
+    else readBody(req, res, next, options.optional);
   };
 }
 

@@ -35,6 +35,11 @@ export interface ApiRoute {
    */
   authenticatedLoad?: RequestHandler;
   /**
+   * A POST that takes no input (an action such as rotating a secret): the request may come
+   * without a body. One that is sent is read by the same rules as any other.
+   */
+  bodyOptional?: boolean;
+  /**
    * The operation as the API document (openapi/document.ts) shows it: operationId, summary,
    * parameters, body and every answer by status. Each module keeps these in its `*.openapi.ts`.
    * Optional only so tests can mount routes of their own: building the document from apiRoutes()
@@ -130,11 +135,10 @@ export function routerFor(routes: readonly ApiRoute[], options: RouterOptions = 
   for (const [path, group] of byPath) {
     const route = router.route(path);
     route.all(labelRoute(path));
-    for (const { method, handler, authenticatedLoad } of group) {
+    for (const { method, handler, authenticatedLoad, bodyOptional } of group) {
       const authentication = authenticatedLoad ?? authenticate;
-      const handlers = authentication
-        ? [authentication, jsonBody(), handler]
-        : [jsonBody(), handler];
+      const body = jsonBody({ optional: bodyOptional });
+      const handlers = authentication ? [authentication, body, handler] : [body, handler];
       route[ROUTE_METHOD[method]](handlers);
     }
     const refuse = methodNotAllowed(allowedMethods(group.map((r) => r.method)));

@@ -119,6 +119,11 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): OpenApiDocument 
           'Clicks over time and by dimension, from aggregates only: no address, user agent or full referrer is ever stored.',
       },
       {
+        name: 'Webhooks',
+        description:
+          "Endpoints the app's events are POSTed to, signed (Standard Webhooks), and their deliveries.",
+      },
+      {
         name: 'App interface',
         description: "Publishable-key endpoints for the customer's mobile app.",
       },
