@@ -53,6 +53,7 @@ it(`answers a creation sent as soon as the port opens with 201 (${STARTS} starts
         REDIS_PREFIX: suite.stack.redisPrefix,
         LINK_DOMAIN: suite.stack.linkDomain,
         RECEIPT_SIGNING_KEY: process.env.RECEIPT_SIGNING_KEY ?? generateReceiptSigningKey(),
+        WEBHOOK_ENCRYPTION_KEY: process.env.WEBHOOK_ENCRYPTION_KEY ?? '',
       },
     });
     // start() resolves once /readyz passes; the creation races it from the first connection.
