@@ -1,7 +1,13 @@
 import type { DbHandle } from '@linkservice/db';
+import { createLogger } from '@linkservice/logger';
+import { Queue } from 'bullmq';
+import type { WorkerResources } from '../deps';
+import { buildDeps } from '../deps';
 import { createTenant, eventually, insertLink } from '@linkservice/testing';
 import { Webhook } from 'standardwebhooks';
 import type { ReceivedRequest, TestDeliveryWorker } from '../testing/webhook-harness';
+import { deliveryQueuePrefix, WEBHOOK_DELIVERIES_QUEUE } from './delivery-job.contract';
+import { WebhookRelay } from './webhook-relay';
 import {
   answerWith,
   deliveryOf,
@@ -75,6 +81,117 @@ function sampleOf(text: string, series: string): number {
 async function statusOf(eventId: string, endpointId: string): Promise<string> {
   return (await deliveryOf(postgres.db, eventId, endpointId)).status;
 }
+
+describe('the relay', () => {
+  let resources: WorkerResources;
+  let queue: Queue;
+  let relay: WebhookRelay;
+  const options = { claimLimit: 200, staleAfterMs: 60_000, maxWaitingJobs: 100, maxPerJob: 50 };
+
+  beforeAll(() => {
+    const config = deliveryTestConfig(postgres.url);
+    resources = buildDeps(config, createLogger('relay-test', 'silent'), {
+      clients: (opened) => ({ ...opened, db: postgres.db }),
+    });
+    const { deps } = resources;
+    queue = new Queue(WEBHOOK_DELIVERIES_QUEUE, {
+      connection: deps.queueRedis,
+      prefix: deliveryQueuePrefix(config.REDIS_PREFIX, false),
+    });
+    relay = new WebhookRelay(
+      { repository: deps.webhookRelay, queue, metrics: deps.metrics.webhooks, logger: deps.logger },
+      { ...options, intervalMs: 1_000 },
+    );
+  });
+  afterAll(async () => {
+    await relay.stop();
+    await queue.close();
+    await resources.close();
+  });
+
+  const backlogAge = async (): Promise<number> =>
+    sampleOf(
+      await resources.deps.metrics.registry.metrics(),
+      'linkservice_webhook_backlog_age_seconds',
+    );
+
+  test('claims due deliveries first in line into jobs that name them only; measures the backlog', async () => {
+    const db = postgres.db;
+    const tenant = await createTenant(db);
+    const endpoint = await insertEndpoint(db, resources.deps.config, {
+      appId: tenant.appId,
+      url: 'https://example.com/hooks?secret=abc',
+    });
+    const link = await insertLink(db, { appId: tenant.appId, environment: 'test' });
+    const first = (await emitLinkEvent(db, link.id))!;
+    const second = (await emitLinkEvent(db, link.id, 'link.updated'))!;
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: new Date(Date.now() - 30_000) })
+      .where('endpoint_id', '=', endpoint.id)
+      .execute();
+
+    expect(await relay.pass()).toEqual({ kind: 'claimed', count: 1 });
+    expect(await backlogAge()).toBeGreaterThanOrEqual(30);
+    const firstDelivery = await deliveryOf(db, first, endpoint.id);
+    expect(firstDelivery.enqueued_at).not.toBeNull();
+    // The second waits behind the first (same endpoint and subject).
+    expect((await deliveryOf(db, second, endpoint.id)).enqueued_at).toBeNull();
+    const jobs = await queue.getJobs(['wait']);
+    expect(jobs.map((job) => job.data as unknown)).toEqual([
+      { deliveries: [{ deliveryId: firstDelivery.id, attempt: 1 }] },
+    ]);
+
+    // Enqueued, not stale: not claimed again.
+    expect(await relay.pass()).toEqual({ kind: 'claimed', count: 0 });
+    // Stale (its job lost): claimed again, into the same job id, so the queue holds it once.
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ enqueued_at: new Date(Date.now() - 61_000) })
+      .where('id', '=', firstDelivery.id)
+      .execute();
+    expect(await relay.pass()).toEqual({ kind: 'claimed', count: 1 });
+    expect(await queue.getJobs(['wait'])).toHaveLength(1);
+
+    // A disabled endpoint's deliveries are not claimed, nor counted in the backlog.
+    await db
+      .updateTable('webhook_endpoints')
+      .set({ disabled_at: new Date(), disabled_reason: 'requested' })
+      .where('id', '=', endpoint.id)
+      .execute();
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ enqueued_at: null })
+      .where('endpoint_id', '=', endpoint.id)
+      .execute();
+    expect(await relay.pass()).toEqual({ kind: 'claimed', count: 0 });
+    expect(await backlogAge()).toBe(0);
+  });
+
+  test('claims nothing while the queue holds enough waiting jobs', async () => {
+    const full = new WebhookRelay(
+      {
+        repository: resources.deps.webhookRelay,
+        queue,
+        metrics: resources.deps.metrics.webhooks,
+        logger: resources.deps.logger,
+      },
+      { ...options, intervalMs: 1_000, maxWaitingJobs: 1 },
+    );
+    expect(await queue.getWaitingCount()).toBeGreaterThanOrEqual(1);
+    const tenant = await createTenant(postgres.db);
+    const endpoint = await insertEndpoint(postgres.db, resources.deps.config, {
+      appId: tenant.appId,
+      url: 'https://example.com/hooks',
+    });
+    const link = await insertLink(postgres.db, { appId: tenant.appId, environment: 'test' });
+    const eventId = (await emitLinkEvent(postgres.db, link.id))!;
+    expect(await full.pass()).toEqual({ kind: 'queue_full' });
+    expect((await deliveryOf(postgres.db, eventId, endpoint.id)).enqueued_at).toBeNull();
+    // Not left due for the workers of the next describes.
+    await postgres.db.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute();
+  });
+});
 
 describe('webhook delivery to receivers on this host (allowed by WEBHOOK_ALLOWED_CIDRS)', () => {
   let worker: TestDeliveryWorker;
