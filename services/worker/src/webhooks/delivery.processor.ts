@@ -1,6 +1,6 @@
 import type { Logger } from '@linkservice/logger';
 import { secondsSince } from '@linkservice/metrics';
-import { startRemoteSpan } from '@linkservice/telemetry';
+import { startRemoteSpan, untraced } from '@linkservice/telemetry';
 import type { AddressPolicy, ResolveHost, SecretBox } from '@linkservice/webhooks';
 import { eventPayload, isWebhookEventType } from '@linkservice/webhooks';
 import type { Job } from 'bullmq';
@@ -52,35 +52,44 @@ class DeliveryCancelled extends Error {
  * twice.
  */
 export function deliveryProcessor(deps: DeliveryProcessorDeps) {
-  return async (job: Job, _token?: string, signal?: AbortSignal): Promise<{ recorded: number }> => {
-    const parsed = deliveryJobSchema.safeParse(job.data);
-    // Another release's job shape, or not ours: retrying cannot help.
-    if (!parsed.success) throw new UnrecoverableError('not a webhook delivery job');
-    const release = await deps.limiter.acquire(parsed.data.deliveries.length);
-    try {
-      const loaded = await deps.deliveries.loadForAttempt(parsed.data.deliveries);
-      const attempts = await Promise.all(
-        loaded
-          .filter((delivery) => !delivery.endpoint.disabled)
-          .map((delivery) => attemptOne(deps, delivery, signal)),
-      );
-      if (signal?.aborted) throw new DeliveryCancelled();
-      const made = attempts.filter((attempt) => attempt !== undefined);
-      const { recorded, disabled } = await deps.deliveries.record(made);
-      for (const { endpointId, reason } of disabled) {
-        deps.metrics.endpointDisabled(reason);
-        deps.logger.warn({ endpointId, reason }, 'webhook endpoint disabled');
-      }
-      if (
-        made.some((attempt) => attempt.outcome === 'succeeded' && recorded.has(attempt.deliveryId))
-      ) {
-        deps.onDelivered();
-      }
-      return { recorded: recorded.size };
-    } finally {
-      release();
+  return (job: Job, _token?: string, signal?: AbortSignal): Promise<{ recorded: number }> =>
+    // The job's own statements stay out of traces (a root trace per job would bury the ones
+    // that matter); each attempt has its span in its event's trace (attemptOne).
+    untraced(() => processJob(deps, job, signal));
+}
+
+async function processJob(
+  deps: DeliveryProcessorDeps,
+  job: Job,
+  signal: AbortSignal | undefined,
+): Promise<{ recorded: number }> {
+  const parsed = deliveryJobSchema.safeParse(job.data);
+  // Another release's job shape, or not ours: retrying cannot help.
+  if (!parsed.success) throw new UnrecoverableError('not a webhook delivery job');
+  const release = await deps.limiter.acquire(parsed.data.deliveries.length);
+  try {
+    const loaded = await deps.deliveries.loadForAttempt(parsed.data.deliveries);
+    const attempts = await Promise.all(
+      loaded
+        .filter((delivery) => !delivery.endpoint.disabled)
+        .map((delivery) => attemptOne(deps, delivery, signal)),
+    );
+    if (signal?.aborted) throw new DeliveryCancelled();
+    const made = attempts.filter((attempt) => attempt !== undefined);
+    const { recorded, disabled } = await deps.deliveries.record(made);
+    for (const { endpointId, reason } of disabled) {
+      deps.metrics.endpointDisabled(reason);
+      deps.logger.warn({ endpointId, reason }, 'webhook endpoint disabled');
     }
-  };
+    if (
+      made.some((attempt) => attempt.outcome === 'succeeded' && recorded.has(attempt.deliveryId))
+    ) {
+      deps.onDelivered();
+    }
+    return { recorded: recorded.size };
+  } finally {
+    release();
+  }
 }
 
 /**
