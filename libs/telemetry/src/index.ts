@@ -163,6 +163,17 @@ export function activeTraceparent(): string | undefined {
   return carrier.traceparent;
 }
 
+/**
+ * Runs `fn` with tracing suppressed: the auto-instrumentations record nothing it starts. For
+ * requests whose URL must stay out of traces (a webhook URL's query may hold its receiver's
+ * token), which then get a span of their own that records only what may be shown.
+ */
+export function untraced<T>(fn: () => T): T {
+  if (!tracing) return fn();
+  const { core, api } = tracing;
+  return api.context.with(core.suppressTracing(api.context.active()), fn);
+}
+
 /** A span started by startRemoteSpan; every method does nothing while tracing is off. */
 export interface RemoteSpan {
   setAttributes(attributes: Attributes): void;

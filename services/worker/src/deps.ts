@@ -22,6 +22,9 @@ import { LinkDimensionDaysRepository } from './analytics/link-dimension-days.rep
 import { InstallRetentionRepository } from './install-retention.repository';
 import { LinkInserts } from './link-inserts.repository';
 import { WorkerMetrics } from './metrics';
+import { WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository';
+import { WebhookRelayRepository } from './webhooks/webhook-relay.repository';
+import { WebhookRetentionRepository } from './webhooks/webhook-retention.repository';
 
 /** The clients a worker process opens; what a test may swap (e.g. its own pool). */
 export interface WorkerClients {
@@ -51,6 +54,10 @@ export interface WorkerDeps extends WorkerClients {
   /** The analytics tables' monthly partitions and retention (the click-analytics migration). */
   analyticsPartitions: AnalyticsPartitionsRepository;
   creation: CreationGroupWriter;
+  /** Webhooks: the relay's claim, the delivery's load and record, the tables' retention. */
+  webhookRelay: WebhookRelayRepository;
+  webhookDeliveries: WebhookDeliveryRepository;
+  webhookRetention: WebhookRetentionRepository;
   /** The process' Prometheus metrics; main.ts serves them on METRICS_PORT. */
   metrics: WorkerMetrics;
 }
@@ -120,6 +127,9 @@ export function buildDeps(
       linkDimensionDays,
       analyticsPartitions,
       creation,
+      webhookRelay: new WebhookRelayRepository(used.db),
+      webhookDeliveries: new WebhookDeliveryRepository(used.db),
+      webhookRetention: new WebhookRetentionRepository(used.db),
       metrics: new WorkerMetrics(),
     },
     // A job taken before Postgres answers would only fail and be retried.

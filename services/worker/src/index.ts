@@ -1,4 +1,6 @@
 export { startCreationWorker } from './worker';
+export { startWebhookDelivery } from './webhooks/webhook-delivery';
+export type { WebhookDelivery, WebhookDeliveryOptions } from './webhooks/webhook-delivery';
 export { buildDeps } from './deps';
 export type { WorkerClients, WorkerDeps, WorkerResources } from './deps';
 export { CreationGroupWriter } from './creation-group.writer';

@@ -14,6 +14,7 @@ import type { Job } from 'bullmq';
 import { Queue, UnrecoverableError } from 'bullmq';
 import type { CreationJobReply } from './creation-job.processor';
 import type { WorkerDeps } from './deps';
+import { WebhookMetrics } from './webhooks/webhook.metrics';
 
 /**
  * What became of one attempt of a creation job: `completed` (the worker answered with per-entry
@@ -66,6 +67,8 @@ export function outcomeOf(
 /** The worker's Prometheus metrics, in the process' registry (served on METRICS_PORT). */
 export class WorkerMetrics {
   readonly registry: Registry;
+  /** The webhook delivery's, in the same registry. */
+  readonly webhooks: WebhookMetrics;
   private readonly jobs: Counter<'outcome'>;
   private readonly jobDuration: Histogram<'outcome'>;
   private countsReader: JobCountsReader | undefined;
@@ -73,6 +76,7 @@ export class WorkerMetrics {
 
   constructor(registry: Registry = createMetricsRegistry()) {
     this.registry = registry;
+    this.webhooks = new WebhookMetrics(registry);
     this.jobs = new Counter({
       name: 'linkservice_creation_jobs_total',
       help: 'Attempts of create-links jobs, by outcome: completed, abandoned, retried, failed.',

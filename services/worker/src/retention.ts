@@ -5,6 +5,7 @@ import type { AnalyticsTable } from './analytics/analytics-months';
 import { ANALYTICS_TABLES, isPartitioned } from './analytics/analytics-months';
 import type { WorkerConfig } from './config';
 import type { WorkerDeps } from './deps';
+import { webhookRetentionTasks } from './webhooks/webhook-retention';
 
 /** How often links' dimension rows of finished days are derived (a day waits at most this). */
 const DERIVE_DIMENSION_DAYS_EVERY_MS = 10 * 60 * 1000;
@@ -48,6 +49,7 @@ export function scheduleWorkerRetention(
     | 'installs'
     | 'linkDimensionDays'
     | 'analyticsPartitions'
+    | 'webhookRetention'
   >,
   config: WorkerConfig,
 ): RetentionSchedule {
@@ -87,6 +89,9 @@ export function scheduleWorkerRetention(
       // Click analytics: hourly rows kept ANALYTICS_HOURLY_RETENTION_DAYS, daily rows and monthly
       // totals ANALYTICS_DAILY_RETENTION_DAYS, the admitted dimension values two days.
       ...ANALYTICS_TABLES.map((table) => analyticsRetention(deps, table)),
+      // Webhooks: finished deliveries and their events kept WEBHOOK_RETENTION_DAYS; install
+      // events (personal data) only until sent.
+      ...webhookRetentionTasks(deps.webhookRetention, config),
     ],
     deps.logger,
   );

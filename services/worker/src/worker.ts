@@ -14,6 +14,7 @@ import { createLinksProcessor, UnknownAppFailure } from './creation-job.processo
 import type { WorkerDeps } from './deps';
 import { measuredProcessor } from './metrics';
 import { scheduleWorkerRetention } from './retention';
+import { startWebhookDelivery } from './webhooks/webhook-delivery';
 
 /**
  * Starts consuming create-links jobs on the deps' queue connection, under REDIS_PREFIX (the
@@ -61,7 +62,7 @@ export function startCreationWorker(
 
 /**
  * The worker's start for runService: the probe server on WORKER_HEALTH_PORT, the consumer, the
- * retention deletes (retention.ts) and the analytics tables' months ahead. Stopping lets in-flight jobs finish
+ * webhook delivery (relay and consumer), the retention deletes (retention.ts) and the analytics tables' months ahead. Stopping lets in-flight jobs finish
  * (each is bounded by its deadline; the grace period bounds the whole); a job cut off by the exit
  * rolls back and is redelivered, or settled by the gateway: never half-done.
  */
@@ -88,6 +89,7 @@ export async function startWorker(
   await once(probes, 'listening');
 
   const worker = startCreationWorker(deps);
+  const webhooks = startWebhookDelivery(deps);
   const retention = scheduleWorkerRetention(deps, config);
   const partitions = scheduleAnalyticsPartitions(deps.analyticsPartitions, logger);
   const healthPort = (probes.address() as AddressInfo).port;
@@ -104,8 +106,10 @@ export async function startWorker(
           // the Worker still listens (it drops its listeners on close, and a late connect
           // failure would surface as an unhandled 'error').
           await worker.waitUntilReady().catch(() => undefined);
+          await webhooks.worker.waitUntilReady().catch(() => undefined);
         }
-        await Promise.all([worker.close(), retention.stop(), partitions.stop()]);
+        // Delivery attempts in flight finish (each bounded by WEBHOOK_TIMEOUT_MS) and record.
+        await Promise.all([worker.close(), webhooks.stop(), retention.stop(), partitions.stop()]);
       })();
       if (!(await settlesWithin(finished, graceMs))) {
         logger.warn('grace period over: exiting with jobs still running; they roll back');

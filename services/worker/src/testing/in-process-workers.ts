@@ -6,6 +6,8 @@ import type { Kysely } from 'kysely';
 import { loadConfig } from '../config';
 import type { WorkerResources } from '../deps';
 import { buildDeps } from '../deps';
+import type { WebhookDelivery, WebhookDeliveryOptions } from '../webhooks/webhook-delivery';
+import { startWebhookDelivery } from '../webhooks/webhook-delivery';
 import { startCreationWorker } from '../worker';
 
 export interface InProcessWorkersOptions {
@@ -18,12 +20,27 @@ export interface InProcessWorkersOptions {
 }
 
 /**
+ * Webhook delivery beside the creation worker: the relay and the delivery consumer, as
+ * startWorker runs them. The relay claims due deliveries of the whole database, so a test file
+ * that runs it on the run's shared database may deliver (or refuse, per its settings) other
+ * files' deliveries: give it its own database when that matters.
+ */
+export interface InProcessWebhooks extends WebhookDeliveryOptions {
+  /** WEBHOOK_* settings, e.g. WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' for receivers on this host. */
+  env?: Record<string, string>;
+}
+
+/**
  * The one way tests run the creation worker in their own process: each started worker is wired
  * by the worker's own buildDeps (on the test's pool), with its own Redis connections as in its
  * own process, and stop() closes every one of them.
  */
 export class InProcessWorkers {
-  private readonly running = new Set<{ worker: Worker; resources: WorkerResources }>();
+  private readonly running = new Set<{
+    worker: Worker;
+    webhooks: WebhookDelivery | undefined;
+    resources: WorkerResources;
+  }>();
 
   constructor(private readonly options: InProcessWorkersOptions) {}
 
@@ -34,7 +51,8 @@ export class InProcessWorkers {
   start({
     testDelayMs = 0,
     concurrency = 8,
-  }: { testDelayMs?: number; concurrency?: number } = {}): Worker {
+    webhooks,
+  }: { testDelayMs?: number; concurrency?: number; webhooks?: InProcessWebhooks } = {}): Worker {
     const { db, redisUrl, prefix, logger, linkDomain } = this.options;
     const config = loadConfig({
       NODE_ENV: 'test',
@@ -45,10 +63,15 @@ export class InProcessWorkers {
       WORKER_CONCURRENCY: String(concurrency),
       WORKER_TEST_DELAY_MS: String(testDelayMs),
       WEBHOOK_ENCRYPTION_KEY: process.env.WEBHOOK_ENCRYPTION_KEY,
+      ...webhooks?.env,
     });
     const resources = buildDeps(config, logger, { clients: (opened) => ({ ...opened, db }) });
     const worker = startCreationWorker(resources.deps);
-    this.running.add({ worker, resources });
+    this.running.add({
+      worker,
+      webhooks: webhooks ? startWebhookDelivery(resources.deps, webhooks) : undefined,
+      resources,
+    });
     return worker;
   }
 
@@ -57,8 +80,8 @@ export class InProcessWorkers {
     const stopping = [...this.running];
     this.running.clear();
     await Promise.all(
-      stopping.map(async ({ worker, resources }) => {
-        await worker.close();
+      stopping.map(async ({ worker, webhooks, resources }) => {
+        await Promise.all([worker.close(), webhooks?.stop()]);
         await resources.close();
       }),
     );
