@@ -15,6 +15,7 @@ import {
   freePort,
   methodOf,
   OpenApiConformance,
+  ownDatabase,
   sendRequest,
   testDatabase,
   testEnvironment,
@@ -230,6 +231,38 @@ export function useRunStack(options: Parameters<typeof startRunStack>[0] = {}): 
     get postgres() {
       if (!postgres) throw new Error('the database is read before beforeAll opened it');
       return postgres;
+    },
+  };
+}
+
+/**
+ * useRunStack on a database of the suite's own (ownDatabase), dropped after it: for suites whose
+ * webhook deliveries no other file's worker may touch, and that must not touch theirs (a worker's
+ * relay claims the due deliveries of its whole database).
+ */
+export function useOwnDatabaseStack(options: Parameters<typeof startRunStack>[0] = {}): {
+  readonly stack: Stack;
+  readonly postgres: DbHandle;
+} {
+  let stack: Stack | undefined;
+  let database: Awaited<ReturnType<typeof ownDatabase>> | undefined;
+  beforeAll(async () => {
+    database = await ownDatabase(2);
+    const { redisUrl, redisPrefix } = testEnvironment();
+    stack = await startStack({ databaseUrl: database.url, redisUrl, redisPrefix, ...options });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await database?.drop();
+  });
+  return {
+    get stack() {
+      if (!stack) throw new Error('the stack is read before beforeAll started it');
+      return stack;
+    },
+    get postgres() {
+      if (!database) throw new Error('the database is read before beforeAll made it');
+      return database;
     },
   };
 }

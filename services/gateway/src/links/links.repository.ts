@@ -1,10 +1,4 @@
-import type {
-  Expression,
-  Kysely,
-  OperationNodeSource,
-  SelectQueryBuilder,
-  SqlBool,
-} from 'kysely';
+import type { Expression, Kysely, OperationNodeSource, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { LinkChanges } from '@linkservice/contracts';
 import { columnChangesOf, LINK_COLUMNS } from '@linkservice/contracts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { WebhookDeliveryStatus } from '@linkservice/db';
 import type { ApiResponse, Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
+import { createTenant, ownDatabase } from '@linkservice/testing';
 import type { WebhookEventType } from '@linkservice/webhooks';
 import type { TestGateway } from '../testing';
 import { startGateway } from '../testing';
@@ -14,11 +14,17 @@ const NO_DELIVERY = { error: 'not_found', message: 'No such delivery.' };
 
 let gateway: TestGateway;
 
+let database: Awaited<ReturnType<typeof ownDatabase>>;
+
+// A database of this file's own: every worker's relay acts on the due deliveries of its whole
+// database (these are due and pending on purpose), and spawned test stacks run on the run's.
 beforeAll(async () => {
-  gateway = await startGateway();
+  database = await ownDatabase(1);
+  gateway = await startGateway({ env: { DATABASE_URL: database.url } });
 });
 afterAll(async () => {
   await gateway.stop();
+  await database.drop();
 });
 
 const hex = () => randomBytes(16).toString('hex');

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Environment } from '@linkservice/db';
 import type { ApiResponse, Tenant } from '@linkservice/testing';
-import { createTenant } from '@linkservice/testing';
+import { createTenant, ownDatabase } from '@linkservice/testing';
 import { secretBoxOf, WEBHOOK_EVENT_TYPES } from '@linkservice/webhooks';
 import { loadConfig } from '../config';
 import type { TestGateway } from '../testing';
@@ -16,12 +16,19 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let gateway: TestGateway;
 let alpha: Tenant;
 let beta: Tenant;
+let database: Awaited<ReturnType<typeof ownDatabase>>;
 
+// A database of this file's own: every worker's relay acts on the due deliveries of its whole
+// database, and spawned test stacks run on the run's.
 beforeAll(async () => {
-  ({ gateway, alpha, beta } = await startGatewayWithTenants());
+  database = await ownDatabase(1);
+  ({ gateway, alpha, beta } = await startGatewayWithTenants({
+    env: { DATABASE_URL: database.url },
+  }));
 });
 afterAll(async () => {
   await gateway.stop();
+  await database.drop();
 });
 
 type Key = string;

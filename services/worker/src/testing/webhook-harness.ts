@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Database, DbHandle, Environment } from '@linkservice/db';
-import { createDb, migrateToLatest, newId } from '@linkservice/db';
+import type { Database, Environment } from '@linkservice/db';
+import { newId } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import { testEnvironment } from '@linkservice/testing';
@@ -90,31 +90,6 @@ export class TestReceiver {
       this.behaviour(request, response, index);
     });
   }
-}
-
-/**
- * A database of the test file's own, migrated: a relay claims due deliveries of its whole
- * database, so delivery tests keep theirs apart from every other file's (and from each other's
- * workers only by running one describe at a time). drop() closes the pool and drops it.
- */
-export async function ownDatabase(
-  max = 8,
-): Promise<DbHandle & { url: string; drop(): Promise<void> }> {
-  const url = new URL(testEnvironment().databaseUrl);
-  url.pathname = `${url.pathname}_wh_${randomBytes(3).toString('hex')}`;
-  await migrateToLatest(url.toString());
-  const handle = createDb({ connectionString: url.toString(), max });
-  return {
-    ...handle,
-    url: url.toString(),
-    drop: async () => {
-      await handle.close();
-      const admin = createDb({ connectionString: testEnvironment().databaseUrl, max: 1 });
-      const name = decodeURIComponent(url.pathname.slice(1));
-      await sql`DROP DATABASE IF EXISTS ${sql.id(name)} WITH (FORCE)`.execute(admin.db);
-      await admin.close();
-    },
-  };
 }
 
 /** A worker's settings for delivery tests: receivers on this host allowed, short retries. */

@@ -1,3 +1,4 @@
+import { ownDatabase } from '@linkservice/testing';
 import type { DbHandle } from '@linkservice/db';
 import { createLogger } from '@linkservice/logger';
 import { Queue } from 'bullmq';
@@ -14,7 +15,6 @@ import {
   deliveryTestConfig,
   emitLinkEvent,
   insertEndpoint,
-  ownDatabase,
   startTestDelivery,
   TestReceiver,
 } from '../testing/webhook-harness';

@@ -1,4 +1,4 @@
-import type { Database, WebhookDisabledReason } from '@linkservice/db';
+import type { Database, Environment, WebhookDisabledReason } from '@linkservice/db';
 import { constantStatement, executeStatement } from '@linkservice/db';
 import { DISABLE_AFTER_FAILING_MS } from '@linkservice/webhooks';
 import type { Kysely } from 'kysely';
@@ -12,6 +12,7 @@ export interface DeliveryToAttempt {
   event: {
     id: string;
     type: string;
+    environment: Environment;
     occurredAt: Date;
     snapshot: Record<string, unknown>;
     traceparent: string | null;
@@ -34,6 +35,7 @@ interface LoadRow {
   attempt: number;
   event_id: string;
   type: string;
+  environment: Environment;
   occurred_at: Date;
   snapshot: Record<string, unknown>;
   traceparent: string | null;
@@ -68,7 +70,8 @@ const LOAD_FOR_ATTEMPT = constantStatement<LoadRow>(`
     RETURNING delivery.id, delivery.event_id, delivery.endpoint_id, job.attempt
   )
   SELECT started.id AS delivery_id, started.attempt,
-         event.id AS event_id, event.type, event.occurred_at, event.snapshot, event.traceparent,
+         event.id AS event_id, event.type, event.environment, event.occurred_at, event.snapshot,
+         event.traceparent,
          app.subdomain_key,
          endpoint.id AS endpoint_id, endpoint.url, endpoint.secret,
          CASE WHEN endpoint.previous_secret_expires_at > now() THEN endpoint.previous_secret END
@@ -194,6 +197,7 @@ export class WebhookDeliveryRepository {
       event: {
         id: row.event_id,
         type: row.type,
+        environment: row.environment,
         occurredAt: row.occurred_at,
         snapshot: row.snapshot,
         traceparent: row.traceparent,

@@ -1,3 +1,4 @@
+import { ownDatabase } from '@linkservice/testing';
 import type { DbHandle } from '@linkservice/db';
 import { scheduleRetentions } from '@linkservice/lifecycle';
 import { createLogger } from '@linkservice/logger';
@@ -10,7 +11,6 @@ import {
   emitInstallEvent,
   emitLinkEvent,
   insertEndpoint,
-  ownDatabase,
 } from '../testing/webhook-harness';
 import { webhookRetentionTasks } from './webhook-retention';
 import { WebhookRetentionRepository } from './webhook-retention.repository';
