@@ -4,6 +4,7 @@ import { sendApiRequest, useOwnDatabaseStack } from '../support/stack';
 import type { Tenant } from '../support/tenants';
 import { createTenant } from '../support/tenants';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { OtlpReceiver, SPAN_KIND } from '../support/otlp-receiver';
 
 /**
  * Webhooks end to end: the compiled gateway, worker and redirect, endpoints registered through
@@ -13,7 +14,16 @@ import { WebhookReceiver } from '../support/webhook-receiver';
  * is checked on save here and on delivery in the worker's own tests.
  */
 const TIMEOUT_MS = 1_500;
-const suite = useOwnDatabaseStack({
+/** Started before the stack (beforeAll runs in order): the services export their spans to it. */
+let traces: OtlpReceiver;
+beforeAll(async () => {
+  traces = await OtlpReceiver.start();
+});
+afterAll(async () => {
+  await traces.close();
+});
+const suite = useOwnDatabaseStack(() => ({
+  otlpEndpoint: traces.url,
   env: { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' },
   serviceEnv: {
     worker: {
@@ -23,7 +33,8 @@ const suite = useOwnDatabaseStack({
       WEBHOOK_RELAY_INTERVAL_MS: '100',
     },
   },
-});
+}));
+
 
 jest.setTimeout(60_000);
 
@@ -276,5 +287,46 @@ describe('webhooks, end to end', () => {
       link: { id: link.id, url: linkUrl },
     });
     expect(hooks.received.map(({ body }) => body).join('')).not.toContain(install.secret);
+  });
+
+  it('continues the trace of the change to every attempt to deliver it, without the secret', async () => {
+    const tenant = await createTenant(suite.postgres.db);
+    const hooks = await receiver();
+    hooks.answer = ({ sequence }) => ({ status: sequence === 1 ? 500 : 204 });
+    const endpoint = await register(tenant, `${hooks.url}?token=receiver-query-marker`, [
+      'link.updated',
+    ]);
+    const link = await createLink(tenant);
+    const requestId = `req-webhook-${Date.now()}`;
+    const patched = await api(`/links/${link.id}`, tenant, {
+      method: 'PATCH',
+      body: { title: 'traced' },
+      headers: { 'x-request-id': requestId },
+    });
+    expect(patched.status).toBe(200);
+    await eventually(() => hooks.received.length >= 2);
+
+    const attempts = await eventually(
+      () => {
+        const server = traces.spans.find(
+          (span) =>
+            span.kind === SPAN_KIND.server &&
+            span.attributes['linkservice.request_id'] === requestId,
+        );
+        if (!server) return false;
+        const found = traces
+          .trace(server.traceId)
+          .filter((span) => span.resource['service.name'] === 'linkservice-worker')
+          .filter((span) => span.attributes['linkservice.webhook.event_type'] === 'link.updated');
+        return found.length >= 2 && found;
+      },
+      { timeoutMs: 15_000, intervalMs: 100, what: 'both attempts in the PATCH trace' },
+    );
+    expect(attempts.map((span) => span.attributes['linkservice.webhook.attempt']).sort()).toEqual([
+      1, 2,
+    ]);
+    const exported = traces.rawBodies.join('\n');
+    expect(exported).not.toContain(endpoint.secret.slice('whsec_'.length));
+    expect(exported).not.toContain('receiver-query-marker');
   });
 });

@@ -235,12 +235,17 @@ export function useRunStack(options: Parameters<typeof startRunStack>[0] = {}): 
   };
 }
 
+type RunStackOptions = Omit<StackOptions, 'databaseUrl' | 'redisUrl' | 'redisPrefix'>;
+
 /**
  * useRunStack on a database of the suite's own (ownDatabase), dropped after it: for suites whose
  * webhook deliveries no other file's worker may touch, and that must not touch theirs (a worker's
- * relay claims the due deliveries of its whole database).
+ * relay claims the due deliveries of its whole database). `options` may be a function, read
+ * when the stack starts (e.g. for the URL of a receiver an earlier beforeAll started).
  */
-export function useOwnDatabaseStack(options: Parameters<typeof startRunStack>[0] = {}): {
+export function useOwnDatabaseStack(
+  options: RunStackOptions | (() => RunStackOptions) = {},
+): {
   readonly stack: Stack;
   readonly postgres: DbHandle;
 } {
@@ -249,7 +254,8 @@ export function useOwnDatabaseStack(options: Parameters<typeof startRunStack>[0]
   beforeAll(async () => {
     database = await ownDatabase(2);
     const { redisUrl, redisPrefix } = testEnvironment();
-    stack = await startStack({ databaseUrl: database.url, redisUrl, redisPrefix, ...options });
+    const given = typeof options === 'function' ? options() : options;
+    stack = await startStack({ databaseUrl: database.url, redisUrl, redisPrefix, ...given });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -60,8 +60,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       traceparent text,
       occurred_at timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
-  // Retention: events whose deliveries are all gone.
+  // Retention: events whose deliveries are all gone; install events, swept once delivered.
   await sql`CREATE INDEX webhook_events_occurred_idx ON webhook_events (occurred_at)`.execute(db);
+  await sql`CREATE INDEX webhook_events_install_idx ON webhook_events (occurred_at)
+    WHERE type LIKE 'install.%'`.execute(db);
 
   await sql`
     CREATE TABLE webhook_deliveries (

@@ -29,7 +29,10 @@ export interface DeliveryProcessorDeps {
   /** WEBHOOK_RETRY_SCHEDULE: seconds before each attempt. */
   schedule: readonly number[];
   timeoutMs: number;
-  /** A delivery succeeded: the next of its subject is due now (the relay's next pass). */
+  /**
+   * A delivery succeeded and a later one of its subject waits behind it: that one is due now
+   * (the relay's next pass, at once).
+   */
   onDelivered: () => void;
   /** Tests: the host's addresses (defaults to the system resolver). */
   resolve?: ResolveHost;
@@ -76,16 +79,12 @@ async function processJob(
     );
     if (signal?.aborted) throw new DeliveryCancelled();
     const made = attempts.filter((attempt) => attempt !== undefined);
-    const { recorded, disabled } = await deps.deliveries.record(made);
+    const { recorded, disabled, successorWaiting } = await deps.deliveries.record(made);
     for (const { endpointId, reason } of disabled) {
       deps.metrics.endpointDisabled(reason);
       deps.logger.warn({ endpointId, reason }, 'webhook endpoint disabled');
     }
-    if (
-      made.some((attempt) => attempt.outcome === 'succeeded' && recorded.has(attempt.deliveryId))
-    ) {
-      deps.onDelivered();
-    }
+    if (successorWaiting) deps.onDelivered();
     return { recorded: recorded.size };
   } finally {
     release();

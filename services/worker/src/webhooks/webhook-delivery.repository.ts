@@ -103,10 +103,12 @@ export interface AttemptRecord {
  * - each endpoint of a recorded attempt, while enabled: any success clears `failing_since`; else
  *   a failure starts it if unset; a 410 disables the endpoint (`gone`), and so does failing
  *   still after $10 ms since `failing_since` (`failing`).
- * Returns the deliveries recorded and the endpoints this statement disabled.
+ * Returns the deliveries recorded, the endpoints this statement disabled, and whether a
+ * delivered one has a later delivery of its subject waiting (now first in line: worth a relay
+ * pass at once; otherwise the relay's interval is soon enough, and passes stay few and full).
  */
 const RECORD_ATTEMPTS = constantStatement<{
-  kind: 'delivery' | 'endpoint';
+  kind: 'delivery' | 'endpoint' | 'successor';
   id: string;
   disabled_reason: WebhookDisabledReason | null;
 }>(`
@@ -129,7 +131,7 @@ const RECORD_ATTEMPTS = constantStatement<{
      WHERE delivery.id = result.delivery_id
        AND delivery.attempts = result.attempt - 1
        AND delivery.status = 'pending'
-    RETURNING delivery.id, delivery.endpoint_id, result.outcome
+    RETURNING delivery.id, delivery.endpoint_id, delivery.subject, delivery.seq, result.outcome
   ),
   attempt_rows AS (
     INSERT INTO webhook_attempts
@@ -173,13 +175,24 @@ const RECORD_ATTEMPTS = constantStatement<{
   )
   SELECT 'delivery' AS kind, id, NULL AS disabled_reason FROM recorded
   UNION ALL
-  SELECT 'endpoint', id, disabled_reason FROM endpoints WHERE disabled_reason IS NOT NULL`);
+  SELECT 'endpoint', id, disabled_reason FROM endpoints WHERE disabled_reason IS NOT NULL
+  UNION ALL
+  (SELECT 'successor', recorded.id, NULL FROM recorded
+    WHERE recorded.outcome = 'succeeded'
+      AND EXISTS (SELECT 1 FROM webhook_deliveries later
+                   WHERE later.endpoint_id = recorded.endpoint_id
+                     AND later.subject = recorded.subject
+                     AND later.seq > recorded.seq
+                     AND later.status = 'pending')
+    LIMIT 1)`);
 
 export interface RecordedAttempts {
   /** Deliveries whose attempt was recorded (a duplicate job's are not). */
   recorded: Set<string>;
   /** Endpoints disabled by these attempts, with why. */
   disabled: { endpointId: string; reason: WebhookDisabledReason }[];
+  /** A delivered delivery has a later one of its endpoint and subject pending. */
+  successorWaiting: boolean;
 }
 
 export class WebhookDeliveryRepository {
@@ -218,7 +231,7 @@ export class WebhookDeliveryRepository {
     attempts: readonly AttemptRecord[],
     disableAfterFailingMs: number = DISABLE_AFTER_FAILING_MS,
   ): Promise<RecordedAttempts> {
-    if (attempts.length === 0) return { recorded: new Set(), disabled: [] };
+    if (attempts.length === 0) return { recorded: new Set(), disabled: [], successorWaiting: false };
     const column = <T>(pick: (attempt: AttemptRecord) => T): T[] => attempts.map(pick);
     const rows = await executeStatement(this.db, RECORD_ATTEMPTS, [
       column((a) => a.deliveryId),
@@ -234,11 +247,13 @@ export class WebhookDeliveryRepository {
     ]);
     const recorded = new Set<string>();
     const disabled: RecordedAttempts['disabled'] = [];
+    let successorWaiting = false;
     for (const row of rows) {
       if (row.kind === 'delivery') recorded.add(row.id);
+      else if (row.kind === 'successor') successorWaiting = true;
       else if (row.disabled_reason)
         disabled.push({ endpointId: row.id, reason: row.disabled_reason });
     }
-    return { recorded, disabled };
+    return { recorded, disabled, successorWaiting };
   }
 }

@@ -40,8 +40,10 @@ const CLAIM_DUE = constantStatement<{ id: string; attempts: number; endpoint_id:
   RETURNING delivery.id, delivery.attempts, delivery.endpoint_id`);
 
 /**
- * How long the oldest due pending delivery of an enabled endpoint has been due, in seconds; no
- * row when none is. Walks the due index oldest first and stops at the first enabled endpoint's.
+ * How long the oldest due pending delivery of an enabled endpoint that is first in line has
+ * been due, in seconds; no row when none is. Walks the due index oldest first. Deliveries
+ * waiting behind an earlier one of their subject are left out: they wait for that one's retry
+ * (a customer's failing endpoint), not for the workers, which is what the backlog alert is for.
  */
 const OLDEST_DUE_AGE = constantStatement<{ age_seconds: number }>(`
   SELECT extract(epoch FROM now() - delivery.next_attempt_at)::double precision AS age_seconds
@@ -50,6 +52,12 @@ const OLDEST_DUE_AGE = constantStatement<{ age_seconds: number }>(`
    WHERE delivery.status = 'pending'
      AND delivery.next_attempt_at <= now()
      AND endpoint.disabled_at IS NULL
+     AND NOT EXISTS (
+           SELECT 1 FROM webhook_deliveries earlier
+            WHERE earlier.endpoint_id = delivery.endpoint_id
+              AND earlier.subject = delivery.subject
+              AND earlier.seq < delivery.seq
+              AND earlier.status = 'pending')
    ORDER BY delivery.next_attempt_at
    LIMIT 1`);
 
