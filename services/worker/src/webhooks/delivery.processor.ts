@@ -72,10 +72,21 @@ async function processJob(
   const release = await deps.limiter.acquire(parsed.data.deliveries.length);
   try {
     const loaded = await deps.deliveries.loadForAttempt(parsed.data.deliveries);
+    // A job's deliveries share their endpoint: its secrets are opened once per job (and kept
+    // no longer than the job).
+    const opened = new Map<string, string>();
+    const open = (sealed: string): string => {
+      let secret = opened.get(sealed);
+      if (secret === undefined) {
+        secret = deps.secrets.open(sealed);
+        opened.set(sealed, secret);
+      }
+      return secret;
+    };
     const attempts = await Promise.all(
       loaded
         .filter((delivery) => !delivery.endpoint.disabled)
-        .map((delivery) => attemptOne(deps, delivery, signal)),
+        .map((delivery) => attemptOne(deps, delivery, signal, open)),
     );
     if (signal?.aborted) throw new DeliveryCancelled();
     const made = attempts.filter((attempt) => attempt !== undefined);
@@ -100,6 +111,7 @@ async function attemptOne(
   deps: DeliveryProcessorDeps,
   delivery: DeliveryToAttempt,
   signal: AbortSignal | undefined,
+  open: (sealed: string) => string,
 ): Promise<AttemptRecord | undefined> {
   const { event, endpoint } = delivery;
   const logFields = { deliveryId: delivery.deliveryId, endpointId: endpoint.id, eventId: event.id };
@@ -110,7 +122,7 @@ async function attemptOne(
   let secrets: string[];
   try {
     secrets = [endpoint.secret, ...(endpoint.previousSecret ? [endpoint.previousSecret] : [])].map(
-      (sealed) => deps.secrets.open(sealed),
+      open,
     );
   } catch (error) {
     // The message names the key id at most, never the secret.

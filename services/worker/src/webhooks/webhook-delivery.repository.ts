@@ -50,36 +50,42 @@ interface LoadRow {
 /**
  * A job's deliveries that are still where the job found them: pending, at the attempt the job
  * names (a duplicate job, or one recorded meanwhile, finds none), with their event, endpoint
- * and app. In the same statement their `enqueued_at` restarts now, so the relay's stale bound
- * counts from this start and a running job is not claimed again; a delivery whose endpoint was
- * disabled meanwhile is released instead (`enqueued_at` NULL: sent once it is enabled again).
+ * and app. Read only, but for a delivery whose endpoint was disabled meanwhile: it is released
+ * (`enqueued_at` NULL: sent once it is enabled again). The relay's stale bound counts from the
+ * claim: a job waits in the queue far less than that (the relay stops claiming while the queue
+ * holds 4 x WEBHOOK_CONCURRENCY jobs, each done within WEBHOOK_TIMEOUT_MS), so writing the
+ * row again here would cost every delivery an UPDATE for nothing.
  * $1: delivery ids; $2: their attempts (from 1).
  */
 const LOAD_FOR_ATTEMPT = constantStatement<LoadRow>(`
   WITH job AS (
     SELECT * FROM unnest($1::text[], $2::int[]) AS job (delivery_id, attempt)
   ),
-  started AS (
-    UPDATE webhook_deliveries delivery
-       SET enqueued_at = CASE WHEN endpoint.disabled_at IS NULL THEN now() END
-      FROM job, webhook_endpoints endpoint
-     WHERE delivery.id = job.delivery_id
-       AND delivery.attempts = job.attempt - 1
+  current AS (
+    SELECT delivery.id, delivery.event_id, delivery.endpoint_id, job.attempt,
+           endpoint.disabled_at IS NOT NULL AS disabled
+      FROM job
+      JOIN webhook_deliveries delivery ON delivery.id = job.delivery_id
+      JOIN webhook_endpoints endpoint ON endpoint.id = delivery.endpoint_id
+     WHERE delivery.attempts = job.attempt - 1
        AND delivery.status = 'pending'
-       AND endpoint.id = delivery.endpoint_id
-    RETURNING delivery.id, delivery.event_id, delivery.endpoint_id, job.attempt
+  ),
+  released AS (
+    UPDATE webhook_deliveries delivery SET enqueued_at = NULL
+      FROM current
+     WHERE delivery.id = current.id AND current.disabled
   )
-  SELECT started.id AS delivery_id, started.attempt,
+  SELECT current.id AS delivery_id, current.attempt,
          event.id AS event_id, event.type, event.environment, event.occurred_at, event.snapshot,
          event.traceparent,
          app.subdomain_key,
          endpoint.id AS endpoint_id, endpoint.url, endpoint.secret,
          CASE WHEN endpoint.previous_secret_expires_at > now() THEN endpoint.previous_secret END
            AS previous_secret,
-         endpoint.disabled_at IS NOT NULL AS disabled
-    FROM started
-    JOIN webhook_events event ON event.id = started.event_id
-    JOIN webhook_endpoints endpoint ON endpoint.id = started.endpoint_id
+         current.disabled
+    FROM current
+    JOIN webhook_events event ON event.id = current.event_id
+    JOIN webhook_endpoints endpoint ON endpoint.id = current.endpoint_id
     JOIN apps app ON app.id = event.app_id`);
 
 /** An attempt made, and where it leaves its delivery (nextDeliveryState). */
@@ -231,7 +237,8 @@ export class WebhookDeliveryRepository {
     attempts: readonly AttemptRecord[],
     disableAfterFailingMs: number = DISABLE_AFTER_FAILING_MS,
   ): Promise<RecordedAttempts> {
-    if (attempts.length === 0) return { recorded: new Set(), disabled: [], successorWaiting: false };
+    if (attempts.length === 0)
+      return { recorded: new Set(), disabled: [], successorWaiting: false };
     const column = <T>(pick: (attempt: AttemptRecord) => T): T[] => attempts.map(pick);
     const rows = await executeStatement(this.db, RECORD_ATTEMPTS, [
       column((a) => a.deliveryId),
