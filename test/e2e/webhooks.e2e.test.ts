@@ -35,7 +35,6 @@ const suite = useOwnDatabaseStack(() => ({
   },
 }));
 
-
 jest.setTimeout(60_000);
 
 const receivers: WebhookReceiver[] = [];

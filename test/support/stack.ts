@@ -243,9 +243,7 @@ type RunStackOptions = Omit<StackOptions, 'databaseUrl' | 'redisUrl' | 'redisPre
  * relay claims the due deliveries of its whole database). `options` may be a function, read
  * when the stack starts (e.g. for the URL of a receiver an earlier beforeAll started).
  */
-export function useOwnDatabaseStack(
-  options: RunStackOptions | (() => RunStackOptions) = {},
-): {
+export function useOwnDatabaseStack(options: RunStackOptions | (() => RunStackOptions) = {}): {
   readonly stack: Stack;
   readonly postgres: DbHandle;
 } {
