@@ -58,7 +58,7 @@ export function refusedClassOf(text: string): RefusedAddressClass | undefined {
 
 /**
  * Which addresses webhooks may reach: public unicast ones, plus the ranges an operator allows
- * explicitly (WEBHOOK_ALLOWED_CIDRS: on-premises receivers, tests).
+ * explicitly (WEBHOOK_ALLOWED_CIDRS: on-premises receivers, tests), never a metadata address.
  */
 export class AddressPolicy {
   private readonly allowed: [Address, number][];
@@ -71,7 +71,9 @@ export class AddressPolicy {
   /** Why `address` may not be reached, or undefined when it may. */
   refusal(address: string): RefusedAddressClass | undefined {
     const refused = refusedClassOf(address);
-    if (refused === undefined) return undefined;
+    // A cloud's metadata service stays refused inside an allowed range (an operator allowing
+    // 169.254.0.0/16 or fd00::/8 for a receiver does not mean the instance's credentials).
+    if (refused === undefined || refused === 'metadata') return refused;
     const parsed = normalise(ipaddr.parse(address));
     const allowed = this.allowed.some(
       ([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits),

@@ -52,6 +52,14 @@ describe('AddressPolicy', () => {
     expect(policy.refusal('8.8.8.8')).toBeUndefined();
   });
 
+  test('refuses a metadata address even inside an allowed range', () => {
+    const policy = new AddressPolicy(['169.254.0.0/16', 'fd00::/8', '100.64.0.0/10']);
+    expect(policy.refusal('169.254.10.1')).toBeUndefined();
+    expect(policy.refusal('169.254.169.254')).toBe('metadata');
+    expect(policy.refusal('fd00:ec2::254')).toBe('metadata');
+    expect(policy.refusal('100.100.100.200')).toBe('metadata');
+  });
+
   test('without ranges refuses every special-purpose address', () => {
     const policy = new AddressPolicy();
     expect(policy.refusal('127.0.0.1')).toBe('loopback');
