@@ -147,7 +147,7 @@ export async function seedAnalyticsApp(db: Kysely<Database>): Promise<AnalyticsA
   // equal share of the day's clicks (the first ones one more), people and bots alike.
   const combinations = (scope: 'link' | 'app') => sql`
     INSERT INTO click_rollup_days (app_id, environment, link_id, day, country, platform, os,
-      browser, referrer, utm_source, utm_medium, utm_campaign, clicks, bot_clicks)
+      browser, referrer, utm_source, utm_medium, utm_campaign, source, clicks, bot_clicks)
     SELECT t.app_id, t.environment, t.link_id, t.day,
       (${textArray(COUNTRIES)}::text[])[1 + i % ${COUNTRIES.length}],
       (${textArray(DEVICES.map((d) => d[0]))}::text[])[1 + (i / 40) % 6],
@@ -157,6 +157,8 @@ export async function seedAnalyticsApp(db: Kysely<Database>): Promise<AnalyticsA
       (${textArray(UTMS.map((u) => u[0]))}::text[])[1 + (i / 1440) % 2],
       (${textArray(UTMS.map((u) => u[1]))}::text[])[1 + (i / 1440) % 2],
       (${textArray(UTMS.map((u) => u[2]))}::text[])[1 + (i / 1440) % 2],
+      -- One combination in ten a QR code's scans.
+      CASE WHEN i % 10 = 9 THEN 'qr' ELSE 'link' END,
       t.clicks / t.k + CASE WHEN i < t.clicks % t.k THEN 1 ELSE 0 END,
       t.bot_clicks / t.k + CASE WHEN i < t.bot_clicks % t.k THEN 1 ELSE 0 END
     FROM (
@@ -181,7 +183,7 @@ export async function seedAnalyticsApp(db: Kysely<Database>): Promise<AnalyticsA
     CROSS JOIN LATERAL (VALUES
       ('country', c.country), ('platform', c.platform), ('os', c.os), ('browser', c.browser),
       ('referrer', c.referrer), ('utm_source', c.utm_source), ('utm_medium', c.utm_medium),
-      ('utm_campaign', c.utm_campaign)
+      ('utm_campaign', c.utm_campaign), ('source', c.source)
     ) AS v(dimension, value)
     WHERE c.app_id = ${app} AND c.link_id = ''
     GROUP BY 1, 2, 3, 4, 5, 6`.execute(db);

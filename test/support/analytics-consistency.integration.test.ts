@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 const HOUR = Math.floor(Date.UTC(2026, 10, 30, 23) / 3_600_000);
-const person = (hour: number, country: string, referrer: string) =>
+const person = (hour: number, country: string, referrer: string, source = 'link') =>
   encodeDimensions(hour, false, {
     country,
     platform: 'ios',
@@ -30,6 +30,7 @@ const person = (hour: number, country: string, referrer: string) =>
     utm_source: 'news',
     utm_medium: 'none',
     utm_campaign: 'none',
+    source,
   });
 const bot = (hour: number) =>
   encodeDimensions(hour, true, {
@@ -41,6 +42,7 @@ const bot = (hour: number) =>
     utm_source: 'none',
     utm_medium: 'none',
     utm_campaign: 'none',
+    source: 'link',
   });
 
 async function clickedApp() {
@@ -57,7 +59,7 @@ async function clickedApp() {
       counts: new Map([
         [first.id, 4],
         [first.id + person(HOUR, 'DE', 'ref.example'), 2],
-        [first.id + person(HOUR + 1, 'FR', 'direct'), 1],
+        [first.id + person(HOUR + 1, 'FR', 'direct', 'qr'), 1],
         [first.id + bot(HOUR + 1), 1],
         [second.id, 2],
         [second.id + person(HOUR, 'DE', 'direct'), 2],
@@ -153,6 +155,11 @@ describe('checkAnalyticsConsistency', () => {
       (await check()).some((p) =>
         p.startsWith('click_dimension_days country vs click_rollup_days'),
       ),
+    ).toBe(true);
+    await sql`UPDATE click_rollup_days SET source = 'link'
+      WHERE app_id = ${tenant.appId} AND link_id = '' AND source = 'qr'`.execute(db);
+    expect(
+      (await check()).some((p) => p.startsWith('click_dimension_days source vs click_rollup_days')),
     ).toBe(true);
 
     await sql`UPDATE link_click_months SET bot_clicks = bot_clicks + 1

@@ -222,7 +222,8 @@ export type AnalyticsDimension =
   | 'referrer'
   | 'utmSource'
   | 'utmMedium'
-  | 'utmCampaign';
+  | 'utmCampaign'
+  | 'source';
 
 /**
  * `GET /links/{linkId}/analytics` query: every member optional. A bucket counts when its start
@@ -263,6 +264,8 @@ export interface LinkAnalyticsParams {
   utmSource?: string;
   utmMedium?: string;
   utmCampaign?: string;
+  /** `link`: taps of the link URL; `qr`: scans of its QR code. */
+  source?: 'link' | 'qr';
 }
 
 /** `GET /analytics` query: a link's, and the tag filter. */

@@ -754,7 +754,7 @@ export interface components {
             }[];
             breakdown: {
                 /** @enum {string} */
-                dimension: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign";
+                dimension: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign" | "source";
                 values: {
                     value: string;
                     /** @description Clicks by people. */
@@ -2365,7 +2365,7 @@ export interface operations {
                 /** @description Buckets of the series: UTC hours (ranges of at most 31 days; hourly detail is kept ANALYTICS_HOURLY_RETENTION_DAYS), UTC days (default) or calendar months (a partial month counts the range's days in it). */
                 interval?: "hour" | "day" | "month";
                 /** @description The dimension of the breakdown; without it, no breakdown. */
-                groupBy?: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign";
+                groupBy?: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign" | "source";
                 /** @description How many breakdown values (and top links) are listed, the most clicked first (default 10); the rest are summed in `rest`. */
                 limit?: number;
                 /** @description Only clicks from this country: ISO 3166-1 alpha-2, or `unknown`. */
@@ -2384,6 +2384,8 @@ export interface operations {
                 utmMedium?: string;
                 /** @description Only clicks with this utm_campaign, or `none`. */
                 utmCampaign?: string;
+                /** @description Only taps of the link URL (`link`) or only scans of the link's QR code (`qr`). */
+                source?: "link" | "qr";
             };
             header?: never;
             path: {
@@ -2554,7 +2556,7 @@ export interface operations {
                 /** @description Buckets of the series: UTC hours (ranges of at most 31 days; hourly detail is kept ANALYTICS_HOURLY_RETENTION_DAYS), UTC days (default) or calendar months (a partial month counts the range's days in it). */
                 interval?: "hour" | "day" | "month";
                 /** @description The dimension of the breakdown; without it, no breakdown. */
-                groupBy?: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign";
+                groupBy?: "country" | "platform" | "os" | "browser" | "referrer" | "utmSource" | "utmMedium" | "utmCampaign" | "source";
                 /** @description How many breakdown values (and top links) are listed, the most clicked first (default 10); the rest are summed in `rest`. */
                 limit?: number;
                 /** @description Only clicks from this country: ISO 3166-1 alpha-2, or `unknown`. */
@@ -2573,6 +2575,8 @@ export interface operations {
                 utmMedium?: string;
                 /** @description Only clicks with this utm_campaign, or `none`. */
                 utmCampaign?: string;
+                /** @description Only taps of the link URL (`link`) or only scans of the link's QR code (`qr`). */
+                source?: "link" | "qr";
                 /** @description Only links carrying this tag. */
                 tag?: string;
             };

@@ -40,6 +40,13 @@ export const BROWSER_FAMILIES = [
 ] as const;
 export type BrowserFamily = (typeof BROWSER_FAMILIES)[number];
 
+/**
+ * How the link was reached: `link`, a tap of the plain link URL; `qr`, a scan of its QR code
+ * (the URL with the scan marker, qr-scan.ts).
+ */
+export const CLICK_SOURCES = ['link', 'qr'] as const;
+export type ClickSource = (typeof CLICK_SOURCES)[number];
+
 /** A country no database or trusted header could name (ISO 3166-1 alpha-2 otherwise). */
 export const UNKNOWN_COUNTRY = 'unknown';
 /** The referrer of a click that sent none (or one that is not an http(s) URL). */
@@ -57,7 +64,8 @@ export const MAX_REFERRER_LENGTH = 253;
 /**
  * Distinct values kept per dimension with many possible values, per link and UTC day (and per
  * app and environment and day for the app's own rollup); later values of that day count as
- * `other`. The low-cardinality dimensions (country, platform, os, browser) have closed lists.
+ * `other`. The low-cardinality dimensions (country, platform, os, browser, source) have closed
+ * lists.
  */
 export const LINK_DAY_VALUE_CAP = 50;
 export const APP_DAY_VALUE_CAP = 500;
@@ -75,6 +83,8 @@ export const ANALYTICS_DIMENSIONS = [
   { name: 'utmSource', column: 'utm_source', capped: true },
   { name: 'utmMedium', column: 'utm_medium', capped: true },
   { name: 'utmCampaign', column: 'utm_campaign', capped: true },
+  // Last: added after the others had shipped (the pending hash's field grew by one at its end).
+  { name: 'source', column: 'source', capped: false },
 ] as const;
 
 export type AnalyticsDimension = (typeof ANALYTICS_DIMENSIONS)[number]['name'];

@@ -9,3 +9,4 @@ export * from './link-url';
 export { LIMITS as LINK_INPUT_LIMITS, parseZonedTimestamp } from './link-input-rules';
 export * from './reserved-aliases';
 export * from './analytics-values';
+export * from './qr-scan';

@@ -1,4 +1,5 @@
 import type { Environment } from '@linkservice/db';
+import { readScanMarker } from './qr-scan';
 
 /**
  * Link URLs, one format for everyone who builds or reads one: the API's `url` field, the link
@@ -90,7 +91,10 @@ export function aliasFromPath(path: string): string | null {
 export interface OpenedLinkUrl {
   host: LinkHost;
   alias: string;
-  /** The URL's query parameters; a name given more than once keeps its last value. */
+  /**
+   * The URL's query parameters; a name given more than once keeps its last value. Without the
+   * scan marker (`qr=1`, qr-scan.ts): it is the link host's, never the app's.
+   */
   query: Record<string, string>;
 }
 
@@ -113,6 +117,7 @@ export function parseLinkUrl(raw: string, linkDomain: string): OpenedLinkUrl | n
   if (!host || alias === null) return null;
   // A plain object without a prototype: a parameter named __proto__ is just a name.
   const query: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const [name, value] of url.searchParams) query[name] = value;
+  const { query: withoutMarker } = readScanMarker(url.search.slice(1));
+  for (const [name, value] of new URLSearchParams(withoutMarker)) query[name] = value;
   return { host, alias, query: { ...query } };
 }

@@ -94,6 +94,12 @@ describe('parseLinkUrl', () => {
       { q: 'café au lait', empty: '' },
     ],
     ['https://acme.links.example.com/%50romo', 'live', {}],
+    // The scan marker of a QR code's URL is the link host's: never in the app's query.
+    ['https://acme.links.example.com/Promo?qr=1', 'live', {}],
+    ['https://acme.links.example.com/Promo?a=1&qr=1#x', 'live', { a: '1' }],
+    ['https://acme.links.example.com/Promo?qr=1&ls_click=t&qr=1', 'live', { ls_click: 't' }],
+    ['https://acme.links.example.com/Promo?qr=2&qr=1', 'live', { qr: '2' }],
+    ['https://acme.links.example.com/Promo?qr=10', 'live', { qr: '10' }],
   ])('%s names Promo on the %s host', (url, environment, query) => {
     expect(parseLinkUrl(url, domain)).toEqual({
       host: { subdomainKey: 'acme', environment },

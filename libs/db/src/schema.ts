@@ -210,7 +210,7 @@ export interface Database {
     environment: Environment;
     link_id: string;
     day: string;
-    /** A column name of ANALYTICS_DIMENSIONS (`country`, …, `utm_campaign`). */
+    /** A column name of ANALYTICS_DIMENSIONS (`country`, …, `utm_campaign`, `source`). */
     dimension: string;
     value: string;
     clicks: Counter;
@@ -262,6 +262,8 @@ interface ClickRollup {
   utm_source: string;
   utm_medium: string;
   utm_campaign: string;
+  /** `link` or `qr` (CLICK_SOURCES; see the click-source migration). */
+  source: ColumnType<string, string | undefined, string>;
   clicks: Counter;
   bot_clicks: Counter;
 }

@@ -32,6 +32,7 @@ interface Row {
   utm_source: string;
   utm_medium: string;
   utm_campaign: string;
+  source: string;
   clicks: number;
   bot_clicks: number;
 }
@@ -39,11 +40,11 @@ interface Row {
 async function rollup(h: Harness, app: TestApp, scope: string): Promise<Row[]> {
   const result = await sql<Row>`
     SELECT link_id, country, platform, os, browser, referrer, utm_source, utm_medium,
-      utm_campaign, sum(clicks)::int AS clicks, sum(bot_clicks)::int AS bot_clicks
+      utm_campaign, source, sum(clicks)::int AS clicks, sum(bot_clicks)::int AS bot_clicks
     FROM click_rollup_days
     WHERE app_id = ${app.appId} AND environment = 'live' AND link_id = ${scope}
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-    ORDER BY clicks DESC, bot_clicks DESC, referrer`.execute(h.db);
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+    ORDER BY clicks DESC, bot_clicks DESC, referrer, source`.execute(h.db);
   return result.rows;
 }
 
@@ -117,6 +118,7 @@ describe('click analytics', () => {
         utm_source: 'none',
         utm_medium: 'none',
         utm_campaign: 'none',
+        source: 'link',
         clicks: 1,
         bot_clicks: 0,
       },
@@ -130,6 +132,7 @@ describe('click analytics', () => {
         utm_source: 'news letter',
         utm_medium: 'email',
         utm_campaign: 'none',
+        source: 'link',
         clicks: 1,
         bot_clicks: 0,
       },
@@ -143,6 +146,7 @@ describe('click analytics', () => {
         utm_source: 'none',
         utm_medium: 'none',
         utm_campaign: 'none',
+        source: 'link',
         clicks: 0,
         bot_clicks: 1,
       },
@@ -167,6 +171,51 @@ describe('click analytics', () => {
         { value: 'none', clicks: 1, bot_clicks: 1 },
       ]);
     }
+  });
+
+  it('counts a scan (the scan marker qr=1) once, as source qr; the fallback never sees the marker', async () => {
+    const app = await createTestApp(h.db);
+    const link = await insertLink(h.db, app, { web_fallback_url: 'https://example.com/w?own=1' });
+    const get = async (query: string) => {
+      const res = await h.get(`/${link.alias}${query}`, {
+        host: app.liveHost,
+        headers: { 'user-agent': ANDROID, 'x-forwarded-for': '203.0.113.20' },
+      });
+      expect(res.status).toBe(302);
+      return res.headers.get('location');
+    };
+    // A miss, then hits: both counting paths. Other parameters pass through byte for byte.
+    expect(await get('?qr=1')).toBe('https://example.com/w?own=1');
+    await h.cached(app, link.alias);
+    expect(await get('?utm_source=Poster&qr=1&x=a%20b')).toBe(
+      'https://example.com/w?own=1&utm_source=Poster&x=a%20b',
+    );
+    expect(await get('?qr=1&qr=1')).toBe('https://example.com/w?own=1');
+    // Not the marker: a tap, and the pair passes through.
+    expect(await get('?qr=10')).toBe('https://example.com/w?own=1&qr=10');
+    expect(await get('')).toBe('https://example.com/w?own=1');
+    await h.resources.flusher.flush();
+
+    // Each request once: a scan is a click like a tap.
+    expect(await clickCount(h.db, link.id)).toBe(5);
+    const bySource = (rows: Row[]) =>
+      rows.map(({ source, utm_source, clicks }) => ({ source, utm_source, clicks }));
+    const expected = [
+      { source: 'link', utm_source: 'none', clicks: 2 },
+      { source: 'qr', utm_source: 'none', clicks: 2 },
+      { source: 'qr', utm_source: 'poster', clicks: 1 },
+    ];
+    const ordered = (rows: Row[]) =>
+      bySource(rows).sort((a, b) =>
+        `${a.source}${a.utm_source}`.localeCompare(`${b.source}${b.utm_source}`),
+      );
+    expect(ordered(await rollup(h, app, link.id))).toEqual(expected);
+    expect(ordered(await rollup(h, app, ''))).toEqual(expected);
+    expect(await hourlyTotal(h, app, link.id)).toBe(5);
+    expect(await dimensionDays(h, app, '', 'source')).toEqual([
+      { value: 'link', clicks: 2, bot_clicks: 0 },
+      { value: 'qr', clicks: 3, bot_clicks: 0 },
+    ]);
   });
 
   it('counts unique visitors per link and day, and the app as the sum of its links', async () => {

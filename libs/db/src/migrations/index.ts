@@ -10,6 +10,7 @@ import * as idempotencyKeys from './2026-11-27T00-00-00_idempotency-keys';
 import * as linkClicks from './2026-11-28T00-00-00_link-clicks';
 import * as clickAnalytics from './2026-11-29T00-00-00_click-analytics';
 import * as webhooks from './2026-11-30T00-00-00_webhooks';
+import * as clickSource from './2026-12-01T00-00-00_click-source';
 
 /** Every migration, keyed by its dated name. Kysely applies them in key order. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T00-00-00_link-clicks': linkClicks,
   '2026-11-29T00-00-00_click-analytics': clickAnalytics,
   '2026-11-30T00-00-00_webhooks': webhooks,
+  '2026-12-01T00-00-00_click-source': clickSource,
 };

@@ -9,6 +9,7 @@ import {
   ANALYTICS_DIMENSION_NAMES,
   ANALYTICS_INTERVALS,
   BROWSER_FAMILIES,
+  CLICK_SOURCES,
   DEFAULT_ANALYTICS_LIMIT,
   DIRECT_REFERRER,
   MAX_ANALYTICS_LIMIT,
@@ -77,6 +78,7 @@ const FILTERS: Record<AnalyticsDimension, (raw: string) => string | { error: str
   utmSource: utm,
   utmMedium: utm,
   utmCampaign: utm,
+  source: oneOf(CLICK_SOURCES),
 };
 
 function oneOf(values: readonly string[]) {

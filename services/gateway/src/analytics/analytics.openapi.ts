@@ -4,6 +4,7 @@ import {
   ANALYTICS_DIMENSION_NAMES,
   ANALYTICS_INTERVALS,
   BROWSER_FAMILIES,
+  CLICK_SOURCES,
   DEFAULT_ANALYTICS_LIMIT,
   MAX_ANALYTICS_LIMIT,
   MAX_ANALYTICS_RANGE_DAYS,
@@ -67,6 +68,10 @@ const analyticsQueryShape = {
   ),
   utmMedium: filter('Only clicks with this utm_medium, or `none`.'),
   utmCampaign: filter('Only clicks with this utm_campaign, or `none`.'),
+  source: filter(
+    "Only taps of the link URL (`link`) or only scans of the link's QR code (`qr`).",
+    CLICK_SOURCES,
+  ),
 };
 
 const counts = {

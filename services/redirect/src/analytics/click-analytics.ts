@@ -1,5 +1,6 @@
-import type { ClickDimensions } from '@linkservice/contracts';
-import { normaliseUtm, referrerHost } from '@linkservice/contracts';
+import type { ClickDimensions, ClickSource } from '@linkservice/contracts';
+import { CLICK_SOURCES, normaliseUtm, referrerHost } from '@linkservice/contracts';
+import { UNSOURCED_FIELD_PARTS, withLinkSource } from './unsourced-field.compat';
 import type { CountryLookup } from './countries';
 import type { UserAgentClassifier } from './user-agent-families';
 import type { VisitorSalts } from './visitor-salts';
@@ -16,8 +17,10 @@ export interface ClickRequest {
   userAgent: string | undefined;
   /** The Referer header. */
   referrer: string | undefined;
-  /** The tapped URL's raw query, without `?`. */
+  /** The tapped URL's raw query, without `?` (and without the scan marker). */
   query: string;
+  /** `qr` when the query carried the scan marker (readScanMarker), else `link`. */
+  source: ClickSource;
   /** The trusted country header's value, when one is configured (GEO_COUNTRY_HEADER). */
   countryHeader: string | undefined;
 }
@@ -26,7 +29,7 @@ export interface ClickRequest {
 export interface ClickDescription {
   /**
    * Appended to the link id, the field of the pending-clicks hash this click's dimensions are
-   * counted under: `␟<hour>␟<h|b>␟<country>␟…␟<utm_campaign>` (`encodeDimensions`).
+   * counted under: `␟<hour>␟<h|b>␟<country>␟…␟<utm_campaign>␟<source>` (`encodeDimensions`).
    */
   dimensions: string;
   /** The visitor (an HMAC under the day's salt), '' for none: a bot, or no salt yet. */
@@ -41,7 +44,7 @@ export function encodeDimensions(hour: number, bot: boolean, values: ClickDimens
   return (
     `${s}${hour}${s}${bot ? 'b' : 'h'}${s}${values.country}${s}${values.platform}${s}${values.os}` +
     `${s}${values.browser}${s}${values.referrer}${s}${values.utm_source}${s}${values.utm_medium}` +
-    `${s}${values.utm_campaign}`
+    `${s}${values.utm_campaign}${s}${values.source}`
   );
 }
 
@@ -84,14 +87,19 @@ export function parseClickField(field: string): ClickField | null {
   return dimensions === null ? null : { kind: 'dimensions', ...dimensions };
 }
 
+const SOURCES: ReadonlySet<string> = new Set(CLICK_SOURCES);
+
 /** Parses `<link id><suffix>`; null when `field` is not a dimension field. */
 export function parseDimensionField(field: string): DimensionCount | null {
-  const parts = field.split(FIELD_SEPARATOR);
-  if (parts.length !== 11) return null;
-  const [linkId, hour, bot, country, platform, os, browser, referrer, source, medium, campaign] =
+  let parts = field.split(FIELD_SEPARATOR);
+  if (parts.length === UNSOURCED_FIELD_PARTS) parts = withLinkSource(parts);
+  if (parts.length !== 12) return null;
+  const [linkId, hour, bot, country, platform, os, browser, referrer, utmSource, medium, campaign] =
     parts;
+  const source = parts[11];
   const hourNumber = Number(hour);
   if (!Number.isSafeInteger(hourNumber) || (bot !== 'h' && bot !== 'b')) return null;
+  if (!SOURCES.has(source)) return null;
   return {
     linkId,
     hour: hourNumber,
@@ -101,9 +109,10 @@ export function parseDimensionField(field: string): DimensionCount | null {
     os,
     browser,
     referrer,
-    utm_source: source,
+    utm_source: utmSource,
     utm_medium: medium,
     utm_campaign: campaign,
+    source,
   };
 }
 
@@ -115,7 +124,8 @@ export interface ClickAnalyticsOptions {
 
 /**
  * Reduces a click's request to what analytics keep: its hour, country, platform, OS and browser
- * families, the referrer's host, the three UTM values, whether it is a bot's, and its visitor
+ * families, the referrer's host, the three UTM values, its source (a tap or a QR code's scan),
+ * whether it is a bot's, and its visitor
  * (an HMAC under the day's salt). The address, the user agent, the referrer's URL and the rest
  * of the query are read here and dropped.
  */
@@ -138,6 +148,7 @@ export class ClickAnalytics {
       utm_source: normaliseUtm(utm?.get('utm_source') ?? null),
       utm_medium: normaliseUtm(utm?.get('utm_medium') ?? null),
       utm_campaign: normaliseUtm(utm?.get('utm_campaign') ?? null),
+      source: request.source,
     });
     const visitor =
       families.bot || request.address === undefined

@@ -16,6 +16,7 @@ describe('dimension fields', () => {
       utm_source: 'news letter',
       utm_medium: 'email',
       utm_campaign: 'none',
+      source: 'qr',
     };
     const field = `lnk_1${encodeDimensions(493_000, true, values)}`;
     expect(parseDimensionField(field)).toEqual({
@@ -28,6 +29,52 @@ describe('dimension fields', () => {
 
   it('tell a link id (its click count) apart', () => {
     expect(parseDimensionField('lnk_1')).toBeNull();
+  });
+
+  it('read a field of the previous release (no source) as a tap of the link (compat)', () => {
+    // Exactly what encodeDimensions wrote before `source` was added.
+    const field = [
+      'lnk_1',
+      '493000',
+      'h',
+      'DE',
+      'ios',
+      'ios',
+      'safari',
+      'direct',
+      'news',
+      'none',
+      'none',
+    ].join('\u001f');
+    expect(parseDimensionField(field)).toEqual({
+      linkId: 'lnk_1',
+      hour: 493_000,
+      bot: false,
+      country: 'DE',
+      platform: 'ios',
+      os: 'ios',
+      browser: 'safari',
+      referrer: 'direct',
+      utm_source: 'news',
+      utm_medium: 'none',
+      utm_campaign: 'none',
+      source: 'link',
+    });
+  });
+
+  it('refuse a source outside the closed list', () => {
+    const values = {
+      country: 'DE',
+      platform: 'ios',
+      os: 'ios',
+      browser: 'safari',
+      referrer: 'direct',
+      utm_source: 'none',
+      utm_medium: 'none',
+      utm_campaign: 'none',
+      source: 'nfc',
+    };
+    expect(parseDimensionField(`lnk_1${encodeDimensions(1, false, values)}`)).toBeNull();
   });
 });
 
@@ -48,6 +95,7 @@ describe('parseClickField', () => {
       utm_source: 'none',
       utm_medium: 'none',
       utm_campaign: 'none',
+      source: 'link',
     };
     expect(parseClickField(`lnk_1${encodeDimensions(7, false, values)}`)).toEqual({
       kind: 'dimensions',

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { DbHandle } from '@linkservice/db';
 import { createTenant, insertLink, insertLinks, testDatabase } from '@linkservice/testing';
 import { clickCount } from '../testing/harness';
+import { encodeDimensions } from '../analytics/click-analytics';
 import { ClickBatchesRepository } from './click-batches.repository';
 
 let postgres: DbHandle;
@@ -60,6 +61,54 @@ describe('ClickBatchesRepository.apply', () => {
     expect(claimed).toEqual(new Set([first, second]));
     expect(await clickCount(postgres.db, a.id)).toBe(104);
     expect(await clickCount(postgres.db, b.id)).toBe(2);
+  });
+
+  it("applies a previous release's dimension fields (no source) as taps, beside scans (compat)", async () => {
+    const app = await createTenant(postgres.db);
+    const link = await insertLink(postgres.db, app);
+    const hour = Math.floor(Date.now() / 3_600_000);
+    const values = {
+      country: 'DE',
+      platform: 'ios',
+      os: 'ios',
+      browser: 'safari',
+      referrer: 'direct',
+      utm_source: 'none',
+      utm_medium: 'none',
+      utm_campaign: 'none',
+    };
+    // The previous release's field: the same, without `␟<source>` at its end.
+    const scan = encodeDimensions(hour, false, { ...values, source: 'qr' });
+    const previous = encodeDimensions(hour, false, { ...values, source: 'link' }).slice(
+      0,
+      -'\u001flink'.length,
+    );
+    expect((link.id + previous).split('\u001f')).toHaveLength(11);
+    const id = `test:${randomUUID()}`;
+    expect(
+      await apply(
+        id,
+        new Map([
+          [link.id, 5],
+          [link.id + previous, 3],
+          [link.id + scan, 2],
+        ]),
+      ),
+    ).toBe(true);
+    const rows = await sql<{ table: string; link_id: string; source: string; clicks: number }>`
+      SELECT 'hours' AS table, link_id, source, clicks::int FROM click_rollup_hours
+      WHERE app_id = ${app.appId}
+      UNION ALL
+      SELECT 'days', link_id, source, clicks::int FROM click_rollup_days WHERE app_id = ${app.appId}
+      ORDER BY 1, 2, 3`.execute(postgres.db);
+    expect(rows.rows).toEqual(
+      ['hours', 'days'].sort().flatMap((table) =>
+        ['', link.id].flatMap((linkId) => [
+          { table, link_id: linkId, source: 'link', clicks: 3 },
+          { table, link_id: linkId, source: 'qr', clicks: 2 },
+        ]),
+      ),
+    );
   });
 
   it('adds flush after flush to link_clicks and never writes the links row', async () => {

@@ -16,6 +16,10 @@ const DIMENSION_COLUMNS = sql.raw(ANALYTICS_DIMENSIONS.map((d) => d.column).join
 const DIMENSION_VALUES = sql.join(
   ANALYTICS_DIMENSIONS.map((d) => sql`(${d.column}, ${sql.ref(`c.${d.column}`)})`),
 );
+/** The rollups' key columns by position (scope, bucket and every dimension): key order. */
+const KEY_ORDER = sql.raw(
+  Array.from({ length: 4 + ANALYTICS_DIMENSIONS.length }, (_, i) => String(i + 1)).join(', '),
+);
 const PEOPLE = sql.raw('coalesce(sum(clicks) FILTER (WHERE NOT bot), 0)');
 const BOTS = sql.raw('coalesce(sum(clicks) FILTER (WHERE bot), 0)');
 
@@ -87,9 +91,10 @@ export class ClickBatchesRepository {
       os: [] as string[],
       browser: [] as string[],
       referrer: [] as string[],
-      source: [] as string[],
+      utmSource: [] as string[],
       medium: [] as string[],
       campaign: [] as string[],
+      source: [] as string[],
       clicks: [] as number[],
     };
     for (const batch of batches) {
@@ -111,9 +116,10 @@ export class ClickBatchesRepository {
         dims.os.push(dimension.os);
         dims.browser.push(dimension.browser);
         dims.referrer.push(dimension.referrer);
-        dims.source.push(dimension.utm_source);
+        dims.utmSource.push(dimension.utm_source);
         dims.medium.push(dimension.utm_medium);
         dims.campaign.push(dimension.utm_campaign);
+        dims.source.push(dimension.source);
         dims.clicks.push(count);
       }
     }
@@ -142,16 +148,16 @@ export class ClickBatchesRepository {
         SELECT l.app_id COLLATE "C" AS app_id, l.environment COLLATE "C" AS environment,
           s.scope, r.hour, DATE '1970-01-01' + (r.hour / 24)::int AS day, r.bot, r.country,
           r.platform, r.os, r.browser, r.referrer, r.utm_source, r.utm_medium, r.utm_campaign,
-          r.clicks
+          r.source, r.clicks
         FROM unnest(
           ${dims.batch}::text[], ${dims.link}::text[], ${dims.hour}::bigint[], ${dims.bot}::bool[],
           ${dims.country}::text[] COLLATE "C", ${dims.platform}::text[] COLLATE "C",
           ${dims.os}::text[] COLLATE "C", ${dims.browser}::text[] COLLATE "C",
-          ${dims.referrer}::text[] COLLATE "C", ${dims.source}::text[] COLLATE "C",
+          ${dims.referrer}::text[] COLLATE "C", ${dims.utmSource}::text[] COLLATE "C",
           ${dims.medium}::text[] COLLATE "C", ${dims.campaign}::text[] COLLATE "C",
-          ${dims.clicks}::bigint[]
+          ${dims.source}::text[] COLLATE "C", ${dims.clicks}::bigint[]
         ) AS r(batch_id, link_id, hour, bot, country, platform, os, browser, referrer,
-          utm_source, utm_medium, utm_campaign, clicks)
+          utm_source, utm_medium, utm_campaign, source, clicks)
         JOIN claim ON claim.id = r.batch_id
         JOIN links l ON l.id = r.link_id
         CROSS JOIN LATERAL (VALUES (r.link_id COLLATE "C"), ('' COLLATE "C")) AS s(scope)
@@ -202,7 +208,7 @@ export class ClickBatchesRepository {
           ${cappedValue('utm_source')} AS utm_source,
           ${cappedValue('utm_medium')} AS utm_medium,
           ${cappedValue('utm_campaign')} AS utm_campaign,
-          s.clicks
+          s.source, s.clicks
         FROM scoped s
       ), hours AS (
         INSERT INTO click_rollup_hours AS t (app_id, environment, link_id, hour, ${DIMENSION_COLUMNS},
@@ -211,7 +217,7 @@ export class ClickBatchesRepository {
           ${PEOPLE}, ${BOTS}
         FROM capped
         GROUP BY app_id, environment, scope, hour, ${DIMENSION_COLUMNS}
-        ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        ORDER BY ${KEY_ORDER}
         ON CONFLICT (app_id, environment, link_id, hour, ${DIMENSION_COLUMNS})
         DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
           bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks
@@ -221,7 +227,7 @@ export class ClickBatchesRepository {
         SELECT app_id, environment, scope, day, ${DIMENSION_COLUMNS}, ${PEOPLE}, ${BOTS}
         FROM capped
         GROUP BY app_id, environment, scope, day, ${DIMENSION_COLUMNS}
-        ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+        ORDER BY ${KEY_ORDER}
         ON CONFLICT (app_id, environment, link_id, day, ${DIMENSION_COLUMNS})
         DO UPDATE SET clicks = t.clicks + EXCLUDED.clicks,
           bot_clicks = t.bot_clicks + EXCLUDED.bot_clicks

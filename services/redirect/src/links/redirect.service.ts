@@ -1,3 +1,4 @@
+import { readScanMarker } from '@linkservice/contracts';
 import { withQueryDeadline } from '@linkservice/db';
 import type { LinkCache, LinkRef, LinkResolution } from '@linkservice/link-cache';
 import { linkCacheKeys, replicaFenceOf, shardOfLink } from '@linkservice/link-cache';
@@ -20,12 +21,16 @@ import type { ClickAnalytics, ClickDescription, ClickRequest } from '../analytic
 export interface LinkHostRequest {
   ref: LinkRef;
   userAgent: string | undefined;
-  /** The request target's raw query, without `?`; empty when there is none. */
+  /**
+   * The request target's raw query, without `?`; empty when there is none. With the scan marker
+   * (`qr=1`, a QR code's URL) the click is a scan: the marker is dropped here, before the rules
+   * (query passthrough) or the analytics see the query.
+   */
   query: string;
   /** A GET; only a GET counts a click and mints a click token. */
   isGet: boolean;
   /** What the click's analytics are derived from (read, reduced and dropped: never kept). */
-  client?: Omit<ClickRequest, 'userAgent' | 'query'>;
+  client?: Omit<ClickRequest, 'userAgent' | 'query' | 'source'>;
 }
 
 export interface RedirectServiceOptions {
@@ -89,11 +94,13 @@ export class RedirectService {
   async outcome({
     ref,
     userAgent,
-    query,
+    query: rawQuery,
     isGet,
     client: from,
   }: LinkHostRequest): Promise<RedirectOutcome> {
     const client = clientOf(userAgent);
+    // A scan counts like a tap (same click, same token); only its analytics tell it apart.
+    const { scanned, query } = readScanMarker(rawQuery);
     // Minted before the lookup, in the alias' shard: on a hit the lookup script stores it with
     // the click. Unused
     // (a 404 or 410) it is simply dropped; it was never stored.
@@ -111,6 +118,7 @@ export class RedirectService {
               countryHeader: from?.countryHeader,
               userAgent,
               query,
+              source: scanned ? 'qr' : 'link',
             },
             now,
           )
