@@ -30,6 +30,8 @@ interface Click {
   browser?: string;
   referrer?: string;
   utm_source?: string;
+  /** `link` (default) or `qr`. */
+  source?: string;
   clicks?: number;
   bot_clicks?: number;
   /** The link's unique visitors that day so far. */
@@ -57,6 +59,7 @@ async function seedClicks(
       utm_source: click.utm_source ?? 'none',
       utm_medium: 'none',
       utm_campaign: 'none',
+      source: click.source ?? 'link',
     };
     const people = click.clicks ?? 1;
     const bots = click.bot_clicks ?? 0;
@@ -67,22 +70,22 @@ async function seedClicks(
       const key = { app_id: tenant.appId, environment, link_id: scope, ...values };
       await sql`
         INSERT INTO click_rollup_hours (app_id, environment, link_id, hour, country, platform, os,
-          browser, referrer, utm_source, utm_medium, utm_campaign, clicks, bot_clicks)
+          browser, referrer, utm_source, utm_medium, utm_campaign, source, clicks, bot_clicks)
         VALUES (${key.app_id}, ${environment}, ${scope}, ${hour}, ${values.country},
           ${values.platform}, ${values.os}, ${values.browser}, ${values.referrer},
-          ${values.utm_source}, 'none', 'none', ${people}, ${bots})
+          ${values.utm_source}, 'none', 'none', ${values.source}, ${people}, ${bots})
         ON CONFLICT (app_id, environment, link_id, hour, country, platform, os, browser, referrer,
-          utm_source, utm_medium, utm_campaign)
+          utm_source, utm_medium, utm_campaign, source)
         DO UPDATE SET clicks = click_rollup_hours.clicks + EXCLUDED.clicks,
           bot_clicks = click_rollup_hours.bot_clicks + EXCLUDED.bot_clicks`.execute(db);
       await sql`
         INSERT INTO click_rollup_days (app_id, environment, link_id, day, country, platform, os,
-          browser, referrer, utm_source, utm_medium, utm_campaign, clicks, bot_clicks)
+          browser, referrer, utm_source, utm_medium, utm_campaign, source, clicks, bot_clicks)
         VALUES (${key.app_id}, ${environment}, ${scope}, ${day}, ${values.country},
           ${values.platform}, ${values.os}, ${values.browser}, ${values.referrer},
-          ${values.utm_source}, 'none', 'none', ${people}, ${bots})
+          ${values.utm_source}, 'none', 'none', ${values.source}, ${people}, ${bots})
         ON CONFLICT (app_id, environment, link_id, day, country, platform, os, browser, referrer,
-          utm_source, utm_medium, utm_campaign)
+          utm_source, utm_medium, utm_campaign, source)
         DO UPDATE SET clicks = click_rollup_days.clicks + EXCLUDED.clicks,
           bot_clicks = click_rollup_days.bot_clicks + EXCLUDED.bot_clicks`.execute(db);
       await sql`
@@ -128,7 +131,8 @@ async function seedClicks(
       FROM due JOIN click_rollup_days c USING (app_id, environment, link_id, day)
       CROSS JOIN LATERAL (VALUES ('country', c.country), ('platform', c.platform), ('os', c.os),
         ('browser', c.browser), ('referrer', c.referrer), ('utm_source', c.utm_source),
-        ('utm_medium', c.utm_medium), ('utm_campaign', c.utm_campaign)) AS v(dimension, value)
+        ('utm_medium', c.utm_medium), ('utm_campaign', c.utm_campaign), ('source', c.source))
+        AS v(dimension, value)
       GROUP BY 1, 2, 3, 4, 5, 6
       ON CONFLICT (app_id, environment, link_id, day, dimension, value)
       DO UPDATE SET clicks = EXCLUDED.clicks, bot_clicks = EXCLUDED.bot_clicks`.execute(db);
@@ -404,6 +408,84 @@ describe('GET /api/v1/links/{linkId}/analytics', () => {
       ]);
       expect(totals.clicks).toBe(de + 2);
     }
+  });
+});
+
+describe('the source dimension (taps of the link URL, scans of its QR code)', () => {
+  it('groups by source and filters source=qr on both endpoints; the breakdown adds up', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const [derived, fresh] = [
+      await insertLink(gateway.deps.db, { appId: tenant.appId }),
+      await insertLink(gateway.deps.db, { appId: tenant.appId }),
+    ];
+    const clicks = [
+      { at: dayAt(0), country: 'DE', clicks: 3 },
+      { at: dayAt(0), country: 'DE', source: 'qr', clicks: 2, bot_clicks: 1 },
+      { at: dayAt(1), country: 'FR', source: 'qr', clicks: 4 },
+    ];
+    // A link's breakdown is read from derived dimension rows and from the combinations alike.
+    await seedClicks(tenant, derived.id, clicks, { derived: true });
+    await seedClicks(tenant, fresh.id, clicks);
+    const sum = (values: { clicks: number; botClicks: number }[]) =>
+      values.reduce(
+        (total, v) => ({
+          clicks: total.clicks + v.clicks,
+          botClicks: total.botClicks + v.botClicks,
+        }),
+        { clicks: 0, botClicks: 0 },
+      );
+    const paths = [
+      `/api/v1/links/${derived.id}/analytics`,
+      `/api/v1/links/${fresh.id}/analytics`,
+      '/api/v1/analytics',
+    ];
+    for (const [path, factor] of [
+      [paths[0], 1],
+      [paths[1], 1],
+      [paths[2], 2],
+    ] as const) {
+      const grouped = (await analyticsOf(tenant, `${path}?${range(0, 2)}&groupBy=source`)).body
+        .analytics;
+      expect({ path, values: grouped.breakdown.values }).toEqual({
+        path,
+        values: [
+          { value: 'qr', clicks: 6 * factor, botClicks: factor },
+          { value: 'link', clicks: 3 * factor, botClicks: 0 },
+        ],
+      });
+      expect(sum(grouped.breakdown.values)).toEqual({
+        clicks: grouped.totals.clicks,
+        botClicks: grouped.totals.botClicks,
+      });
+
+      const scans = (await analyticsOf(tenant, `${path}?${range(0, 2)}&source=QR&groupBy=country`))
+        .body.analytics;
+      expect(scans.filters).toEqual({ source: 'qr' });
+      expect({ path, totals: scans.totals }).toEqual({
+        path,
+        totals: {
+          clicks: 6 * factor,
+          botClicks: factor,
+          uniqueVisitors: null,
+          uniqueVisitorsSummed: false,
+        },
+      });
+      expect(scans.breakdown.values).toEqual([
+        { value: 'FR', clicks: 4 * factor, botClicks: 0 },
+        { value: 'DE', clicks: 2 * factor, botClicks: factor },
+      ]);
+      const taps = (await analyticsOf(tenant, `${path}?${range(0, 2)}&source=link`)).body.analytics;
+      expect(taps.totals.clicks + scans.totals.clicks).toBe(grouped.totals.clicks);
+    }
+  });
+
+  it('answers 422 naming source for a value outside its list', async () => {
+    const tenant = await createTenant(gateway.deps.db);
+    const { status, body } = await analyticsOf(tenant, `/api/v1/analytics?source=nfc`);
+    expect({ status, fields: body.fields }).toEqual({
+      status: 422,
+      fields: { source: 'must be one of link, qr' },
+    });
   });
 });
 

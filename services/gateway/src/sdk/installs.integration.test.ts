@@ -416,6 +416,25 @@ describe('POST /sdk/installs: the clipboard and the opened link', () => {
     expect(await clickRow(body.install.id)).toBeUndefined();
   });
 
+  it("matches a QR code's URL (the scan marker qr=1) to its link, with the token it carries", async () => {
+    const link = await seed(alpha, 'live', { deep_link_data: { scanned: 1 } });
+    expect(
+      reported(
+        await report({ platform: 'ios', openedUrl: `${urlOf(alpha, 'live', link.alias)}?qr=1` }),
+      ),
+    ).toMatchObject({
+      match: { type: 'deterministic', method: 'opened_url', clickedAt: null },
+      link: { id: link.id },
+      deepLinkData: { scanned: 1 },
+    });
+    const { token, clickedAt } = await mintToken(link);
+    const url = `${urlOf(alpha, 'live', link.alias)}?qr=1&ls_click=${token}&qr=1`;
+    expect(reported(await report({ platform: 'ios', openedUrl: url }))).toMatchObject({
+      match: { method: 'opened_url', clickedAt: new Date(clickedAt).toISOString() },
+      link: { id: link.id },
+    });
+  });
+
   it('uses up the token an opened link carries, which must be valid and of that link', async () => {
     const link = await seed(alpha);
     const other = await seed(alpha);

@@ -83,6 +83,23 @@ describe('POST /sdk/resolve: what resolves', () => {
     expect(Object.keys(JSON.parse(res.text) as object)).toEqual(['link', 'deepLinkData', 'query']);
   });
 
+  it("never answers the scan marker of a QR code's URL (qr=1) in the query", async () => {
+    const link = await seed(alpha);
+    const url = urlOf(alpha, 'live', link.alias);
+    for (const [query, expected] of [
+      ['?qr=1', {}],
+      ['?utm_source=poster&qr=1&x=%20y', { utm_source: 'poster', x: ' y' }],
+      ['?qr=10', { qr: '10' }],
+    ] as const) {
+      const res = await resolve({ url: `${url}${query}` });
+      expect({
+        query,
+        status: res.status,
+        answered: (res.body as { query: unknown }).query,
+      }).toEqual({ query, status: 200, answered: expected });
+    }
+  });
+
   it('resolves a test link on the test host with a test key', async () => {
     const link = await seed(alpha, 'test', { deep_link_data: { env: 'test' } });
     const res = await resolve(
