@@ -38,6 +38,7 @@ const GROUPS = [
   'utmSource',
   'utmMedium',
   'utmCampaign',
+  'source',
 ];
 /** The first link's: a busy day, one the worker derives dimension rows for (DERIVE_MIN_CLICKS). */
 const BUSY = 1_000;
@@ -91,7 +92,8 @@ it('agrees with clickCount, adds up in every breakdown, and is consistent table 
   const click = (i: number) =>
     sendRequest(
       `${stack.redirect.url}/${links[i < BUSY ? 0 : 1 + (i % (LINKS - 1))].alias}` +
-        `?utm_source=s${i % 3}&utm_campaign=c${i % 7}`,
+        // One click in four a QR code's scan (the scan marker, anywhere in the query).
+        `?utm_source=s${i % 3}${i % 4 === 0 ? '&qr=1' : ''}&utm_campaign=c${i % 7}`,
       {
         host: `${tenant.subdomainKey}.${stack.linkDomain}`,
         headers: {
@@ -138,6 +140,18 @@ it('agrees with clickCount, adds up in every breakdown, and is consistent table 
   expect(app.totals.uniqueVisitors).toBe(linkUniques);
   expect(app.topLinks).toHaveLength(LINKS);
   await expectBreakdownsAddUp(`/analytics?${range}`);
+  // Scans and taps, each counted once: every fourth click was a scan.
+  const bySource = (await api(`/analytics?${range}&groupBy=source`)).analytics.breakdown.values;
+  const sourceTotal = (value: string) =>
+    bySource
+      .filter((row: Json) => row.value === value)
+      .reduce((total: number, row: Json) => total + row.clicks + row.botClicks, 0);
+  expect([sourceTotal('qr'), sourceTotal('link')]).toEqual([
+    Math.ceil(CLICKS / 4),
+    CLICKS - Math.ceil(CLICKS / 4),
+  ]);
+  const scans = (await api(`/analytics?${range}&source=qr`)).analytics;
+  expect(scans.totals.clicks + scans.totals.botClicks).toBe(Math.ceil(CLICKS / 4));
 
   const consistency = await checkAnalyticsConsistency(postgres.db, { appId: tenant.appId });
   expect(consistency.problems).toEqual([]);

@@ -28,6 +28,7 @@ async function flushed(
   day: string,
   country: string,
   clicks: number,
+  source = 'link',
 ) {
   const { db } = postgres;
   await db
@@ -39,6 +40,7 @@ async function flushed(
       day,
       country,
       ...DIMENSIONS,
+      source,
       clicks,
       bot_clicks: 0,
     })
@@ -57,6 +59,7 @@ async function flushed(
           'utm_source',
           'utm_medium',
           'utm_campaign',
+          'source',
         ])
         .doUpdateSet({ clicks: sql`click_rollup_days.clicks + ${clicks}` }),
     )
@@ -87,7 +90,7 @@ describe('LinkDimensionDaysRepository', () => {
     const link = await insertLink(postgres.db, tenant);
     const [yesterday, today] = [utcDay(-1), utcDay(0)];
     await flushed(tenant, link.id, yesterday, 'DE', 3_000);
-    await flushed(tenant, link.id, yesterday, 'FR', 2_000);
+    await flushed(tenant, link.id, yesterday, 'FR', 2_000, 'qr');
     await flushed(tenant, link.id, today, 'DE', 7_000);
     // A quiet day: read from its combinations, never derived.
     const quiet = await insertLink(postgres.db, tenant);
@@ -108,6 +111,14 @@ describe('LinkDimensionDaysRepository', () => {
       postgres.db,
     );
     expect(platforms.rows).toEqual([{ value: 'ios', clicks: 5_000 }]);
+    const sources = await sql<{ value: string; clicks: number }>`
+      SELECT value, clicks FROM click_dimension_days
+      WHERE app_id = ${tenant.appId} AND link_id = ${link.id} AND dimension = 'source'
+      ORDER BY value`.execute(postgres.db);
+    expect(sources.rows).toEqual([
+      { value: 'link', clicks: 3_000 },
+      { value: 'qr', clicks: 2_000 },
+    ]);
 
     // A late click of yesterday (a recovered batch): the day is derived again, with it.
     await flushed(tenant, link.id, yesterday, 'DE', 1);
