@@ -36,9 +36,7 @@ const COLOR_MESSAGE = 'must be a hex colour, #rrggbb or #rgb';
 export function hexColorOf(raw: string): string | undefined {
   if (!HEX.test(raw)) return undefined;
   const digits = raw.slice(1).toLowerCase();
-  return digits.length === 3
-    ? `#${[...digits].map((digit) => digit + digit).join('')}`
-    : `#${digits}`;
+  return digits.length === 3 ? `#${digits.replace(/./g, '$&$&')}` : `#${digits}`;
 }
 
 /** WCAG 2 relative luminance of `#rrggbb`: 0 for black, 1 for white. */
@@ -67,7 +65,9 @@ function unreadablePair(color: string, background: string): string | undefined {
   }
   const ratio = contrastRatio(color, background);
   if (ratio < QR_MIN_CONTRAST) {
-    return `color and background contrast ${ratio.toFixed(2)}:1; at least ${QR_MIN_CONTRAST}:1 is needed for the code to scan reliably`;
+    // Rounded down: a ratio just under 3 must not read as 3.00.
+    const shown = (Math.floor(ratio * 100) / 100).toFixed(2);
+    return `color and background contrast ${shown}:1; at least ${QR_MIN_CONTRAST}:1 is needed for the code to scan reliably`;
   }
   return undefined;
 }

@@ -28,10 +28,7 @@ const hexColor = (description: string, example: string) =>
     .meta({ description, example });
 
 export const qrQuerySchema = z.object({
-  format: z
-    .enum(QR_FORMATS)
-    .optional()
-    .meta({ description: 'The image format (default `svg`).' }),
+  format: z.enum(QR_FORMATS).optional().meta({ description: 'The image format (default `svg`).' }),
   size: z
     .int()
     .min(QR_SIZE.min)
@@ -48,13 +45,10 @@ export const qrQuerySchema = z.object({
     .meta({
       description: `The quiet zone around the code, in modules (default ${QR_MARGIN.default}, as the QR standard asks).`,
     }),
-  level: z
-    .enum(QR_LEVELS)
-    .optional()
-    .meta({
-      description:
-        'Error correction: `L` 7 %, `M` 15 % (default), `Q` 25 %, `H` 30 % of the code may be damaged (or covered by a logo) and still read.',
-    }),
+  level: z.enum(QR_LEVELS).optional().meta({
+    description:
+      'Error correction: `L` 7 %, `M` 15 % (default), `Q` 25 %, `H` 30 % of the code may be damaged (or covered by a logo) and still read.',
+  }),
   color: hexColor(
     `The modules' colour, \`#rrggbb\` or \`#rgb\` (default \`${QR_DEFAULT_COLOR}\`). It must be darker than \`background\` and contrast with it at least ${QR_MIN_CONTRAST}:1 (WCAG contrast ratio), else 422.`,
     '#1a237e',
@@ -95,7 +89,8 @@ export const getLinkQrDoc: ZodOpenApiOperationObject = {
       },
     },
     '304': {
-      description: '`If-None-Match` named the current ETag: the image the caller has is current; no body.',
+      description:
+        '`If-None-Match` named the current ETag: the image the caller has is current; no body.',
       headers: cacheHeaders,
     },
     '404': errorAnswer(
