@@ -229,6 +229,22 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
           connections: settings.connections,
         }),
     },
+    // A link's QR code at the default size: the link read of get-link, then drawing the image
+    // (no If-None-Match: every answer is drawn). No target: the answers per second are the line.
+    ...(['svg', 'png'] as const).map((format): Scenario => ({
+      id: `qr-${format}`,
+      title: `GET /links/{id}/qr?format=${format} (512 px)`,
+      subject: 'gateway',
+      compareWith: 'get-link',
+      job: (origin) =>
+        http(origin, {
+          method: 'GET',
+          paths: linkPaths.map((path) => `${path}/qr?format=${format}`),
+          headers: auth(large),
+          expectStatus: 200,
+          connections: settings.connections,
+        }),
+    })),
     {
       id: 'list-default',
       title: `GET /links (default page, ${formatCount(inputs.largeLinks)} links)`,

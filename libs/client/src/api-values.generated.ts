@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  expired: 410,
   payload_too_large: 413,
   invalid_request: 422,
   rate_limited: 429,

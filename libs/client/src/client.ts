@@ -7,7 +7,7 @@ import {
   isLinkServiceError,
 } from './errors';
 import type { AbortSignalLike, Answer, FetchLike } from './http';
-import { readAnswer } from './http';
+import { answerInfoOf, readAnswer } from './http';
 import { checkIdempotencyKey, webCryptoKeyGenerator } from './idempotency';
 import type { RequestKind, RetryPolicy } from './retry';
 import { DEFAULT_RETRY_POLICY, isRetryable, retryDelayMs } from './retry';
@@ -24,6 +24,7 @@ import type {
   LinkAnalyticsParams,
   LinkList,
   LinkPatchInput,
+  LinkQrParams,
   LinkResponse,
   ListLinksParams,
   ListWebhookDeliveriesParams,
@@ -143,6 +144,8 @@ const AUTHORIZATION = new WeakMap<LinkServiceClient, string>();
 interface ApiRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
+  /** A 2xx body read as the image it is (`GET /links/{linkId}/qr`), not as JSON. */
+  image?: 'text' | 'bytes';
   body?: unknown;
   kind: RequestKind;
   idempotencyKey?: string;
@@ -407,6 +410,39 @@ export class LinkServiceClient {
   }
 
   /**
+   * `GET /links/{linkId}/qr`: the link's QR code, an SVG document (a string, the default) or,
+   * with `format: 'png'`, the PNG's bytes. It encodes the link's `url` with `?qr=1`, counted
+   * as a scan by the link host. Archived links have one; an expired link is `expired`, another
+   * app's or environment's `not_found`, a bad parameter or unreadable colours `invalid_request`.
+   */
+  async getLinkQr(
+    linkId: string,
+    params: LinkQrParams & { format: 'png' },
+    options?: RequestOptions,
+  ): Promise<Uint8Array>;
+  async getLinkQr(
+    linkId: string,
+    params?: LinkQrParams & { format?: 'svg' },
+    options?: RequestOptions,
+  ): Promise<string>;
+  async getLinkQr(
+    linkId: string,
+    params?: LinkQrParams,
+    options?: RequestOptions,
+  ): Promise<string | Uint8Array>;
+  async getLinkQr(
+    linkId: string,
+    params: LinkQrParams = {},
+    options?: RequestOptions,
+  ): Promise<string | Uint8Array> {
+    const path = `/links/${encodeURIComponent(linkId)}/qr${analyticsQueryOf(params)}`;
+    const image = params.format === 'png' ? 'bytes' : 'text';
+    return (
+      await this.send<string | Uint8Array>({ method: 'GET', path, kind: 'read', image }, options)
+    ).body;
+  }
+
+  /**
    * `GET /analytics`: the clicks of every link of the key's app and environment (or of those
    * with `tag`), with its top links.
    */
@@ -628,9 +664,13 @@ export class LinkServiceClient {
         signal: aborter.signal,
       });
       // Inside the timeout: a gateway that sends headers and then stalls is a timeout too.
+      if (request.image && response.status >= 200 && response.status < 300) {
+        return await readImage<T>(response, request.image);
+      }
       const text = await response.text();
       return readAnswer<T>(response.status, text, response.headers, attempt);
     } catch (cause) {
+      if (cause instanceof FetchWithoutBytes) throw cause;
       throwIfAborted(signal);
       // The caller's abort was thrown above: this one is the timer's.
       const timedOut = aborter.signal.aborted;
@@ -648,6 +688,27 @@ export class LinkServiceClient {
       signal?.removeEventListener('abort', onAbort);
     }
   }
+}
+
+/** The caller's `fetch` cannot read a png: a mistake of the setup, not of the network. */
+class FetchWithoutBytes extends TypeError {
+  constructor() {
+    super("options.fetch's answers have no arrayBuffer(): a png cannot be read");
+  }
+}
+
+/** A 2xx image answer: its text (svg) or its bytes (png). */
+async function readImage<T>(
+  response: Awaited<ReturnType<FetchLike>>,
+  read: 'text' | 'bytes',
+): Promise<Answer<T>> {
+  const info = answerInfoOf(response.headers);
+  if (read === 'text') {
+    return { status: response.status, body: (await response.text()) as T, ...info };
+  }
+  if (!response.arrayBuffer) throw new FetchWithoutBytes();
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  return { status: response.status, body: bytes as T, ...info };
 }
 
 /** The client of one gateway and key: `new LinkServiceClient(options)`. */
@@ -679,7 +740,9 @@ function webhookPath(webhookId: string): string {
 }
 
 /** The analytics (or other) parameters given, in their declared order; empty when none. */
-export function analyticsQueryOf(params: AnalyticsParams | ListWebhookDeliveriesParams): string {
+export function analyticsQueryOf(
+  params: AnalyticsParams | ListWebhookDeliveriesParams | LinkQrParams,
+): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) query.set(name, String(value));

@@ -159,6 +159,7 @@ const CREATE_OUTCOME_UNKNOWN: Readonly<Record<ErrorSlug, boolean>> = {
   invalid_body: false,
   unauthorised: false,
   not_found: false,
+  expired: false,
   method_not_allowed: false,
   payload_too_large: false,
   invalid_request: false,

@@ -39,7 +39,16 @@ export type FetchSignal = typeof globalThis extends { AbortSignal: { prototype: 
 export type FetchLike = (
   url: string,
   init: { method: string; headers: Record<string, string>; body?: string; signal: FetchSignal },
-) => Promise<{ status: number; headers: HeadersLike; text(): Promise<string> }>;
+) => Promise<{
+  status: number;
+  headers: HeadersLike;
+  text(): Promise<string>;
+  /**
+   * The body's bytes: only `getLinkQr` with `format: 'png'` reads it (fetch's own has it). A
+   * wrapper without it serves every other method.
+   */
+  arrayBuffer?(): Promise<ArrayBuffer>;
+}>;
 
 /** What the gateway's headers tell about an answer, success or failure. */
 export interface AnswerInfo {

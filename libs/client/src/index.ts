@@ -52,6 +52,7 @@ export type {
   LinkCreateInput,
   LinkList,
   LinkPatchInput,
+  LinkQrParams,
   LinkResponse,
   LinkSort,
   LinkStatus,

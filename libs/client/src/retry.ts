@@ -63,6 +63,7 @@ export function isRetryable(error: LinkServiceError, kind: RequestKind): boolean
     case 'invalid_body':
     case 'unauthorised':
     case 'not_found':
+    case 'expired':
     case 'method_not_allowed':
     case 'payload_too_large':
     case 'invalid_request':

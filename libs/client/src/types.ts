@@ -210,6 +210,25 @@ export interface ErrorBody {
   fields?: Record<string, string>;
 }
 
+/**
+ * `GET /links/{linkId}/qr`'s parameters. The code encodes the link's `url` with `?qr=1`, which
+ * the link host counts as a scan.
+ */
+export interface LinkQrParams {
+  /** Default `svg`. */
+  format?: 'svg' | 'png';
+  /** Width and height in pixels, 64-2048; default 512. */
+  size?: number;
+  /** The quiet zone in modules, 0-16; default 4. */
+  margin?: number;
+  /** Error correction; default `M`. */
+  level?: 'L' | 'M' | 'Q' | 'H';
+  /** `#rrggbb` or `#rgb`, default `#000000`; darker than `background`, contrast >= 3:1. */
+  color?: string;
+  /** `#rrggbb` or `#rgb`, default `#ffffff`. */
+  background?: string;
+}
+
 /** Buckets of an analytics series: UTC hours (ranges up to 31 days), days, or calendar months. */
 export type AnalyticsInterval = 'hour' | 'day' | 'month';
 

@@ -28,6 +28,7 @@ import type {
   LinkCreateInput,
   LinkList,
   LinkPatchInput,
+  LinkQrParams,
   LinkSort,
   LinkStatus,
   ListLinksParams,
@@ -99,6 +100,7 @@ type DocumentLink = WithJsonData<Schemas['Link']>;
 type WithLinks<T, K extends keyof T, V> = Omit<T, K> & { [P in K]: V };
 type ListQuery = NonNullable<operations['listLinks']['parameters']['query']>;
 type LinkAnalyticsQuery = NonNullable<operations['getLinkAnalytics']['parameters']['query']>;
+type QrQuery = NonNullable<operations['getLinkQr']['parameters']['query']>;
 type AnalyticsQuery = NonNullable<operations['getAnalytics']['parameters']['query']>;
 type DocumentAnalytics = Schemas['Analytics'];
 type DeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
@@ -118,7 +120,7 @@ export type Checks = AllMatch<
     Same<BatchResultOf<false>, Extract<BatchEntryResult, { ok: false }>>,
     Same<WithLinks<Schemas['Error'], 'error', ErrorBody['error']>, ErrorBody>,
     SameValues<Schemas['Link']['status'], LinkStatus>,
-    SameValues<Schemas['Error']['error'], ErrorBody['error'] | 'expired'>,
+    SameValues<Schemas['Error']['error'], ErrorBody['error']>,
     // Requests.
     Same<WithJsonData<Schemas['LinkCreate']>, LinkCreateInput>,
     Same<WithJsonData<Schemas['LinkPatch']>, LinkPatchInput>,
@@ -126,6 +128,7 @@ export type Checks = AllMatch<
     Same<ListQuery, ListLinksParams>,
     Same<LinkAnalyticsQuery, LinkAnalyticsParams>,
     Same<AnalyticsQuery, AnalyticsParams>,
+    Same<QrQuery, LinkQrParams>,
     Same<DocumentAnalytics, Analytics>,
     Same<DocumentAnalytics['totals'], Analytics['totals']>,
     Same<DocumentAnalytics['series'][number], Analytics['series'][number]>,

@@ -133,6 +133,26 @@ export interface paths {
         patch: operations["updateLink"];
         trace?: never;
     };
+    "/links/{linkId}/qr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A link's QR code
+         * @description The link's QR code, for print. It encodes the link's `url` with the scan marker `?qr=1`, by which the link host counts the visit as a scan; the marker is stripped before the query is passed on. Archived links keep their code (they keep resolving). The image of a link and parameters never changes: send its ETag as `If-None-Match` to get a 304.
+         */
+        get: operations["getLinkQr"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/links/{linkId}/analytics": {
         parameters: {
             query?: never;
@@ -2289,6 +2309,216 @@ export interface operations {
                 };
             };
             /** @description `invalid_request`: a field is invalid (an alias other than the current one, an unknown or server-set field included); `fields` names each. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_request";
+                        /**
+                         * @description For people.
+                         * @example Some fields are invalid.
+                         */
+                        message: string;
+                        /**
+                         * @description Field name to a message for people; every failing field is named.
+                         * @example {
+                         *       "webFallbackUrl": "is required"
+                         *     }
+                         */
+                        fields: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description `internal`: an unexpected failure; no internal detail is given. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "internal";
+                        /**
+                         * @description For people.
+                         * @example Something went wrong on our side.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unavailable`: Postgres, Redis or the workers did not answer in time; nothing half-done is left behind. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unavailable";
+                        /**
+                         * @description For people.
+                         * @example The service is temporarily unavailable; retry shortly.
+                         */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getLinkQr: {
+        parameters: {
+            query?: {
+                /** @description The image format (default `svg`). */
+                format?: "svg" | "png";
+                /** @description Width and height of the image in pixels (default 512): the png's pixels, the svg's `width` and `height`. It must give each module a pixel at least; a long URL at level `H` with a wide margin needs more than 64 (the 422 says how many). */
+                size?: number;
+                /** @description The quiet zone around the code, in modules (default 4, as the QR standard asks). */
+                margin?: number;
+                /** @description Error correction: `L` 7 %, `M` 15 % (default), `Q` 25 %, `H` 30 % of the code may be damaged (or covered by a logo) and still read. */
+                level?: "L" | "M" | "Q" | "H";
+                /** @description The modules' colour, `#rrggbb` or `#rgb` (default `#000000`). It must be darker than `background` and contrast with it at least 3:1 (WCAG contrast ratio), else 422. */
+                color?: string;
+                /** @description The background's colour, `#rrggbb` or `#rgb` (default `#ffffff`). */
+                background?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The link id. A link of another app, or of the key's other environment, is 404 like an unknown id. */
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The QR code: an SVG document (`format=svg`) or a PNG image (`format=png`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description A strong validator of the image: the same link and parameters always draw the same image. */
+                    ETag: string;
+                    /** @description The image never changes; `private` because it is answered to a secret key only: no shared cache may keep it. */
+                    "Cache-Control": "private, max-age=31536000, immutable";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                    "image/png": string;
+                };
+            };
+            /** @description `If-None-Match` named the current ETag: the image the caller has is current; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description A strong validator of the image: the same link and parameters always draw the same image. */
+                    ETag: string;
+                    /** @description The image never changes; `private` because it is answered to a secret key only: no shared cache may keep it. */
+                    "Cache-Control": "private, max-age=31536000, immutable";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_body`: the body is not valid JSON, not a JSON object, not sent as `Content-Type: application/json`, nested more than 128 levels deep, or missing where required; nothing was read. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "invalid_body";
+                        /**
+                         * @description For people.
+                         * @example The request body must be a JSON object.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorised`: the key is missing, malformed, unknown, revoked or of the other kind; one identical answer for all. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "unauthorised";
+                        /**
+                         * @description For people.
+                         * @example A valid secret API key is required.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: no such link in the app and environment of the key. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "not_found";
+                        /**
+                         * @description For people.
+                         * @example No such link.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `expired`: the link has expired; it has no code (the link host answers it with 410 too). */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "expired";
+                        /**
+                         * @description For people.
+                         * @example The link has expired.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is larger than 2 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "payload_too_large";
+                        /**
+                         * @description For people.
+                         * @example The request body is larger than 2 MiB.
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description `invalid_request`: an unknown or repeated parameter, a value out of its list or range, an unreadable colour pair (named by `color`, or by `background` when only it was sent), or a `size` too small for the code; `fields` names each. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

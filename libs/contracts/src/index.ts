@@ -7,6 +7,7 @@ export * from './link-input';
 export * from './link-status.cases';
 export * from './link-url';
 export { LIMITS as LINK_INPUT_LIMITS, parseZonedTimestamp } from './link-input-rules';
+export * from './qr-scan';
 export * from './reserved-aliases';
 export * from './analytics-values';
 export * from './qr-scan';

@@ -42,3 +42,8 @@ export function readScanMarker(query: string): ScanMarkerRead {
   const kept = query.split('&').filter((pair) => pair !== MARKER);
   return { scanned: true, query: kept.join('&') };
 }
+
+/** The URL a link's QR code encodes: its URL with the scan marker as its query. */
+export function scanUrlOf(linkUrl: string): string {
+  return `${linkUrl}${linkUrl.includes('?') ? '&' : '?'}${MARKER}`;
+}

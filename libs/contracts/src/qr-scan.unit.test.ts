@@ -1,4 +1,4 @@
-import { QR_SCAN_PARAMETER, QR_SCAN_VALUE, readScanMarker } from './qr-scan';
+import { QR_SCAN_PARAMETER, QR_SCAN_VALUE, readScanMarker, scanUrlOf } from './qr-scan';
 
 describe('readScanMarker', () => {
   it('is the literal pair qr=1', () => {
@@ -42,5 +42,17 @@ describe('readScanMarker', () => {
   it('returns a query without the marker as the same string', () => {
     const query = 'utm_source=mail&qr=10&ref=qr=1x';
     expect(readScanMarker(query).query).toBe(query);
+  });
+});
+
+describe('scanUrlOf', () => {
+  it('adds the scan marker as the query of a link URL', () => {
+    expect(scanUrlOf('https://acme.go.example/Promo')).toBe('https://acme.go.example/Promo?qr=1');
+  });
+
+  it('appends it to a query already there, and readScanMarker takes it back out', () => {
+    const scanned = scanUrlOf('https://acme.go.example/Promo?a=b');
+    expect(scanned).toBe('https://acme.go.example/Promo?a=b&qr=1');
+    expect(readScanMarker(scanned.split('?')[1] ?? '')).toEqual({ scanned: true, query: 'a=b' });
   });
 });

@@ -25,6 +25,8 @@ export interface HttpResponse<Body = unknown> {
   status: number;
   headers: Headers;
   text: string;
+  /** The body's bytes, for answers that are not text (a png). */
+  bytes: Buffer;
   /**
    * The body parsed as JSON, typed as the caller's contract says it is (e.g. the gateway's
    * ApiBody); undefined when the response was not JSON.
@@ -69,12 +71,14 @@ export function sendRequest<Body = unknown>(
         res.on('data', (part: Buffer) => parts.push(part));
         res.on('error', reject);
         res.on('end', () => {
-          const text = Buffer.concat(parts).toString('utf8');
+          const bytes = Buffer.concat(parts);
+          const text = bytes.toString('utf8');
           const isJson = res.headers['content-type']?.includes('application/json') ?? false;
           resolve({
             status: res.statusCode ?? 0,
             headers: toHeaders(res.headers),
             text,
+            bytes,
             body: isJson && text ? (JSON.parse(text) as Body) : undefined,
           });
         });

@@ -230,6 +230,16 @@ export class OpenApiConformance {
   }
 
   private bodyProblems(answer: ReceivedAnswer, response: ResponseObject, at: string): string[] {
+    // An answer that is not JSON (an image): its Content-Type must be one the document lists.
+    const mediaTypes = Object.keys(response.content ?? {});
+    if (mediaTypes.length > 0 && !mediaTypes.includes('application/json')) {
+      const received = answer.headers.get('content-type')?.split(';', 1)[0]?.trim();
+      return received !== undefined && mediaTypes.includes(received)
+        ? []
+        : [
+            `Content-Type ${String(received)} is not one the document lists: ${mediaTypes.join(', ')}`,
+          ];
+    }
     const content = response.content?.['application/json'];
     if (!content?.schema) return [];
     if (answer.body === undefined) return ['the body is not JSON, but the document says it is'];

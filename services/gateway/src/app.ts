@@ -16,6 +16,7 @@ import { serveOpenApiDocument } from './openapi/openapi.routes';
 import { creationRoutes } from './creation/creation.routes';
 import { linksRoutes } from './links/links.routes';
 import { analyticsRoutes } from './analytics/analytics.routes';
+import { qrRoutes } from './qr/qr.routes';
 import { webhooksRoutes } from './webhooks/webhooks.routes';
 import { installsRoutes } from './sdk/installs.routes';
 import { jwksRoutes } from './sdk/jwks.routes';
@@ -38,6 +39,7 @@ export function apiRoutes(deps: GatewayDeps): ApiRoute[] {
     ...creationRoutes(deps),
     // After creationRoutes, so /links/batch is its own path (405 for GET) and not a link id.
     ...linksRoutes(deps),
+    ...qrRoutes(deps),
     ...analyticsRoutes(deps),
     ...webhooksRoutes(deps),
   ];

@@ -5,7 +5,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
-  /** The app interface's resolve of a link that has expired (app-interface.md). */
+  /** A link that has expired: the app interface's resolve (app-interface.md), its QR code. */
   expired: 410,
   payload_too_large: 413,
   invalid_request: 422,

@@ -73,7 +73,8 @@ function statusTable(slugs: readonly ErrorSlug[]): string {
 
 /**
  * The secret-key API's slugs: every slug of the Error schema but those only the app interface
- * (`/sdk`) answers (`expired`). Slugs no operation lists (a 405) count for both.
+ * (`/sdk`) answers (none now: `expired` is also a QR code's). Slugs no operation lists (a 405)
+ * count for both.
  */
 function secretKeySlugs(document: OpenApiDocument): ErrorSlug[] {
   const all = enumOf(schemaOf(document, 'Error').properties?.error, 'Error.error');
