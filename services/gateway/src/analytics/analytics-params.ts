@@ -24,6 +24,7 @@ import {
   parseZonedTimestamp,
 } from '@linkservice/contracts';
 import type { FieldErrors } from '../http/errors';
+import { readQuery } from '../http/query-reader';
 
 export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
@@ -117,19 +118,10 @@ export function parseAnalyticsQuery(
   raw: Record<string, unknown>,
   { allowTag, now }: { allowTag: boolean; now: Date },
 ): AnalyticsParse {
-  const fields: FieldErrors = {};
-  const text = (name: string): string | undefined => {
-    const value = raw[name];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string') {
-      fields[name] = 'must be given once, as one value';
-      return undefined;
-    }
-    return value;
-  };
-  for (const name of Object.keys(raw)) {
-    if (!KNOWN.has(name) || (name === 'tag' && !allowTag)) fields[name] = 'unknown parameter';
-  }
+  const { fields, text } = readQuery(
+    raw,
+    (name) => KNOWN.has(name) && (name !== 'tag' || allowTag),
+  );
 
   const toText = text('to');
   const fromText = text('from');

@@ -1,4 +1,5 @@
 import type { FieldErrors } from '../http/errors';
+import { readQuery } from '../http/query-reader';
 
 /** GET /links/{linkId}/qr's parameters: one table the parser and the API document both read. */
 export const QR_FORMATS = ['svg', 'png'] as const;
@@ -83,19 +84,7 @@ function integerIn(raw: string, range: { min: number; max: number }): number | u
  * colour pair that would not scan (named by the colour the caller sent; `color` when both).
  */
 export function parseQrQuery(raw: Record<string, unknown>): QrParse {
-  const fields: FieldErrors = {};
-  const text = (name: string): string | undefined => {
-    const value = raw[name];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string') {
-      fields[name] = 'must be given once, as one value';
-      return undefined;
-    }
-    return value;
-  };
-  for (const name of Object.keys(raw)) {
-    if (!KNOWN.has(name)) fields[name] = 'unknown parameter';
-  }
+  const { fields, text } = readQuery(raw, (name) => KNOWN.has(name));
 
   const formatText = text('format') ?? 'svg';
   const format = QR_FORMATS.find((one) => one === formatText);

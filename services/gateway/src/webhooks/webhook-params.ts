@@ -7,6 +7,7 @@ import {
   WEBHOOK_EVENT_TYPES,
 } from '@linkservice/webhooks';
 import type { FieldErrors } from '../http/errors';
+import { readQuery } from '../http/query-reader';
 
 /** Endpoints an app may have in one environment; one more is a 409. */
 export const MAX_WEBHOOKS_PER_ENVIRONMENT = 20;
@@ -275,24 +276,14 @@ export interface DeliveriesQuery {
 export type DeliveriesQueryParse =
   { ok: true; query: DeliveriesQuery } | { ok: false; fields: FieldErrors };
 
+const DELIVERIES_PARAMETERS: readonly string[] = ['limit', 'status', 'cursor'];
+
 /** The ids the API makes: a cursor of another form names no delivery. */
 const CURSOR = /^dlv_[0-9a-f]{32}$/;
 
 /** GET /webhooks/{id}/deliveries, every problem named (like the analytics parameters). */
 export function parseDeliveriesQuery(raw: Record<string, unknown>): DeliveriesQueryParse {
-  const fields: FieldErrors = {};
-  const text = (name: string): string | undefined => {
-    const value = raw[name];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string') {
-      fields[name] = 'must be given once, as one value';
-      return undefined;
-    }
-    return value;
-  };
-  for (const name of Object.keys(raw)) {
-    if (!['limit', 'status', 'cursor'].includes(name)) fields[name] = 'unknown parameter';
-  }
+  const { fields, text } = readQuery(raw, (name) => DELIVERIES_PARAMETERS.includes(name));
   let limit = DEFAULT_DELIVERIES_LIMIT;
   const limitText = text('limit');
   if (limitText !== undefined) {

@@ -4,6 +4,17 @@ import type { Kysely } from 'kysely';
 import type { ClaimedDelivery } from './relay-batches';
 
 /**
+ * `delivery` is first in line: no earlier pending delivery of its endpoint and subject (a
+ * subject's events reach an endpoint in order). Uses webhook_deliveries_line_idx.
+ */
+const FIRST_IN_LINE = `NOT EXISTS (
+  SELECT 1 FROM webhook_deliveries earlier
+   WHERE earlier.endpoint_id = delivery.endpoint_id
+     AND earlier.subject = delivery.subject
+     AND earlier.seq < delivery.seq
+     AND earlier.status = 'pending')`;
+
+/**
  * The relay's claim, one statement (no session state: it runs as one implicit transaction,
  * through PgBouncer's transaction mode too). A delivery is claimed when it is pending and due,
  * its endpoint is enabled, it is first in line (no earlier pending delivery of the same
@@ -23,12 +34,7 @@ const CLAIM_DUE = constantStatement<{ id: string; attempts: number; endpoint_id:
        AND (delivery.enqueued_at IS NULL
             OR delivery.enqueued_at < now() - make_interval(secs => $2::double precision / 1000))
        AND endpoint.disabled_at IS NULL
-       AND NOT EXISTS (
-             SELECT 1 FROM webhook_deliveries earlier
-              WHERE earlier.endpoint_id = delivery.endpoint_id
-                AND earlier.subject = delivery.subject
-                AND earlier.seq < delivery.seq
-                AND earlier.status = 'pending')
+       AND ${FIRST_IN_LINE}
      ORDER BY delivery.next_attempt_at
      LIMIT $1
        FOR UPDATE OF delivery SKIP LOCKED
@@ -52,12 +58,7 @@ const OLDEST_DUE_AGE = constantStatement<{ age_seconds: number }>(`
    WHERE delivery.status = 'pending'
      AND delivery.next_attempt_at <= now()
      AND endpoint.disabled_at IS NULL
-     AND NOT EXISTS (
-           SELECT 1 FROM webhook_deliveries earlier
-            WHERE earlier.endpoint_id = delivery.endpoint_id
-              AND earlier.subject = delivery.subject
-              AND earlier.seq < delivery.seq
-              AND earlier.status = 'pending')
+     AND ${FIRST_IN_LINE}
    ORDER BY delivery.next_attempt_at
    LIMIT 1`);
 
