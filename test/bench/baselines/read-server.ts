@@ -21,40 +21,53 @@ const LINK_READ = `SELECT links.*, coalesce(link_clicks.click_count, 0) AS click
 const LINK_PATH = /^\/api\/v1\/links\/([A-Za-z0-9_]+)$/;
 
 const PER_PAGE = 25;
-/** links.repository.ts's FEW_MATCHES: up to this many matches are collected and sorted. */
-const FEW_MATCHES = 10_000;
 const PAGE_KEYS = 'links.id, links.created_at, links.alias';
-/** The columns links.repository.ts reads by name, the count joined from link_clicks. */
-const LIST_COLUMNS =
-  'links.id, links.app_id, links.environment, links.alias, links.archived_at, links.created_at, ' +
-  'links.updated_at, links.search_text, links.web_fallback_url, links.ios_fallback_url, ' +
-  'links.deep_link_data, links.title, links.campaign, links.channel, links.feature, links.tags, ' +
-  'links.expires_at, coalesce(link_clicks.click_count, 0) AS click_count';
+/** The columns links.repository.ts reads by name. */
+const LINK_COLUMNS = [
+  'id',
+  'app_id',
+  'environment',
+  'alias',
+  'archived_at',
+  'created_at',
+  'updated_at',
+  'search_text',
+  'web_fallback_url',
+  'ios_fallback_url',
+  'deep_link_data',
+  'title',
+  'campaign',
+  'channel',
+  'feature',
+  'tags',
+  'expires_at',
+];
 
 /**
  * What links.repository.ts's list() sends for `GET /links` without a query: keep it in step
- * with that statement. $1 app, $2 environment; the stored total's column by environment.
+ * with that statement. $1 app, $2 environment; the stored total's column by environment. The
+ * page walks links_newest_idx; each of its rows is looked up by id with its count.
  */
 function listStatement(countColumn: string): string {
   const total = '(SELECT total FROM counted)';
   return `
-      WITH matched AS MATERIALIZED (
-        SELECT ${PAGE_KEYS} FROM links WHERE links.app_id = $1 AND links.environment = $2
-      ),
-      counted AS (SELECT coalesce((SELECT "${countColumn}" FROM apps WHERE id = $1), 0) AS total),
+      WITH counted AS (SELECT coalesce((SELECT "${countColumn}" FROM apps WHERE id = $1), 0) AS total),
       page AS (
-        (SELECT * FROM matched WHERE ${total} <= $3 AND ${total} > $4
-         ORDER BY matched.created_at DESC, matched.id DESC LIMIT $5 OFFSET $4)
-        UNION ALL
-        (SELECT ${PAGE_KEYS} FROM links
-         WHERE links.app_id = $1 AND links.environment = $2 AND ${total} > $3 AND ${total} > $4
-         ORDER BY links.created_at DESC, links.id DESC LIMIT $5 OFFSET $4))
-      SELECT ${LIST_COLUMNS}, counted.total, now() AS db_now
+        SELECT ${PAGE_KEYS} FROM links
+        WHERE links.app_id = $1 AND links.environment = $2 AND ${total} > $3
+        ORDER BY links.created_at DESC, links.id DESC LIMIT $4 OFFSET $3)
+      SELECT ${[...LINK_COLUMNS, 'click_count'].map((column) => `links.${column}`).join(', ')},
+        counted.total, now() AS db_now
       FROM counted
       LEFT JOIN page ON true
-      LEFT JOIN links ON links.id = page.id
-        AND links.app_id = $1 AND links.environment = $2
-      LEFT JOIN link_clicks ON link_clicks.link_id = links.id
+      LEFT JOIN LATERAL (
+        SELECT ${LINK_COLUMNS.map((column) => `links.${column}`).join(', ')},
+          coalesce((SELECT link_clicks.click_count FROM link_clicks
+                    WHERE link_clicks.link_id = links.id), 0) AS click_count
+        FROM links
+        WHERE links.id = page.id AND links.app_id = $1 AND links.environment = $2
+        LIMIT 1
+      ) AS links ON true
       ORDER BY page.created_at DESC, page.id DESC
     `;
 }
@@ -84,13 +97,7 @@ async function listLinks(req: IncomingMessage, res: ServerResponse): Promise<voi
     return;
   }
   const statement = auth.environment === 'test' ? LIST.test : LIST.live;
-  const result = await pool.query<PageRow>(statement, [
-    auth.app_id,
-    auth.environment,
-    FEW_MATCHES,
-    0,
-    PER_PAGE,
-  ]);
+  const result = await pool.query<PageRow>(statement, [auth.app_id, auth.environment, 0, PER_PAGE]);
   const first = result.rows.at(0);
   const total = Number(first?.total ?? 0);
   const now = first?.db_now ?? new Date();

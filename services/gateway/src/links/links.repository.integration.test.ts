@@ -4,7 +4,7 @@ import { LINK_STATUSES } from '@linkservice/contracts';
 import type { LinkSort, LinkStatusFilter } from './list-params';
 import { SORT_NAMES } from './list-params';
 import type { LinkListQuery, LinkScope } from './list-query.sql';
-import { escapeLike } from './list-query.sql';
+import { escapeLike, listStatement } from './list-query.sql';
 import { LinksRepository } from './links.repository';
 import type { LinkSeed } from '@linkservice/testing';
 import { insertLinks } from '@linkservice/testing';
@@ -171,6 +171,27 @@ describe('LinksRepository.list', () => {
     expect(active.rows).toHaveLength(active.total);
   });
 
+  it.each(SORT_NAMES)(
+    'reads only the entries an unfiltered page shows, sorted by %s',
+    async (sort) => {
+      // Told to collect every match (fewMatches unbounded), an unfiltered page still walks the
+      // sort's index: no scan of a link table may return more rows than offset + limit.
+      const statement = listStatement(scope, query({ sort, offset: 2, limit: 3 }), {
+        fewMatches: Number.MAX_SAFE_INTEGER,
+        unclicked: false,
+      }).compile(handle.db);
+      const { rows: explained } = await handle.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql}`,
+        [...statement.parameters],
+      );
+      const scans = planNodes(explained[0]['QUERY PLAN'][0].Plan).filter((node) =>
+        ['links', 'link_clicks'].includes(node['Relation Name'] ?? ''),
+      );
+      expect(scans.length).toBeGreaterThan(0);
+      for (const scan of scans) expect(scan['Actual Rows']).toBeLessThanOrEqual(5);
+    },
+  );
+
   it('reads nothing past the end but still counts', async () => {
     for (const repository of [collecting, walking]) {
       const page = await repository.list(scope, query({ offset: 40, limit: 5 }));
@@ -178,6 +199,17 @@ describe('LinksRepository.list', () => {
     }
   });
 });
+
+/** A node of EXPLAIN's JSON plan: the fields the tests read. */
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  Plans?: PlanNode[];
+}
+
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}
 
 describe('escapeLike', () => {
   it.each([

@@ -11,7 +11,7 @@ import { outboxCtes } from '@linkservice/webhooks';
 import type { AuthContext } from '../auth/auth-context';
 import type { KeyRow } from '../auth/keys.repository';
 import { activeKeyStatement, toAuthContext } from '../auth/keys.repository';
-import type { LinkListQuery, LinkScope, NullableLinkRow } from './list-query.sql';
+import type { LinkListQuery, LinkScope, NullableLinkRow, PageRow } from './list-query.sql';
 import { FEW_MATCHES, listStatement } from './list-query.sql';
 
 /** A row together with the database clock it was read at, so status matches the SQL filters. */
@@ -289,13 +289,20 @@ export class LinksRepository {
       fewMatches: this.fewMatches,
       unclicked,
     });
-    const result = await statement.execute(db);
-    const first = result.rows.at(0);
+    // The text depends only on the query's shape (sort, which filters, the unclicked walk; every
+    // value is a parameter), so the shapes are few and each is prepared once per connection.
+    const compiled = statement.compile(db);
+    const rows = await executeStatement(
+      db,
+      constantStatement<PageRow>(compiled.sql),
+      compiled.parameters,
+    );
+    const first = rows.at(0);
     if (!first) throw new Error('the count CTE always yields one row');
-    const rows = result.rows.flatMap(({ total: _total, db_now: _now, ...row }) => {
+    const page = rows.flatMap(({ total: _total, db_now: _now, ...row }) => {
       // An empty page comes back as one row of nulls beside the total; a link always has an id.
       return row.id === null ? [] : [row as CountedLinkRow];
     });
-    return { rows, total: first.total, now: first.db_now };
+    return { rows: page, total: first.total, now: first.db_now };
   }
 }

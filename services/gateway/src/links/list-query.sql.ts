@@ -157,11 +157,20 @@ function orderBy(sort: LinkSort, table?: 'matched' | 'links' | 'page') {
   );
 }
 
+/**
+ * A link's click count from link_clicks (no row: never clicked), as a correlated subquery: one
+ * primary-key probe per row, never a join the planner could run as a scan of link_clicks.
+ */
+function clickCountOf(id: RawBuilder<unknown>) {
+  return sql`coalesce((SELECT link_clicks.click_count FROM link_clicks
+    WHERE link_clicks.link_id = ${id}), 0)`;
+}
+
 /** Every column of a link (never links.*: see LinksRepository) and its count from link_clicks. */
 function linkColumnsWithClicks() {
   return sql.join([
     ...LINK_COLUMNS.map((column) => sql.ref(`links.${column}`)),
-    sql`coalesce(${sql.ref('link_clicks.click_count')}, 0) AS click_count`,
+    sql`${clickCountOf(sql.ref('links.id'))} AS click_count`,
   ]);
 }
 
@@ -181,7 +190,9 @@ const TOTAL = sql<number>`(SELECT total FROM counted)`;
  * fewMatches + 1 of them tell whether they are few, and when they are, their count is the
  * total and the few branch sorts the same rows. Only above fewMatches is the total counted by
  * a second scan (counting first and collecting afterwards ran the trigram index scan twice).
- * Without a filter the total is stored, and `matched` is read only when it is few; with
+ * Without a filter there is no `matched` and no few branch: the total is stored, and the page
+ * walks the sort's index, which holds exactly the app's links in order, reading the page's
+ * offset + limit entries whatever the app's size or its statistics. With
  * status=active alone it is the stored total minus the archived and expired links, both counted
  * through their partial indexes (counting the active ones read nearly every row).
  * A page past the end reads no rows beyond what counting needs. Branches return keys only;
@@ -200,18 +211,28 @@ export function listStatement(
   const many = sql<SqlBool>`${TOTAL} > ${few} AND ${TOTAL} > ${offset}`;
   const filtered = !isUnfiltered(query);
   const walk = { filtered, unclicked: plan.unclicked, limit, offset };
+  // The few branch reads `matched` only when it holds at most `few` rows; the LIMIT says so to
+  // the planner, whose estimate of the branch (a sort of every match, a million rows for a
+  // broad filter) would otherwise reach jit_above_cost and compile the statement each time.
+  const fewMatched = sql`(SELECT * FROM matched LIMIT ${few}) AS matched`;
   let page;
-  if (sort !== 'clicks') {
+  if (sort !== 'clicks' && !filtered) {
+    // Unfiltered, the sort's index holds exactly the app's links in order: walking it reads
+    // offset + limit entries whatever the app's size, so there is no few branch to choose.
     page = sql`
-        (SELECT * FROM matched WHERE ${TOTAL} <= ${few} AND ${TOTAL} > ${offset}
+        SELECT ${pageKeysOf('links')} FROM links WHERE ${matches} AND ${TOTAL} > ${offset}
+        ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset}`;
+  } else if (sort !== 'clicks') {
+    page = sql`
+        (SELECT * FROM ${fewMatched} WHERE ${TOTAL} <= ${few} AND ${TOTAL} > ${offset}
          ORDER BY ${orderBy(sort, 'matched')} LIMIT ${limit} OFFSET ${offset})
         UNION ALL
         (SELECT ${pageKeysOf('links')} FROM links WHERE ${matches} AND ${many}
          ORDER BY ${orderBy(sort, 'links')} LIMIT ${limit} OFFSET ${offset})`;
   } else if (filtered) {
     page = sql`
-        (SELECT matched.id, coalesce(link_clicks.click_count, 0) AS click_count
-         FROM matched LEFT JOIN link_clicks ON link_clicks.link_id = matched.id
+        (SELECT matched.id, ${clickCountOf(sql.ref('matched.id'))} AS click_count
+         FROM ${fewMatched}
          WHERE ${TOTAL} <= ${few} AND ${TOTAL} > ${offset}
          ORDER BY ${orderBy(sort)} LIMIT ${limit} OFFSET ${offset})
         UNION ALL
@@ -223,17 +244,21 @@ export function listStatement(
     page = clicksWalk(scope, matches, { ...walk, gate: sql<SqlBool>`${TOTAL} > ${offset}` });
   }
   return sql<PageRow>`
-      WITH matched AS MATERIALIZED (
-        SELECT ${pageKeysOf('links')} FROM links WHERE ${matches}
-      ),
+      WITH ${filtered ? sql`matched AS MATERIALIZED (SELECT ${pageKeysOf('links')} FROM links WHERE ${matches}),` : sql``}
       counted AS (${totalStatement(scope, query, matches, few)}),
       page AS (${page})
-      SELECT ${linkColumnsWithClicks()}, counted.total, now() AS db_now
+      SELECT ${sql.join([...LINK_COLUMNS, 'click_count'].map((column) => sql.ref(`links.${column}`)))},
+        counted.total, now() AS db_now
       FROM counted
       LEFT JOIN page ON true
-      LEFT JOIN links ON links.id = page.id
-        AND links.app_id = ${scope.appId} AND links.environment = ${scope.environment}
-      LEFT JOIN link_clicks ON link_clicks.link_id = links.id
+      LEFT JOIN LATERAL (
+        SELECT ${linkColumnsWithClicks()} FROM links
+        WHERE links.id = page.id
+          AND links.app_id = ${scope.appId} AND links.environment = ${scope.environment}
+        -- An id is one row. The LIMIT keeps this a lookup by primary key per page row: flattened
+        -- into a join, it could be planned (on stale statistics) as a scan of the app's links.
+        LIMIT 1
+      ) AS links ON true
       ORDER BY ${orderBy(sort, 'page')}
     `;
 }
