@@ -249,7 +249,8 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       id: 'list-default',
       title: `GET /links (default page, ${formatCount(inputs.largeLinks)} links)`,
       subject: 'gateway',
-      goal: { kind: 'p50-max', ms: 50 },
+      // What the page shows plus the stored total: the sort index's first 25 entries.
+      goal: { kind: 'p50-max', ms: 5 },
       job: (origin) =>
         http(origin, {
           method: 'GET',
@@ -370,7 +371,7 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       title: `POST /links (${settings.connections} connections, one app)`,
       subject: 'gateway',
       linksPerRequest: 1,
-      goal: { kind: 'throughput-ratio', against: 'baseline-insert-server', min: 0.7 },
+      goal: { kind: 'throughput-ratio', against: 'baseline-insert-server', min: 1 },
       maxCpuMsPerLink: 1,
       job: concurrentCreateLoad(creator),
     },
@@ -400,7 +401,7 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       id: 'redirect',
       title: 'redirect GET https://<sub>.<domain>/<alias>',
       subject: 'redirect',
-      goal: { kind: 'throughput-ratio', against: 'baseline-redirect', min: 0.5 },
+      goal: { kind: 'throughput-ratio', against: 'baseline-redirect', min: 0.6 },
       job: redirectLoad,
     },
     {
