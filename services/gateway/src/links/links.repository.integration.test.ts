@@ -192,6 +192,26 @@ describe('LinksRepository.list', () => {
     },
   );
 
+  it("reads a small app's own links for a search and a tag, never the trigram or tag index", async () => {
+    // At most fewMatches links in the environment: they are read through the app's index and
+    // tested one by one, whatever the planner would estimate for the text's trigrams.
+    for (const filters of [{ search: 'promo' }, { tag: 'even' }, { search: 'sale', tag: 't1' }]) {
+      const statement = listStatement(scope, query(filters), {
+        fewMatches: 1_000,
+        unclicked: false,
+      }).compile(handle.db);
+      const { rows: explained } = await handle.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql}`,
+        [...statement.parameters],
+      );
+      const ran = planNodes(explained[0]['QUERY PLAN'][0].Plan).filter(
+        (node) => node['Actual Loops'] > 0,
+      );
+      expect(ran.map((node) => node['Index Name'])).not.toContain('links_search_idx');
+      expect(ran.map((node) => node['Index Name'])).not.toContain('links_tags_idx');
+    }
+  });
+
   it('reads nothing past the end but still counts', async () => {
     for (const repository of [collecting, walking]) {
       const page = await repository.list(scope, query({ offset: 40, limit: 5 }));
@@ -203,7 +223,9 @@ describe('LinksRepository.list', () => {
 /** A node of EXPLAIN's JSON plan: the fields the tests read. */
 interface PlanNode {
   'Relation Name'?: string;
+  'Index Name'?: string;
   'Actual Rows': number;
+  'Actual Loops': number;
   Plans?: PlanNode[];
 }
 
