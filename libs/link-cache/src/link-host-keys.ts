@@ -137,6 +137,11 @@ export function linkCacheKeys(prefix: string, ref: LinkRef): LinkCacheKeys {
   return linkCacheKeysIn(shardSpace(prefix, shardOfLink(ref)), ref);
 }
 
+/** `linkCacheKeys` for a caller that has computed `shardOfLink(ref)` already. */
+export function linkCacheKeysOfShard(prefix: string, shard: number, ref: LinkRef): LinkCacheKeys {
+  return linkCacheKeysIn(shardSpace(prefix, shard), ref);
+}
+
 /** The keys of `ref` under `space` (a shard's, or the layout before shards: compat). */
 export function linkCacheKeysIn(space: string, ref: LinkRef): LinkCacheKeys {
   const host = `${ref.environment}:${ref.subdomainKey}`;

@@ -35,54 +35,61 @@ export interface LinkCacheStats {
 
 /**
  * The redirect's Prometheus metrics, in the process' registry (served on METRICS_PORT). On the
- * hot path (~20k requests/s) every counter child is bound once, here, rather than looked up by
- * label values per request.
+ * hot path (tens of thousands of requests a second) the counters are plain numbers, handed to
+ * prom-client at scrape time (`collect`): prom-client's own `inc` validates and hashes the labels
+ * on every call, even through a bound child.
  */
 export class RedirectMetrics {
   readonly registry: Registry;
   readonly http: HttpRequestMetrics;
   readonly cache: LinkCacheStats;
-  private readonly results: Record<RedirectResult, Counter.Internal>;
+  private readonly results: Record<RedirectResult, number> = {
+    redirect: 0,
+    page: 0,
+    gone: 0,
+    not_found: 0,
+  };
+  private readonly lookups = { hit: 0, miss: 0 };
 
   constructor(registry: Registry = createMetricsRegistry()) {
     this.registry = registry;
     this.http = new HttpRequestMetrics(registry);
-    const redirects = new Counter({
+    const results = this.results;
+    // Every series exists from the start at 0, so rate() and alerts see the first increment.
+    new Counter({
       name: 'linkservice_redirects_total',
       help: 'Link host answers for an alias, by result: redirect, page (preview or deferred page), gone, not_found.',
       labelNames: ['result'],
       registers: [registry],
+      collect() {
+        this.reset();
+        for (const [result, count] of Object.entries(results)) this.labels(result).inc(count);
+      },
     });
-    this.results = {
-      redirect: redirects.labels('redirect'),
-      page: redirects.labels('page'),
-      gone: redirects.labels('gone'),
-      not_found: redirects.labels('not_found'),
-    };
-    // Every series exists from the start at 0, so rate() and alerts see the first increment.
-    for (const child of Object.values(this.results)) child.inc(0);
-    const lookups = new Counter({
+    const lookups = this.lookups;
+    new Counter({
       name: 'linkservice_link_cache_requests_total',
       help: 'Alias lookups by link cache result: hit, or miss (resolved from Postgres, Redis away included).',
       labelNames: ['result'],
       registers: [registry],
+      collect() {
+        this.reset();
+        this.labels('hit').inc(lookups.hit);
+        this.labels('miss').inc(lookups.miss);
+      },
     });
-    const hit = lookups.labels('hit');
-    const miss = lookups.labels('miss');
-    hit.inc(0);
-    miss.inc(0);
     this.cache = {
       hit: () => {
-        hit.inc();
+        lookups.hit += 1;
       },
       miss: () => {
-        miss.inc();
+        lookups.miss += 1;
       },
     };
   }
 
   redirected(kind: RedirectOutcome['kind']): void {
-    this.results[redirectResultOf(kind)].inc();
+    this.results[redirectResultOf(kind)] += 1;
   }
 
   /**

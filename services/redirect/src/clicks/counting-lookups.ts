@@ -3,7 +3,7 @@ import type { CacheLookup, LinkCache, LinkRef } from '@linkservice/link-cache';
 import {
   callGroups,
   clickTokenKey,
-  linkCacheKeys,
+  linkCacheKeysOfShard,
   pendingKeysByShard,
   shardOfLink,
 } from '@linkservice/link-cache';
@@ -51,6 +51,8 @@ const lookupCountingClickScript = new RedisScript(LOOKUP_COUNTING_CLICK);
 
 interface QueuedLookup {
   ref: LinkRef;
+  /** `shardOfLink(ref)`, computed once per redirect. */
+  shard: number;
   click: LookupClick | null;
   resolve: (found: CountingLookup) => void;
   reject: (error: unknown) => void;
@@ -76,12 +78,17 @@ export class CountingLookups {
    * The cache lookup of `ref` and, when `click` is given and the entry is a link that redirects
    * at `click.at`, that click counted. The caller decides its outcome with the same `click.at`,
    * so it counts a click itself only when the lookup did not (a miss, or Redis unavailable).
+   * `shard` is `shardOfLink(ref)` when the caller has it already.
    *
    * A failure rejects with a `RedisCallError` that says whether the call was `not-sent` (the
-   * client was not ready, or refused to write it: nothing was counted) or `uncertain` (a
-   * timeout or a lost connection: the script may have run, or may still run later).
+   * client was not ready, or refused to write it: nothing was counted) or `uncertain` (a timeout or a lost connection: the script may
+   * have run, or may still run later).
    */
-  lookUp(ref: LinkRef, click: LookupClick | null): Promise<CountingLookup> {
+  lookUp(
+    ref: LinkRef,
+    click: LookupClick | null,
+    shard: number = shardOfLink(ref),
+  ): Promise<CountingLookup> {
     return new Promise((resolve, reject) => {
       // setImmediate runs once this turn's I/O callbacks are done: every request read in the
       // turn has queued its lookup by then, and they all leave as one script call. Per call,
@@ -92,7 +99,7 @@ export class CountingLookups {
           this.sendQueued();
         });
       }
-      this.queued.push({ ref, click, resolve, reject });
+      this.queued.push({ ref, shard, click, resolve, reject });
     });
   }
 
@@ -100,7 +107,7 @@ export class CountingLookups {
     const queued = this.queued;
     this.queued = [];
     const { redis } = this.options;
-    for (const group of callGroups(queued, ({ ref }) => shardOfLink(ref), redis.isCluster)) {
+    for (const group of callGroups(queued, ({ shard }) => shard, redis.isCluster)) {
       for (let start = 0; start < group.length; start += MAX_LOOKUPS_PER_CALL) {
         void this.lookUpAll(group.slice(start, start + MAX_LOOKUPS_PER_CALL));
       }
@@ -115,9 +122,8 @@ export class CountingLookups {
     const { redis, cache, redisPrefix, tokenTtlMs } = this.options;
     const keys: string[] = [];
     const args: string[] = [String(tokenTtlMs)];
-    for (const { ref, click } of lookups) {
-      const { entry, generation, hostGeneration } = linkCacheKeys(redisPrefix, ref);
-      const shard = shardOfLink(ref);
+    for (const { ref, shard, click } of lookups) {
+      const { entry, generation, hostGeneration } = linkCacheKeysOfShard(redisPrefix, shard, ref);
       keys.push(
         entry,
         generation,
@@ -133,13 +139,17 @@ export class CountingLookups {
         lookupCountingClickScript.run(redis, keys.length, [...keys, ...args]),
       )) as unknown[];
       lookups.forEach((queued, index) => {
-        const [entry, generation, counted] = replies.slice(index * 3, index * 3 + 3);
-        const answer = (lookup: CacheLookup) => {
-          queued.resolve({ lookup, counted: counted === 1 });
-        };
+        const entry = replies[index * 3];
+        const generation = replies[index * 3 + 1];
+        const counted = replies[index * 3 + 2] === 1;
         const lookup = cache.lookupOfReply(queued.ref, entry, generation);
-        if (lookup instanceof Promise) void lookup.then(answer);
-        else answer(lookup);
+        if (lookup instanceof Promise) {
+          void lookup.then((read) => {
+            queued.resolve({ lookup: read, counted });
+          });
+        } else {
+          queued.resolve({ lookup, counted });
+        }
       });
     } catch (error) {
       // Nobody awaits this call: every lookup must settle, also when reading the reply throws

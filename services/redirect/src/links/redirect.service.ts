@@ -104,7 +104,8 @@ export class RedirectService {
     // Minted before the lookup, in the alias' shard: on a hit the lookup script stores it with
     // the click. Unused
     // (a 404 or 410) it is simply dropped; it was never stored.
-    const token = isGet && client !== 'previewer' ? this.tokens.mint(shardOfLink(ref)) : null;
+    const shard = shardOfLink(ref);
+    const token = isGet && client !== 'previewer' ? this.tokens.mint(shard) : null;
     // One clock for the lookup script and the rules, so both agree on expiry.
     const now = Date.now();
     const request = { client, query, clickToken: token?.token ?? null };
@@ -135,6 +136,7 @@ export class RedirectService {
       found = await this.options.lookups.lookUp(
         ref,
         token ? { tokenHash: token.hash, at: now, analytics: description } : null,
+        shard,
       );
     } catch (error) {
       // Redis away: redirects keep working straight from Postgres, uncached.
