@@ -33,12 +33,14 @@ if [ -z "${WEBHOOK_ENCRYPTION_KEY:-}" ]; then
 fi
 echo "pnpm start: migrating the database"
 node libs/db/dist/migrate.main.js
+# The node options the image runs every service with (deploy/node-flags, docs/operations.md).
+NODE_FLAGS="$(cat deploy/node-flags)"
 echo "pnpm start: starting the gateway, worker and redirect (Ctrl-C stops them)"
 # `exec node`: the service is concurrently's child itself, so the stop signal reaches it alone
 # and its exit code (0 after a graceful stop) is the one concurrently reports.
 exec node node_modules/concurrently/dist/bin/concurrently.js \
   --kill-others --kill-signal SIGTERM \
   --names gateway,worker,redirect --prefix-colors blue,magenta,green \
-  'exec node services/gateway/dist/dev.main.js' \
-  'exec node services/worker/dist/main.js' \
-  'exec node services/redirect/dist/main.js'
+  "exec node $NODE_FLAGS services/gateway/dist/dev.main.js" \
+  "exec node $NODE_FLAGS services/worker/dist/main.js" \
+  "exec node $NODE_FLAGS services/redirect/dist/main.js"

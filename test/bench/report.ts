@@ -254,6 +254,71 @@ const number = (value: number, digits = 0): string =>
 const megabytes = (bytes: number | null): string =>
   bytes === null ? '-' : number(bytes / (1024 * 1024));
 
+/**
+ * The memory targets: the gateway's peak RSS, and the gateway's, worker's and redirect's peaks
+ * added up (the most all of them together can have held during one scenario), in MB. LinkForty's
+ * processes together peaked at 413 MB on this machine under the same kind of load.
+ */
+export const MEMORY_TARGETS_MB = { gateway: 200, total: 413 } as const;
+
+export interface MemorySummary {
+  /** The highest per-scenario peak of the gateway, bytes, and the scenario it was seen in. */
+  gateway: { bytes: number; scenario: string } | null;
+  /** The highest per-scenario sum of the three processes' peaks, bytes, and its scenario. */
+  total: { bytes: number; scenario: string } | null;
+  verdicts: { gateway: Verdict; total: Verdict };
+}
+
+const MiB = 2 ** 20;
+
+/**
+ * The `memory` line: the highest peaks over the scenarios that measured RSS, judged against
+ * MEMORY_TARGETS_MB. A scenario that lacks one of the three processes' figures does not count
+ * towards the total (its sum would understate it).
+ */
+export function summarizeMemory(outcomes: readonly ScenarioOutcome[]): MemorySummary {
+  let gateway: MemorySummary['gateway'] = null;
+  let total: MemorySummary['total'] = null;
+  for (const o of outcomes) {
+    const { gateway: gw, worker: wk, redirect: rd } = o.peakRss;
+    if (gw !== null && (gateway === null || gw > gateway.bytes)) {
+      gateway = { bytes: gw, scenario: o.id };
+    }
+    if (gw === null || wk === null || rd === null) continue;
+    const sum = gw + wk + rd;
+    if (total === null || sum > total.bytes) total = { bytes: sum, scenario: o.id };
+  }
+  const verdict = (peak: { bytes: number } | null, limitMb: number, what: string): Verdict => ({
+    target: `${what} < ${limitMb} MB`,
+    result: peak === null ? 'n/a' : peak.bytes < limitMb * MiB ? 'PASS' : 'FAIL',
+    ...(peak === null ? { note: 'not measured' } : {}),
+  });
+  return {
+    gateway,
+    total,
+    verdicts: {
+      gateway: verdict(gateway, MEMORY_TARGETS_MB.gateway, 'gateway peak RSS'),
+      total: verdict(total, MEMORY_TARGETS_MB.total, 'gateway + worker + redirect peak RSS'),
+    },
+  };
+}
+
+/** The summary as two lines under the table, e.g. `memory  gateway  183 MB (qr-png) ... PASS`. */
+export function formatMemorySummary(summary: MemorySummary): string {
+  const line = (
+    label: string,
+    peak: { bytes: number; scenario: string } | null,
+    verdict: Verdict,
+  ): string =>
+    `memory  ${label.padEnd(8)} ${
+      peak === null ? 'n/a' : `${number(peak.bytes / MiB).padStart(5)} MB (${peak.scenario})`
+    }  ${verdict.target}  ${verdict.result}${verdict.note ? ` (${verdict.note})` : ''}`;
+  return [
+    line('gateway', summary.gateway, summary.verdicts.gateway),
+    line('all', summary.total, summary.verdicts.total),
+  ].join('\n');
+}
+
 /** One fixed-width table, one line per scenario. */
 export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
   const header = [

@@ -1,6 +1,6 @@
 import { summarizeLatencies } from './latency';
 import type { LoadResult } from './load-protocol';
-import { formatTable, judge, mergeRounds } from './report';
+import { formatMemorySummary, formatTable, judge, mergeRounds, summarizeMemory } from './report';
 import type { ScenarioOutcome } from './report';
 import type { Scenario } from './scenarios';
 import { loadBenchSettings } from './settings';
@@ -196,6 +196,50 @@ describe('formatTable', () => {
     expect(lines[2]).toMatch(/PASS$/);
     expect(lines[3]).toMatch(/^redirect\s+unavailable/);
     expect(text).toContain('redirect: unavailable: redirect is not built');
+  });
+});
+
+describe('summarizeMemory', () => {
+  const MB = 2 ** 20;
+  const peaks = (gateway: number | null, worker: number | null, redirect: number | null) => ({
+    peakRss: {
+      gateway: gateway === null ? null : gateway * MB,
+      worker: worker === null ? null : worker * MB,
+      redirect: redirect === null ? null : redirect * MB,
+    },
+  });
+
+  it('takes the highest gateway peak and the highest per-scenario sum, against the targets', () => {
+    const summary = summarizeMemory([
+      outcome('get-link', peaks(150, 100, 90)),
+      outcome('qr-png', peaks(199, 90, 80)),
+      // The highest sum, though neither of its processes holds the highest figure on its own.
+      outcome('redirect', peaks(120, 110, 150)),
+    ]);
+    expect(summary.gateway).toEqual({ bytes: 199 * MB, scenario: 'qr-png' });
+    expect(summary.total).toEqual({ bytes: 380 * MB, scenario: 'redirect' });
+    expect(summary.verdicts.gateway.result).toBe('PASS');
+    expect(summary.verdicts.total.result).toBe('PASS');
+    expect(formatMemorySummary(summary).split('\n')).toEqual([
+      'memory  gateway    199 MB (qr-png)  gateway peak RSS < 200 MB  PASS',
+      'memory  all        380 MB (redirect)  gateway + worker + redirect peak RSS < 413 MB  PASS',
+    ]);
+  });
+
+  it('fails at the target itself, and leaves scenarios missing a process out of the total', () => {
+    const summary = summarizeMemory([
+      outcome('list', peaks(200, null, null)),
+      outcome('resolve', peaks(150, 150, 113)),
+    ]);
+    expect(summary.verdicts.gateway.result).toBe('FAIL');
+    expect(summary.total).toEqual({ bytes: 413 * MB, scenario: 'resolve' });
+    expect(summary.verdicts.total.result).toBe('FAIL');
+  });
+
+  it('says n/a when no scenario measured RSS', () => {
+    const summary = summarizeMemory([outcome('base', peaks(null, null, null))]);
+    expect(summary.verdicts.gateway).toMatchObject({ result: 'n/a', note: 'not measured' });
+    expect(summary.verdicts.total.result).toBe('n/a');
   });
 });
 

@@ -23,7 +23,7 @@ import {
 import type { ServiceName } from '../support/stack';
 import { createTenant } from '../support/tenants';
 import type { LoadJob, LoadResult, LoadRunnerMessage } from './load-protocol';
-import { formatTable, judge, mergeRounds } from './report';
+import { formatMemorySummary, formatTable, judge, mergeRounds, summarizeMemory } from './report';
 import type { PeakRss, ScenarioOutcome } from './report';
 import { buildScenarios, formatCount, SMALL_APP_LINKS } from './scenarios';
 import { clickScenarios } from './clicks';
@@ -581,6 +581,7 @@ async function main(): Promise<void> {
       const peaks = outcomes.map((o) => o.peakRss[process]).filter((v): v is number => v !== null);
       return peaks.length ? Math.max(...peaks) : null;
     };
+    const memory = summarizeMemory(outcomes);
     const machine = {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model ?? 'unknown',
@@ -601,6 +602,7 @@ async function main(): Promise<void> {
         worker: overallPeak('worker'),
         redirect: overallPeak('redirect'),
       },
+      memory,
       unavailableServices: services.unavailable,
       scenarios: outcomes,
       ...(scaling && { scaling }),
@@ -624,6 +626,7 @@ async function main(): Promise<void> {
         `peak RSS over the run: gateway ${mb(report.peakRss.gateway)}, worker ${mb(report.peakRss.worker)}, ` +
           `redirect ${mb(report.peakRss.redirect)} (gw/wk/rd MB columns: peak during that scenario; ` +
           'VmHWM is reset before each)',
+        formatMemorySummary(memory),
         '',
         ...(scaling ? [formatScaling(scaling, machine.cpus), ''] : []),
       ].join('\n'),

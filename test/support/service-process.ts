@@ -74,6 +74,15 @@ export function repositoryRoot(from: string = __dirname): string {
 }
 
 /** The compiled entry point; tests and the bench run what `tsc -b` built, like production. */
+/**
+ * The node options every service runs with (deploy/node-flags: the image's entrypoint and
+ * `pnpm start` read the same file), so tests and the bench measure the processes as deployed.
+ */
+export function serviceNodeFlags(): string[] {
+  const text = readFileSync(join(repositoryRoot(), 'deploy', 'node-flags'), 'utf8');
+  return text.split(/\s+/).filter((flag) => flag !== '');
+}
+
 export function serviceEntryPoint(name: ServiceName): string {
   return join(repositoryRoot(), 'services', name, 'dist', 'main.js');
 }
@@ -108,7 +117,9 @@ export class ServiceProcess {
       throw new Error(`${options.name} is not a service: give its entryPoint and portVariable`);
     }
     this.entryPoint = entryPoint;
-    this.execArgv = options.execArgv ?? [];
+    // A service's own build runs with the deployed node options; the caller's come after them.
+    const deployed = options.entryPoint === undefined ? serviceNodeFlags() : [];
+    this.execArgv = [...deployed, ...(options.execArgv ?? [])];
     this.portVariable = portVariable;
     this.readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
     this.echo = options.echo ?? false;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PNG } from 'pngjs';
+import { crc32, deflateSync } from 'node:zlib';
 import QRCode from 'qrcode';
 import type { QrFormat, QrParams } from './qr-params';
 
@@ -7,7 +7,7 @@ import type { QrFormat, QrParams } from './qr-params';
  * Part of every ETag: bump it whenever the same text and parameters may draw other bytes (an
  * upgrade of `qrcode`, other renderer options), so no client keeps an image we no longer draw.
  */
-export const QR_RENDERING_VERSION = 1;
+export const QR_RENDERING_VERSION = 2;
 
 export const QR_CONTENT_TYPE: Record<QrFormat, string> = {
   svg: 'image/svg+xml',
@@ -52,55 +52,71 @@ function rgbOf(hex: string): [number, number, number] {
   return [1, 3, 5].map((at) => parseInt(hex.slice(at, at + 2), 16)) as [number, number, number];
 }
 
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** One png chunk: length, type, data, CRC-32 of type and data. */
+function pngChunk(type: string, data: Buffer): Buffer {
+  const chunk = Buffer.alloc(12 + data.length);
+  chunk.writeUInt32BE(data.length, 0);
+  chunk.write(type, 4, 'latin1');
+  data.copy(chunk, 8);
+  chunk.writeUInt32BE(crc32(chunk.subarray(4, 8 + data.length)), 8 + data.length);
+  return chunk;
+}
+
 /**
  * The png of a code's modules (qrcode's encoder), `size` pixels square, as qrcode's own png
  * renderer maps pixels to modules (a pixel takes the module under its top-left corner, the
- * quiet zone `margin` modules wide), but a pixel row is drawn once per module row and copied
- * to the rows that repeat it, and written RGB without filters, which zlib deflates at once
- * (rows repeat). qrcode's renderer computed every pixel of an RGBA image and tried five filters
- * per row: 24-40 ms of the event loop for a 512-pixel code, against 5-8 ms here (2048 pixels:
- * about 50 ms).
+ * quiet zone `margin` modules wide), written as a two-colour palette image of one bit per
+ * pixel (index 0 the background, 1 the colour), rows without filters. Decoders give the very
+ * pixels an RGB image would; the image is 1/24 of RGB's bytes before deflate, so a 2048-pixel
+ * code holds about 0.5 MB while it is drawn instead of 25 MB, and deflate has 24 times less to
+ * read. A pixel row is drawn once per module row and copied to the rows that repeat it.
  */
 function drawPng(modules: QRCode.BitMatrix, params: QrParams): Buffer {
   const { size } = params;
   const count = modules.size + 2 * params.margin;
   const scale = size / count;
   const quiet = params.margin * scale;
-  const [dark, light] = [rgbOf(params.color), rgbOf(params.background)];
   // Which module row or column a pixel shows, or -1 in the quiet zone.
   const moduleAt = (pixel: number): number =>
     pixel < quiet || pixel >= size - quiet
       ? -1
       : Math.min(modules.size - 1, Math.floor((pixel - quiet) / scale));
   const columns = Array.from({ length: size }, (_, x) => moduleAt(x));
-  const rowBytes = size * 3;
+  // Each row: its filter byte (0, none), then the pixels, 8 a byte, the first in the high bit.
+  const rowBytes = 1 + Math.ceil(size / 8);
   const rows = new Map<number, Buffer>();
   const rowOf = (moduleRow: number): Buffer => {
     let row = rows.get(moduleRow);
     if (row) return row;
     row = Buffer.alloc(rowBytes);
-    for (let x = 0; x < size; x++) {
-      const column = columns[x];
-      const on = moduleRow >= 0 && column >= 0 && modules.get(moduleRow, column) !== 0;
-      const [r, g, b] = on ? dark : light;
-      row[x * 3] = r;
-      row[x * 3 + 1] = g;
-      row[x * 3 + 2] = b;
+    if (moduleRow >= 0) {
+      for (let x = 0; x < size; x++) {
+        const column = columns[x];
+        if (column >= 0 && modules.get(moduleRow, column) !== 0)
+          row[1 + (x >> 3)] |= 0x80 >> (x & 7);
+      }
     }
     rows.set(moduleRow, row);
     return row;
   };
   const image = Buffer.alloc(rowBytes * size);
   for (let y = 0; y < size; y++) rowOf(moduleAt(y)).copy(image, y * rowBytes);
-  const png = new PNG({ width: size, height: size, inputColorType: 2, inputHasAlpha: false });
-  png.data = image;
-  return PNG.sync.write(png, {
-    colorType: 2,
-    inputColorType: 2,
-    inputHasAlpha: false,
-    filterType: 0,
-    deflateLevel: 1,
-  });
+
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(size, 0);
+  header.writeUInt32BE(size, 4);
+  // Bit depth 1, colour type 3 (palette); compression, filter and interlace methods 0.
+  header.set([1, 3, 0, 0, 0], 8);
+  const palette = Buffer.from([...rgbOf(params.background), ...rgbOf(params.color)]);
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    pngChunk('IHDR', header),
+    pngChunk('PLTE', palette),
+    pngChunk('IDAT', deflateSync(image)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /**
