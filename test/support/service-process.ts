@@ -73,7 +73,6 @@ export function repositoryRoot(from: string = __dirname): string {
   return dir;
 }
 
-/** The compiled entry point; tests and the bench run what `tsc -b` built, like production. */
 /**
  * The node options every service runs with (deploy/node-flags: the image's entrypoint and
  * `pnpm start` read the same file), so tests and the bench measure the processes as deployed.
@@ -83,6 +82,7 @@ export function serviceNodeFlags(): string[] {
   return text.split(/\s+/).filter((flag) => flag !== '');
 }
 
+/** The compiled entry point; tests and the bench run what `tsc -b` built, like production. */
 export function serviceEntryPoint(name: ServiceName): string {
   return join(repositoryRoot(), 'services', name, 'dist', 'main.js');
 }
