@@ -102,7 +102,7 @@ const LONE_CREATION = constantStatement<{ results: unknown; subdomain_key: strin
  *   wait re-reads it), the database clock is before the deadline, and the request has no row.
  * - `inserted`: the link, ON CONFLICT on its alias DO NOTHING (a taken alias inserts nothing),
  *   and its link.created event in the outbox CTEs, as insertLinks writes them.
- * - `claimed`: the request's row, `done` with its results, built by linkJsonOf from the stored
+ * - `claimed`: the request's row, `done` with its results, built by linkJsonSql from the stored
  *   row. A plain INSERT: a row that exists (or commits while this one waits for it) raises a
  *   unique violation, which aborts the whole statement, link included. So a link never commits
  *   without its claim, and the results stored are exactly what this returns.
