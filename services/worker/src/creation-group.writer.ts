@@ -174,6 +174,10 @@ export class CreationGroupWriter {
       lockTimeoutMs: Math.min(LONE_LOCK_TIMEOUT_MS, commitBy - now),
     });
     if (attempt.kind === 'not_created') {
+      this.options.logger.debug(
+        { requestId: request.requestId, reason: attempt.reason },
+        'lone creation statement created nothing; the transaction decides',
+      );
       this.options.onLoneFallback?.(attempt.reason);
       return undefined;
     }
