@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { CreationTransactions } from '@linkservice/creation';
 import { CreationGroupWriter } from './creation-group.writer';
 import { LinkInserts } from './link-inserts.repository';
+import { LoneCreations } from './lone-creation.repository';
 import { completed, creation, useCreationHarness, writeOne } from './testing/creation-harness';
 
 // The link host caches "no such link" for aliases it was asked for. A link created under such a
@@ -59,12 +60,17 @@ describe('creation and the link host cache', () => {
     };
     // Only a guess of the one alias the draw will give could have cached it as missing.
     await rememberMissing(drawn);
-    const writer = new CreationGroupWriter(new CreationTransactions(kit.db), new LinkInserts(), {
-      linkDomain: kit.harness.linkDomain,
-      logger: kit.harness.logger,
-      linkCache: cache,
-      drawAliases: (count) => Array.from({ length: count }, () => drawn.alias),
-    });
+    const writer = new CreationGroupWriter(
+      new CreationTransactions(kit.db),
+      new LinkInserts(),
+      new LoneCreations(kit.db),
+      {
+        linkDomain: kit.harness.linkDomain,
+        logger: kit.harness.logger,
+        linkCache: cache,
+        drawAliases: (count) => Array.from({ length: count }, () => drawn.alias),
+      },
+    );
     const answer = await writeOne(writer, {
       ...creation(app, [linkDraft()]),
       deadline: Date.now() + 10_000,

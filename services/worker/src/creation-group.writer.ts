@@ -7,12 +7,15 @@ import type {
   CreationTransactions,
 } from '@linkservice/creation';
 import { COMMIT_GRACE_MS, isLockTimeout } from '@linkservice/creation';
+import { isReservedAlias } from '@linkservice/contracts';
+import { newId } from '@linkservice/db';
 import type { ClaimedRequest } from './creation-plan';
 import { callerAliasesOf, planGroup } from './creation-plan';
 import { generateAliases } from './generated-alias';
 import type { DrawAliases } from './group-inserts';
 import { callerAliasedOf, GroupInserts, outcomesOf } from './group-inserts';
 import type { LinkInserts } from './link-inserts.repository';
+import type { LoneAttempt, LoneCreations } from './lone-creation.repository';
 
 /** Generated aliases that collide with existing links are redrawn at most this many times. */
 const MAX_ALIAS_ROUNDS = 5;
@@ -23,6 +26,16 @@ const MAX_ALIAS_ROUNDS = 5;
  * worker) and the group goes on request by request (see write).
  */
 export const GROUP_LOCK_TIMEOUT_MS = 200;
+
+/**
+ * The longest the lone statement waits for a lock. It meets one only when something else
+ * writes the same alias or request id at that moment (a redelivery, the gateway's settle); the
+ * usual transaction then decides, with the waits its bounds allow.
+ */
+export const LONE_LOCK_TIMEOUT_MS = 50;
+
+/** expiresAt as the gateway normalises it, the form the lone statement's SQL copy prints back. */
+const NORMALISED_EXPIRY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
 const DEADLINE_PASSED: CreateLinksJobResult = { status: 'abandoned', reason: 'deadline_passed' };
 
@@ -40,6 +53,8 @@ export interface CreationGroupWriterOptions {
   linkCache?: Pick<LinkCache, 'invalidate'>;
   /** Draws generated aliases; generateAliases unless a test needs a collision. */
   drawAliases?: DrawAliases;
+  /** Told why a lone request went to the usual transaction (tests count the statements). */
+  onLoneFallback?: (reason: Extract<LoneAttempt, { kind: 'not_created' }>['reason']) => void;
 }
 
 /**
@@ -66,6 +81,7 @@ export class CreationGroupWriter {
   constructor(
     private readonly transactions: CreationTransactions,
     private readonly links: LinkInserts,
+    private readonly lone: LoneCreations,
     private readonly options: CreationGroupWriterOptions,
   ) {
     this.drawAliases = options.drawAliases ?? generateAliases;
@@ -78,7 +94,9 @@ export class CreationGroupWriter {
    * answers the committed ones from their rows.
    */
   async write(requests: readonly CreateLinksPayload[]): Promise<Map<string, CreateLinksJobResult>> {
-    if (requests.length === 1) return this.writeGroup(requests);
+    if (requests.length === 1) {
+      return (await this.writeAlone(requests[0])) ?? this.writeGroup(requests);
+    }
     // A group waits for a lock (an app's row held by a long job of that app) only briefly: the
     // other apps' requests must not wait with it until their deadlines.
     try {
@@ -115,6 +133,60 @@ export class CreationGroupWriter {
     for (const request of blocked) await attempt(request);
     if (failure) throw failure;
     return answers;
+  }
+
+  /**
+   * The common case in one statement: a request alone in its job, of one entry that the plan
+   * would create (a budget unit for it; no reserved alias). The statement creates the link, or
+   * nothing at all (alias taken, allowance reached, deadline passed, the app's lock held, the
+   * request decided already, an unknown app): then undefined, and the usual transaction decides
+   * and answers the request exactly as it would have without this attempt.
+   */
+  private async writeAlone(
+    request: CreateLinksPayload,
+  ): Promise<Map<string, CreateLinksJobResult> | undefined> {
+    const [entry] = request.entries;
+    const { alias, expiresAt } = entry.draft;
+    const commitBy = request.deadline + COMMIT_GRACE_MS;
+    const now = Date.now();
+    if (
+      request.entries.length !== 1 ||
+      request.creationBudget < 1 ||
+      (alias !== null && isReservedAlias(alias)) ||
+      (expiresAt !== null && !NORMALISED_EXPIRY.test(expiresAt)) ||
+      now >= request.deadline ||
+      // The test-only pause models a slow transaction; the tests that set it mean that one.
+      this.options.testDelayMs
+    ) {
+      return undefined;
+    }
+    const attempt = await this.lone.create({
+      requestId: request.requestId,
+      appId: request.appId,
+      environment: request.environment,
+      deadline: request.deadline,
+      index: entry.index,
+      id: newId('lnk'),
+      alias: alias ?? this.drawAliases(1, new Set())[0],
+      draft: entry.draft,
+      traceparent: request.traceparent ?? '',
+      linkDomain: this.options.linkDomain,
+      lockTimeoutMs: Math.min(LONE_LOCK_TIMEOUT_MS, commitBy - now),
+    });
+    if (attempt.kind === 'not_created') {
+      this.options.logger.debug(
+        { requestId: request.requestId, reason: attempt.reason },
+        'lone creation statement created nothing; the transaction decides',
+      );
+      this.options.onLoneFallback?.(attempt.reason);
+      return undefined;
+    }
+    if (alias !== null) {
+      // See writeGroup: sent before the job's completion, on the connection that reports it.
+      const link = { subdomainKey: attempt.subdomainKey, environment: request.environment, alias };
+      void this.dropCachedMisses([link]);
+    }
+    return new Map([[request.requestId, { status: 'done', result: attempt.result }]]);
   }
 
   /**

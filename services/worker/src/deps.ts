@@ -21,6 +21,7 @@ import { AnalyticsPartitionsRepository } from './analytics/analytics-partitions.
 import { LinkDimensionDaysRepository } from './analytics/link-dimension-days.repository';
 import { InstallRetentionRepository } from './install-retention.repository';
 import { LinkInserts } from './link-inserts.repository';
+import { LoneCreations } from './lone-creation.repository';
 import { WorkerMetrics } from './metrics';
 import { WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository';
 import { WebhookRelayRepository } from './webhooks/webhook-relay.repository';
@@ -102,17 +103,22 @@ export function buildDeps(
     hourlyDays: config.ANALYTICS_HOURLY_RETENTION_DAYS,
     dailyDays: config.ANALYTICS_DAILY_RETENTION_DAYS,
   });
-  const creation = new CreationGroupWriter(new CreationTransactions(used.db), links, {
-    linkDomain: config.LINK_DOMAIN,
-    logger,
-    testDelayMs: config.WORKER_TEST_DELAY_MS,
-    // On the queue connection, the one the Worker completes jobs on: Redis runs one
-    // connection's commands in order, so the invalidation (sent, not awaited, right after the
-    // commit) is done before the job's completion event exists, without a round trip of its own.
-    // While Redis is away the job cannot complete anyway, and the invalidation waits for the
-    // reconnect like BullMQ's own commands.
-    linkCache: new LinkCache(used.queueRedis, config.REDIS_PREFIX),
-  });
+  const creation = new CreationGroupWriter(
+    new CreationTransactions(used.db),
+    links,
+    new LoneCreations(used.db),
+    {
+      linkDomain: config.LINK_DOMAIN,
+      logger,
+      testDelayMs: config.WORKER_TEST_DELAY_MS,
+      // On the queue connection, the one the Worker completes jobs on: Redis runs one
+      // connection's commands in order, so the invalidation (sent, not awaited, right after the
+      // commit) is done before the job's completion event exists, without a round trip of its own.
+      // While Redis is away the job cannot complete anyway, and the invalidation waits for the
+      // reconnect like BullMQ's own commands.
+      linkCache: new LinkCache(used.queueRedis, config.REDIS_PREFIX),
+    },
+  );
 
   let closing: Promise<void> | undefined;
   return {

@@ -9,9 +9,10 @@ import { aliasKey } from './creation-plan';
 
 /**
  * The link.created events of the inserted links (one per row of `inserted`), with the trace
- * context of the request each came from (`traces`).
+ * context of the request each came from (`traces`). Also the lone statement's
+ * (lone-creation.repository.ts).
  */
-const LINK_CREATED_EVENTS = outboxCtes({
+export const LINK_CREATED_EVENTS = outboxCtes({
   from: 'inserted LEFT JOIN traces ON traces.link_id = inserted.id',
   type: 'link.created',
   appId: 'inserted.app_id',

@@ -24,6 +24,7 @@ import type { Kysely } from 'kysely';
 import { CreationGroupWriter } from '../creation-group.writer';
 import type { DrawAliases } from '../group-inserts';
 import { LinkInserts } from '../link-inserts.repository';
+import { LoneCreations } from '../lone-creation.repository';
 import { InProcessWorkers } from './in-process-workers';
 
 /**
@@ -114,6 +115,8 @@ export function newHarness(
 export interface CreationTestKit {
   /** The file's database; opened in beforeAll, closed in afterAll. */
   readonly db: Kysely<Database>;
+  /** The pool under `db`, for tests that hold a connection of their own or wrap the pool. */
+  readonly pool: DbHandle['pool'];
   readonly harness: CreationHarness;
   /** A writer on the file's pool, without a queue (see creationWriter). */
   writer(drawAliases?: DrawAliases): CreationGroupWriter;
@@ -145,6 +148,9 @@ export function useCreationHarness(
     get db() {
       return runningOf().postgres.db;
     },
+    get pool() {
+      return runningOf().postgres.pool;
+    },
     get harness() {
       return runningOf().harness;
     },
@@ -166,11 +172,16 @@ export function creationWriter(
   kit: Pick<CreationTestKit, 'db' | 'harness'>,
   drawAliases?: DrawAliases,
 ): CreationGroupWriter {
-  return new CreationGroupWriter(new CreationTransactions(kit.db), new LinkInserts(), {
-    linkDomain: kit.harness.linkDomain,
-    logger: kit.harness.logger,
-    ...(drawAliases ? { drawAliases } : {}),
-  });
+  return new CreationGroupWriter(
+    new CreationTransactions(kit.db),
+    new LinkInserts(),
+    new LoneCreations(kit.db),
+    {
+      linkDomain: kit.harness.linkDomain,
+      logger: kit.harness.logger,
+      ...(drawAliases ? { drawAliases } : {}),
+    },
+  );
 }
 
 /** One request written on its own, as a job of one request is: its answer. */
