@@ -154,7 +154,10 @@ async function startServices(
           linkDomain: LINK_DOMAIN,
           creationLimitPerHour: BENCH_CREATION_LIMIT,
           serviceEnv: {
-            gateway: { SDK_RATE_LIMIT_PER_MINUTE: String(BENCH_SDK_LIMIT_PER_MINUTE) },
+            gateway: {
+              SDK_RATE_LIMIT_PER_MINUTE: String(BENCH_SDK_LIMIT_PER_MINUTE),
+              ...settings.groupCommit,
+            },
             // The webhook lines' receiver listens on loopback, in this process.
             worker: { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' },
           },

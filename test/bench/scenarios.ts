@@ -84,6 +84,9 @@ const CREATE_ENTRY = {
 };
 export const BATCH_SIZE = 100;
 
+/** The creation lines under heavier concurrency: many clients creating in one app at once. */
+export const MANY_CONNECTIONS = 50;
+
 export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
   const { settings, large, creator } = inputs;
   const timing = {
@@ -140,7 +143,7 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       connections: 1,
     });
   const concurrentCreateLoad =
-    (tenant: Tenant) =>
+    (tenant: Tenant, connections = settings.connections) =>
     (origin: string): LoadJob =>
       http(origin, {
         method: 'POST',
@@ -148,7 +151,7 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
         headers: { ...auth(tenant), 'content-type': 'application/json' },
         body: JSON.stringify(CREATE_ENTRY),
         expectStatus: 201,
-        connections: settings.connections,
+        connections,
       });
   // What a person's tap carries that analytics read: a phone's user agent, a referrer, UTM.
   const tappedPaths = redirectPaths.map(
@@ -374,6 +377,24 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       goal: { kind: 'throughput-ratio', against: 'baseline-insert-server', min: 1 },
       maxCpuMsPerLink: 1,
       job: concurrentCreateLoad(creator),
+    },
+    {
+      id: 'baseline-insert-server-50',
+      title: `baseline: the same bare insert server, ${MANY_CONNECTIONS} connections`,
+      subject: 'baseline-insert',
+      linksPerRequest: 1,
+      job: concurrentCreateLoad(inputs.insertServerApp, MANY_CONNECTIONS),
+    },
+    {
+      // Where group commit should lead: one job and one transaction for many waiting requests,
+      // against one INSERT per request queueing on the app's row.
+      id: 'create-single-concurrent-50',
+      title: `POST /links (${MANY_CONNECTIONS} connections, one app)`,
+      subject: 'gateway',
+      linksPerRequest: 1,
+      goal: { kind: 'throughput-ratio', against: 'baseline-insert-server-50', min: 1 },
+      maxCpuMsPerLink: 1,
+      job: concurrentCreateLoad(creator, MANY_CONNECTIONS),
     },
     {
       id: 'create-without-webhook',

@@ -29,6 +29,12 @@ export interface BenchSettings {
   echo: boolean;
   /** Run the services with `node --cpu-prof`; profiles land in test/bench/results/profiles/. */
   cpuProfile: boolean;
+  /**
+   * The gateway's group-commit settings for this run (BENCH_CREATION_GROUP_WAIT_MS,
+   * BENCH_CREATION_GROUPS_IN_FLIGHT), so settings can be compared without a rebuild; unset, the
+   * gateway's defaults.
+   */
+  groupCommit: { CREATION_GROUP_WAIT_MS?: string; CREATION_GROUPS_IN_FLIGHT?: string };
 }
 
 type Env = Record<string, string | undefined>;
@@ -64,7 +70,12 @@ export function loadBenchSettings(env: Env): BenchSettings {
     echo: env.BENCH_ECHO === 'true',
     cpuProfile: env.BENCH_CPU_PROFILE === 'true',
     tracesSampleRatio: sampleRatio(env.BENCH_TRACES_SAMPLE_RATIO, problems),
+    groupCommit: {},
   };
+  for (const name of ['CREATION_GROUP_WAIT_MS', 'CREATION_GROUPS_IN_FLIGHT'] as const) {
+    if (env[`BENCH_${name}`] === undefined) continue;
+    settings.groupCommit[name] = String(positiveInteger(env, `BENCH_${name}`, 1, problems));
+  }
   for (const [name, url] of [
     ['BENCH_POSTGRES_URL', settings.postgresUrl],
     ['BENCH_REDIS_URL', settings.redisUrl],

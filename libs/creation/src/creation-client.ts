@@ -51,7 +51,7 @@ export interface CreationClientOptions {
 }
 
 export const DEFAULT_GROUPS_IN_FLIGHT = 1;
-export const DEFAULT_GROUP_WAIT_MS = 2;
+export const DEFAULT_GROUP_WAIT_MS = 10;
 
 class DeadlineReached extends Error {
   constructor() {
