@@ -91,9 +91,20 @@ describe('deploy/docker-compose.yml', () => {
 });
 
 describe('deploy/docker-entrypoint.sh', () => {
-  const commands = [...entrypoint.matchAll(/^\s+([a-z-]+)\) exec node \/app\/(\S+\.js)/gm)].map(
-    (match) => ({ command: match[1], program: match[2] }),
-  );
+  const commands = [
+    ...entrypoint.matchAll(/^\s+([a-z-]+)\) exec node (\$NODE_FLAGS )?\/app\/(\S+\.js)/gm),
+  ].map((match) => ({ command: match[1], flags: match[2] !== undefined, program: match[3] }));
+
+  it('runs the services with the node options of deploy/node-flags, the one-off commands without', () => {
+    expect(Object.fromEntries(commands.map(({ command, flags }) => [command, flags]))).toEqual({
+      gateway: true,
+      'gateway-dev': true,
+      worker: true,
+      redirect: true,
+      migrate: false,
+      linkctl: false,
+    });
+  });
 
   it('knows every command compose and the chart run, plus linkctl', () => {
     expect(commands.map((c) => c.command).sort()).toEqual(
