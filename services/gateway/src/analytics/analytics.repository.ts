@@ -159,8 +159,8 @@ export class AnalyticsReader {
       // The days not derived are read a link-day at a time, by the key (its values summed in
       // the subquery, which keeps it from being flattened into a join): one partition each,
       // whatever the statistics say. Joined as a whole, the planner priced every partition's
-      // index for each day and read whole months of combinations instead (80 ms for a link's
-      // 90 days where these lookups take 20).
+      // index for each day and read whole months of combinations instead (80 ms in the bench for
+      // the 90 days of a link of 920 clicks a day, 35-57 ms by these lookups).
       result = await sql<{ value: string; clicks: number; bot_clicks: number }>`
         SELECT value, sum(clicks)::bigint AS clicks, sum(bot_clicks)::bigint AS bot_clicks
         FROM (
