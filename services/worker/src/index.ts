@@ -9,6 +9,8 @@ export { loadConfig, workerEnvSchema } from './config';
 export type { WorkerConfig } from './config';
 // For other services' in-process tests (the gateway's creation stack).
 export { InProcessWorkers } from './testing/in-process-workers';
-// The derivation of links' dimension rows, for the bench's analytics app (test/bench/analytics.ts).
+// The derivation of links' dimension rows and the monthly partitions, for the bench's analytics
+// app (test/bench/analytics.ts).
 export { LinkDimensionDaysRepository } from './analytics/link-dimension-days.repository';
+export { AnalyticsPartitionsRepository } from './analytics/analytics-partitions.repository';
 export { ANALYTICS_TABLES } from './analytics/analytics-months';

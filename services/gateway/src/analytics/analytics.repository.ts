@@ -156,7 +156,11 @@ export class AnalyticsReader {
           AND day >= ${range.first}::date AND day < ${range.end}::date
         GROUP BY value`.execute(this.db);
     } else if (range.grain === 'day' && !filtered) {
-      const value = sql.ref(`c.${column}`);
+      // The days not derived are read a link-day at a time, by the key (its values summed in
+      // the subquery, which keeps it from being flattened into a join): one partition each,
+      // whatever the statistics say. Joined as a whole, the planner priced every partition's
+      // index for each day and read whole months of combinations instead (80 ms in the bench for
+      // the 90 days of a link of 920 clicks a day, 35-57 ms by these lookups).
       result = await sql<{ value: string; clicks: number; bot_clicks: number }>`
         SELECT value, sum(clicks)::bigint AS clicks, sum(bot_clicks)::bigint AS bot_clicks
         FROM (
@@ -168,13 +172,18 @@ export class AnalyticsReader {
           WHERE ${scopeCondition(scope, 'd')} AND d.dimension = ${column}
             AND d.day >= ${range.first}::date AND d.day < ${range.end}::date
           UNION ALL
-          SELECT ${value}, c.clicks, c.bot_clicks
-          FROM click_rollup_days c
-          JOIN link_click_days l
-            ON l.app_id = c.app_id AND l.environment = c.environment AND l.link_id = c.link_id
-            AND l.day = c.day AND NOT l.dimensions_derived
-          WHERE ${scopeCondition(scope, 'c')}
-            AND c.day >= ${range.first}::date AND c.day < ${range.end}::date
+          SELECT c.value, c.clicks, c.bot_clicks
+          FROM link_click_days l
+          CROSS JOIN LATERAL (
+            SELECT ${sql.ref(column)} AS value, sum(clicks)::bigint AS clicks,
+              sum(bot_clicks)::bigint AS bot_clicks
+            FROM click_rollup_days
+            WHERE app_id = l.app_id AND environment = l.environment AND link_id = l.link_id
+              AND day = l.day
+            GROUP BY 1
+          ) AS c
+          WHERE ${scopeCondition(scope, 'l')} AND NOT l.dimensions_derived
+            AND l.day >= ${range.first}::date AND l.day < ${range.end}::date
         ) AS counted
         GROUP BY value`.execute(this.db);
     } else {

@@ -113,6 +113,14 @@ async function rowsOf(table: string, appId: string) {
 const withoutPartition = (rows: { partition: string }[]) =>
   rows.map(({ partition: _, ...row }) => row);
 
+/** Whether the table has column statistics (ANALYZE wrote them: pg_statistic is transactional). */
+async function analyzed(table: string): Promise<boolean> {
+  const result = await sql<{ count: number }>`
+    SELECT count(*)::int AS count FROM pg_stats
+    WHERE schemaname = 'public' AND tablename = ${table}`.execute(postgres.db);
+  return result.rows[0].count > 0;
+}
+
 async function appVisitors(appId: string): Promise<number> {
   const result = await sql<{ sum: number }>`
     SELECT coalesce(sum(unique_visitors), 0)::int AS sum FROM link_click_days
@@ -223,6 +231,13 @@ describe('AnalyticsPartitionsRepository.ensureMonths', () => {
     expect((await rowsOf('click_dimension_days', appId))[0].partition).toBe(
       'click_dimension_days_y2032m04',
     );
+    // The months filled by the move and the DEFAULT left with rows (September's) were analyzed;
+    // a month created empty was not (the flusher's rows reach autovacuum as they come).
+    expect(await analyzed('link_click_days_y2032m03')).toBe(true);
+    expect(await analyzed('click_rollup_hours_y2032m03')).toBe(true);
+    expect(await analyzed('click_dimension_days_y2032m04')).toBe(true);
+    expect(await analyzed('link_click_days_default')).toBe(true);
+    expect(await analyzed('link_click_days_y2032m05')).toBe(false);
 
     // The moved rows take part in the trigger again: a link's later visitors raise the app's.
     await linkDay(appId, 'lnk_b', '2032-03-31', 1, 5);
