@@ -34,6 +34,17 @@ export interface LinkCacheStats {
 }
 
 /**
+ * A `result`-labelled Counter's collect(): hands it `counts`, kept as plain numbers, at scrape
+ * time. Every key is a series from the start (0 until counted).
+ */
+function collectCounts(counts: Readonly<Record<string, number>>) {
+  return function (this: Counter<'result'>): void {
+    this.reset();
+    for (const [result, count] of Object.entries(counts)) this.labels(result).inc(count);
+  };
+}
+
+/**
  * The redirect's Prometheus metrics, in the process' registry (served on METRICS_PORT). On the
  * hot path (tens of thousands of requests a second) the counters are plain numbers, handed to
  * prom-client at scrape time (`collect`): prom-client's own `inc` validates and hashes the labels
@@ -61,10 +72,7 @@ export class RedirectMetrics {
       help: 'Link host answers for an alias, by result: redirect, page (preview or deferred page), gone, not_found.',
       labelNames: ['result'],
       registers: [registry],
-      collect() {
-        this.reset();
-        for (const [result, count] of Object.entries(results)) this.labels(result).inc(count);
-      },
+      collect: collectCounts(results),
     });
     const lookups = this.lookups;
     new Counter({
@@ -72,11 +80,7 @@ export class RedirectMetrics {
       help: 'Alias lookups by link cache result: hit, or miss (resolved from Postgres, Redis away included).',
       labelNames: ['result'],
       registers: [registry],
-      collect() {
-        this.reset();
-        this.labels('hit').inc(lookups.hit);
-        this.labels('miss').inc(lookups.miss);
-      },
+      collect: collectCounts(lookups),
     });
     this.cache = {
       hit: () => {
