@@ -12,6 +12,7 @@ import { LinkInserts } from './link-inserts.repository';
 import type { LoneAttempt } from './lone-creation.repository';
 import { LoneCreations } from './lone-creation.repository';
 import {
+  createSubscribedTenant,
   createdLinks,
   creation,
   linkCounts,
@@ -147,18 +148,7 @@ describe('a lone creation in one statement', () => {
   });
 
   it('writes the link.created event in the same statement, with the trace context', async () => {
-    const app = await createTenant(kit.db);
-    await kit.db
-      .insertInto('webhook_endpoints')
-      .values({
-        id: newId('whk'),
-        app_id: app.appId,
-        environment: 'live',
-        url: 'https://receiver.invalid/hook',
-        event_types: ['link.created'],
-        secret: 'never opened here',
-      })
-      .execute();
+    const app = await createSubscribedTenant(kit.db);
     const { writer, statements } = countingWriter();
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const payload = { ...lone(app), traceparent };

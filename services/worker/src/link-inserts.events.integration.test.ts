@@ -1,30 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { CreationTransactions } from '@linkservice/creation';
 import { newId } from '@linkservice/db';
-import { createTenant } from '@linkservice/testing';
 import { LinkInserts } from './link-inserts.repository';
-import { useCreationHarness } from './testing/creation-harness';
+import { createSubscribedTenant, useCreationHarness } from './testing/creation-harness';
 
 const kit = useCreationHarness();
 
 /** link.created is written by the insert itself: it commits with the links or not at all. */
 describe('link.created in the creation transaction', () => {
-  async function subscribedApp() {
-    const app = await createTenant(kit.db);
-    await kit.db
-      .insertInto('webhook_endpoints')
-      .values({
-        id: newId('whk'),
-        app_id: app.appId,
-        environment: 'live',
-        url: 'https://receiver.invalid/hook',
-        event_types: ['link.created'],
-        secret: 'never opened here',
-      })
-      .execute();
-    return app;
-  }
-
   const eventsOf = (appId: string) =>
     kit.db
       .selectFrom('webhook_events')
@@ -64,7 +47,7 @@ describe('link.created in the creation transaction', () => {
   }
 
   it('commits the events with the links, each with its request trace context', async () => {
-    const app = await subscribedApp();
+    const app = await createSubscribedTenant(kit.db);
     const { ids, traceparent } = await insertInTransaction(app.appId, 'commit');
     expect(await eventsOf(app.appId)).toEqual([
       { subject: ids[0], traceparent },
@@ -73,7 +56,7 @@ describe('link.created in the creation transaction', () => {
   });
 
   it('leaves no event when the transaction rolls back', async () => {
-    const app = await subscribedApp();
+    const app = await createSubscribedTenant(kit.db);
     await insertInTransaction(app.appId, 'rollback');
     expect(await eventsOf(app.appId)).toEqual([]);
     expect(

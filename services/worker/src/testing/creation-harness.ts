@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { LinkDraft } from '@linkservice/contracts';
 import type { Database, DbHandle, Environment } from '@linkservice/db';
+import { newId } from '@linkservice/db';
 import type { Logger } from '@linkservice/logger';
 import { createLogger } from '@linkservice/logger';
 import type {
@@ -17,7 +18,8 @@ import {
   CREATE_LINKS_QUEUE,
   redisOptionsFromUrl,
 } from '@linkservice/creation';
-import { testDatabase, testEnvironment } from '@linkservice/testing';
+import type { Tenant } from '@linkservice/testing';
+import { createTenant, testDatabase, testEnvironment } from '@linkservice/testing';
 import type { Worker } from 'bullmq';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Kysely } from 'kysely';
@@ -26,6 +28,26 @@ import type { DrawAliases } from '../group-inserts';
 import { LinkInserts } from '../link-inserts.repository';
 import { LoneCreations } from '../lone-creation.repository';
 import { InProcessWorkers } from './in-process-workers';
+
+/**
+ * A new tenant whose live environment has an enabled endpoint on link.created, so its
+ * creations write events and deliveries (the endpoint's secret is never opened here).
+ */
+export async function createSubscribedTenant(db: Kysely<Database>): Promise<Tenant> {
+  const app = await createTenant(db);
+  await db
+    .insertInto('webhook_endpoints')
+    .values({
+      id: newId('whk'),
+      app_id: app.appId,
+      environment: 'live',
+      url: 'https://receiver.invalid/hook',
+      event_types: ['link.created'],
+      secret: 'never opened here',
+    })
+    .execute();
+  return app;
+}
 
 /**
  * A real CreationClient and in-process workers on the run's Postgres and Redis, under a Redis
