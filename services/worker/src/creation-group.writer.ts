@@ -7,7 +7,7 @@ import type {
   CreationTransactions,
 } from '@linkservice/creation';
 import { COMMIT_GRACE_MS, isLockTimeout } from '@linkservice/creation';
-import { isReservedAlias } from '@linkservice/contracts';
+import { formatExpiry, isReservedAlias } from '@linkservice/contracts';
 import { newId } from '@linkservice/db';
 import type { ClaimedRequest } from './creation-plan';
 import { callerAliasesOf, planGroup } from './creation-plan';
@@ -34,8 +34,14 @@ export const GROUP_LOCK_TIMEOUT_MS = 200;
  */
 export const LONE_LOCK_TIMEOUT_MS = 50;
 
-/** expiresAt as the gateway normalises it, the form the lone statement's SQL copy prints back. */
-const NORMALISED_EXPIRY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+/**
+ * Whether expiresAt is in the form formatExpiry prints, the gateway's normal form, which the
+ * lone statement's SQL copy prints back.
+ */
+function isNormalisedExpiry(value: string): boolean {
+  const instant = new Date(value);
+  return !Number.isNaN(instant.getTime()) && formatExpiry(instant) === value;
+}
 
 const DEADLINE_PASSED: CreateLinksJobResult = { status: 'abandoned', reason: 'deadline_passed' };
 
@@ -153,7 +159,7 @@ export class CreationGroupWriter {
       request.entries.length !== 1 ||
       request.creationBudget < 1 ||
       (alias !== null && isReservedAlias(alias)) ||
-      (expiresAt !== null && !NORMALISED_EXPIRY.test(expiresAt)) ||
+      (expiresAt !== null && !isNormalisedExpiry(expiresAt)) ||
       now >= request.deadline ||
       // The test-only pause models a slow transaction; the tests that set it mean that one.
       this.options.testDelayMs
