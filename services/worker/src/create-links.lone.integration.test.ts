@@ -254,6 +254,17 @@ describe('a lone creation in one statement', () => {
       ]);
     });
 
+    it('an expiresAt not in the normal form: the usual transaction creates it', async () => {
+      // The gateway sends formatExpiry's text; anything else (here milliseconds) is left to the
+      // transaction, whose answer is toLink of the stored row.
+      const app = await createTenant(kit.db);
+      const { writer, statements } = countingWriter();
+      const draft = linkDraft({ expiresAt: '2099-01-01T00:00:00.500Z' });
+      const [link] = createdLinks(done(await writeOne(writer, lone(app, draft))).results);
+      expect(statements[0]).toBe('BEGIN;');
+      expect(link.expiresAt).toBe('2099-01-01T00:00:00Z');
+    });
+
     it('a deadline past: nothing is created', async () => {
       const app = await createTenant(kit.db);
       const { writer, statements } = countingWriter();
