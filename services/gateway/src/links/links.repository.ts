@@ -12,7 +12,7 @@ import type { AuthContext } from '../auth/auth-context';
 import type { KeyRow } from '../auth/keys.repository';
 import { activeKeyStatement, toAuthContext } from '../auth/keys.repository';
 import type { LinkListQuery, LinkScope, NullableLinkRow, PageRow } from './list-query.sql';
-import { FEW_MATCHES, listStatement } from './list-query.sql';
+import { clickCountOf, FEW_MATCHES, listStatement } from './list-query.sql';
 
 /** A row together with the database clock it was read at, so status matches the SQL filters. */
 export interface LinkRead {
@@ -47,9 +47,7 @@ const JOIN_CLICKS = 'LEFT JOIN link_clicks ON link_clicks.link_id = links.id';
 /** RETURNING of an UPDATE of links: the row as it now stands, with its click count. */
 const RETURNING_LINK = [
   ...LINK_COLUMNS,
-  sql<number>`coalesce((SELECT click_count FROM link_clicks WHERE link_id = links.id), 0)`.as(
-    'click_count',
-  ),
+  clickCountOf(sql.ref('links.id')).as('click_count'),
 ] as const;
 
 /**

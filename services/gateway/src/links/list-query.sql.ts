@@ -180,8 +180,8 @@ function orderBy(sort: LinkSort, table?: 'matched' | 'links' | 'page') {
  * A link's click count from link_clicks (no row: never clicked), as a correlated subquery: one
  * primary-key probe per row, never a join the planner could run as a scan of link_clicks.
  */
-function clickCountOf(id: RawBuilder<unknown>) {
-  return sql`coalesce((SELECT link_clicks.click_count FROM link_clicks
+export function clickCountOf(id: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`coalesce((SELECT link_clicks.click_count FROM link_clicks
     WHERE link_clicks.link_id = ${id}), 0)`;
 }
 
