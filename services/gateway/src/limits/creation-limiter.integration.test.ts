@@ -118,6 +118,43 @@ describe('CreationLimiter', () => {
     expect(Number(await redis.get(`${redisPrefix}:creation-limit:${appId}`))).toBe(kept);
   });
 
+  it('makes one turn’s reservations with one call per app, granted in the order asked', async () => {
+    const limiter = limiterWith(6);
+    const [appId, other] = [newAppId(), newAppId()];
+    await limiter.reserve(newAppId(), 1); // the script is loaded: a call is one command
+    const sent = jest.spyOn(redis, 'sendCommand');
+    try {
+      const made = await Promise.all([
+        limiter.reserve(appId, 2),
+        limiter.reserve(other, 1),
+        limiter.reserve(appId, 3),
+        limiter.reserve(appId, 4),
+        limiter.reserve(appId, 1),
+      ]);
+      expect(made.map(({ granted }) => granted)).toEqual([2, 1, 3, 1, 0]);
+      // Each reports the window as the turn left it.
+      expect(made[0]).toMatchObject({ remaining: 0, resetSeconds: 3600 });
+      expect(made[3]).toMatchObject({ remaining: 0 });
+      expect(made[1]).toMatchObject({ remaining: 5 });
+      // One INCRBY per app, and one more giving back what did not fit.
+      expect(sent).toHaveBeenCalledTimes(3);
+    } finally {
+      sent.mockRestore();
+    }
+    expect(await redis.get(`${redisPrefix}:creation-limit:${appId}`)).toBe('6');
+  });
+
+  it('refuses a reservation of no units without failing the others of its turn', async () => {
+    const limiter = limiterWith(5);
+    const appId = newAppId();
+    const [failed, made] = await Promise.allSettled([
+      limiter.reserve(appId, 0),
+      limiter.reserve(appId, 2),
+    ]);
+    expect(failed).toMatchObject({ status: 'rejected', reason: expect.any(RangeError) });
+    expect(made).toMatchObject({ status: 'fulfilled', value: { granted: 2, remaining: 3 } });
+  });
+
   it('rejects with an error, not a refusal, when Redis is unreachable', async () => {
     const offline = unreachableRedis({ maxRetriesPerRequest: 0 });
     const limiter = new CreationLimiter({ redis: offline, redisPrefix, limitPerHour: 5 });

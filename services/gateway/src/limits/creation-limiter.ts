@@ -1,3 +1,4 @@
+import DataLoader from 'dataloader';
 import type { RedisClient } from '@linkservice/lifecycle';
 import type { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { fixedWindowLimiter, overLimitResult } from './fixed-window';
@@ -27,6 +28,12 @@ export interface CreationLimiterOptions {
 
 const HOUR_SECONDS = 3600;
 
+/** One request's reservation, as it waits for the rest of its event-loop turn. */
+interface Wanted {
+  appId: string;
+  units: number;
+}
+
 /**
  * The library's increment script, with one change: a counter that falls to zero or below is
  * deleted. Units come back when a reservation was not used, so a zero counter means nothing was
@@ -55,11 +62,17 @@ return {consumed, ttl}
  * creating and release the ones that did not become links, so only created links use it up.
  * Every reservation is one atomic INCRBY, so concurrent reservations can briefly overshoot but
  * never grant more than the limit in total: each keeps only the part below the limit it saw.
+ *
+ * The reservations asked for in one event-loop turn are made together, one INCRBY per app
+ * (DataLoader, nothing cached: setImmediate runs once the turn's I/O callbacks are done). What
+ * fits is granted in the order they were asked, and every one of them reports the window as
+ * that INCRBY left it, as if they had been made at one instant. A lone request waits for nothing.
  */
 export class CreationLimiter {
   readonly limit: number;
   private readonly windowSeconds: number;
   private readonly limiter: RateLimiterRedis;
+  private readonly reservations: DataLoader<Wanted, CreationReservation>;
 
   constructor({
     redis,
@@ -77,20 +90,62 @@ export class CreationLimiter {
       windowSeconds,
       incrementScript: INCREMENT_OR_DROP_SCRIPT,
     });
+    this.reservations = new DataLoader((asked) => this.reserveTogether(asked), {
+      cache: false,
+      batchScheduleFn: (dispatch) => setImmediate(dispatch),
+    });
   }
 
   /** Reserves up to `wanted` units; whatever did not fit under the limit is given back at once. */
-  async reserve(appId: string, wanted: number): Promise<CreationReservation> {
+  reserve(appId: string, wanted: number): Promise<CreationReservation> {
     if (!Number.isInteger(wanted) || wanted < 1) {
-      throw new RangeError(`reserve wants a positive integer, got ${wanted}`);
+      return Promise.reject(new RangeError(`reserve wants a positive integer, got ${wanted}`));
     }
+    return this.reservations.load({ appId, units: wanted });
+  }
+
+  /** One turn's reservations, app by app; a failed call fails that app's reservations only. */
+  private async reserveTogether(
+    asked: readonly Wanted[],
+  ): Promise<(CreationReservation | Error)[]> {
+    const byApp = new Map<string, number[]>();
+    asked.forEach(({ appId }, index) => {
+      const indices = byApp.get(appId);
+      if (indices) indices.push(index);
+      else byApp.set(appId, [index]);
+    });
+    const answers: (CreationReservation | Error)[] = [];
+    await Promise.all(
+      [...byApp].map(async ([appId, indices]) => {
+        try {
+          const made = await this.reserveForApp(
+            appId,
+            indices.map((index) => asked[index].units),
+          );
+          indices.forEach((index, n) => (answers[index] = made[n]));
+        } catch (error) {
+          const failure = error instanceof Error ? error : new Error(String(error));
+          for (const index of indices) answers[index] = failure;
+        }
+      }),
+    );
+    return answers;
+  }
+
+  /** One INCRBY for all of `sizes`; the part past the limit is given back in one more. */
+  private async reserveForApp(appId: string, sizes: number[]): Promise<CreationReservation[]> {
+    const wanted = sizes.reduce((sum, size) => sum + size, 0);
     const after = await this.limiter.consume(appId, wanted).catch(overLimitResult);
     const overshoot = Math.max(after.consumedPoints - this.limit, 0);
-    const granted = Math.max(wanted - overshoot, 0);
-    const excess = wanted - granted;
-    if (excess === 0) return { granted, ...this.stateFrom(after) };
-    const settled = await this.limiter.reward(appId, excess);
-    return { granted, ...this.stateFrom(settled) };
+    let fits = Math.max(wanted - overshoot, 0);
+    const grants = sizes.map((size) => {
+      const granted = Math.min(size, fits);
+      fits -= granted;
+      return granted;
+    });
+    const excess = wanted - grants.reduce((sum, granted) => sum + granted, 0);
+    const state = this.stateFrom(excess === 0 ? after : await this.limiter.reward(appId, excess));
+    return grants.map((granted) => ({ granted, ...state }));
   }
 
   /** Gives back units that were reserved but did not become links. */
