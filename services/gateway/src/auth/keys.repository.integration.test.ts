@@ -43,15 +43,16 @@ describe('KeysRepository.findActiveByHash', () => {
       asked.map(({ secret }) => keys.findActiveByHash(hashSecretKey(secret))),
     );
     expect(statements.count).toBe(1);
-    expect(found.map((auth) => auth && [auth.keyId, auth.appId, auth.environment, auth.type]))
-      .toEqual([
-        [alpha.live.id, alpha.appId, 'live', 'secret'],
-        [beta.test.id, beta.appId, 'test', 'secret'],
-        [alpha.publishable.test.id, alpha.appId, 'test', 'publishable'],
-        undefined,
-        undefined,
-        [alpha.live.id, alpha.appId, 'live', 'secret'],
-      ]);
+    expect(
+      found.map((auth) => auth && [auth.keyId, auth.appId, auth.environment, auth.type]),
+    ).toEqual([
+      [alpha.live.id, alpha.appId, 'live', 'secret'],
+      [beta.test.id, beta.appId, 'test', 'secret'],
+      [alpha.publishable.test.id, alpha.appId, 'test', 'publishable'],
+      undefined,
+      undefined,
+      [alpha.live.id, alpha.appId, 'live', 'secret'],
+    ]);
     expect(found[1]?.app).toEqual({
       id: beta.appId,
       name: beta.name,
