@@ -37,11 +37,13 @@ const KEY_COLUMNS = `api_keys.id AS "keyId", api_keys.environment AS "keyEnviron
      apps.subdomain_key AS "subdomainKey"`;
 
 /**
- * Runs for every /api/v1 request whose route has no combined load: the keys presented in one
- * event-loop turn (KeysRepository), each row named by its hash. The same key check as
- * activeKeyStatement's, for several hashes at once. A constant statement, built once (a named
- * prepared statement unless DATABASE_NAMED_STATEMENTS=false, see constantStatement).
+ * Run for every /api/v1 request whose route has no combined load (KeysRepository): the key of a
+ * request alone in its event-loop turn, and the keys presented together in one turn, each row
+ * named by its hash: the same key check as activeKeyStatement's, for several hashes at once.
+ * Constant statements, built once (named prepared statements unless
+ * DATABASE_NAMED_STATEMENTS=false, see constantStatement).
  */
+const FIND_ACTIVE_BY_HASH = constantStatement<KeyRow>(activeKeyStatement());
 const FIND_ACTIVE_BY_HASHES = constantStatement<KeyRow & { keyHash: Buffer }>(
   `SELECT api_keys.key_hash AS "keyHash", ${KEY_COLUMNS}
    FROM api_keys INNER JOIN apps ON apps.id = api_keys.app_id
@@ -75,6 +77,10 @@ export class KeysRepository {
   constructor(db: Kysely<Database>) {
     this.lookups = new DataLoader(
       async (hashes) => {
+        if (hashes.length === 1) {
+          const row = (await executeStatement(db, FIND_ACTIVE_BY_HASH, [hashes[0]])).at(0);
+          return [row && toAuthContext(row)];
+        }
         const rows = await executeStatement(db, FIND_ACTIVE_BY_HASHES, [hashes]);
         const found = new Map(rows.map((row) => [row.keyHash.toString('hex'), row]));
         return hashes.map((hash) => {
