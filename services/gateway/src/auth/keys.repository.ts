@@ -77,6 +77,8 @@ export class KeysRepository {
   constructor(db: Kysely<Database>) {
     this.lookups = new DataLoader(
       async (hashes) => {
+        // A key alone in its turn (every request, without concurrent ones): the single-key
+        // statement, which costs Postgres and pg less than the array form (test/bench/README.md).
         if (hashes.length === 1) {
           const row = (await executeStatement(db, FIND_ACTIVE_BY_HASH, [hashes[0]])).at(0);
           return [row && toAuthContext(row)];
