@@ -5,6 +5,7 @@ import {
   ANALYTICS_TABLES,
   AnalyticsPartitionsRepository,
   LinkDimensionDaysRepository,
+  workerEnvSchema,
 } from '@linkservice/worker';
 import type { Tenant } from '../support/tenants';
 import type { LoadJob } from './load-protocol';
@@ -23,8 +24,11 @@ import { seedLargeApp, seededLinkId } from './seed';
 export const ANALYTICS_LINKS = 100_000;
 export const ANALYTICS_DAYS = 90;
 const PER_DAY_TOP = 92_000;
-/** The worker's default ANALYTICS_HOURLY/DAILY_RETENTION_DAYS (the bench's worker keeps them). */
-const WORKER_RETENTION = { hourlyDays: 90, dailyDays: 800 };
+/** The worker's defaults of ANALYTICS_HOURLY/DAILY_RETENTION_DAYS (the bench's worker keeps them). */
+const WORKER_RETENTION = {
+  hourlyDays: workerEnvSchema.shape.ANALYTICS_HOURLY_RETENTION_DAYS.parse(undefined),
+  dailyDays: workerEnvSchema.shape.ANALYTICS_DAILY_RETENTION_DAYS.parse(undefined),
+};
 /** Links whose every combination of dimensions is seeded (rank): the busiest, a busy, a typical. */
 export const SAMPLED_RANKS = [1, 100, 10_000] as const;
 
