@@ -292,6 +292,15 @@ function peakRss(services: Services): PeakRss {
   };
 }
 
+/** Each process's file-backed RSS now (the node binary's shared pages, `togetherBytes`). */
+function fileRss(services: Services): PeakRss {
+  return {
+    gateway: services.running.gateway?.fileRssBytes() ?? null,
+    worker: services.running.worker?.fileRssBytes() ?? null,
+    redirect: services.running.redirect?.fileRssBytes() ?? null,
+  };
+}
+
 /** CPU seconds each process used between two readings, per request. */
 function cpuPerRequest(
   before: (number | null)[],
@@ -354,6 +363,7 @@ async function measure(
         ? {}
         : { cpuMsPerLink: (subjectCpu + (workerCpu ?? 0)) / (scenario.linksPerRequest ?? 1) }),
       peakRss: stackSubject ? peakRss(services) : NO_PEAKS,
+      ...(stackSubject ? { fileRss: fileRss(services) } : {}),
       ...(scenario.linksPerRequest === undefined
         ? {}
         : { linksPerSecond: result.perSecond * scenario.linksPerRequest }),

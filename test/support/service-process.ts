@@ -276,6 +276,14 @@ export class ServiceProcess {
   }
 
   /**
+   * Current file-backed resident memory in bytes (RssFile from /proc: the node binary's and
+   * shared libraries' pages, shared with every process mapping them), or null when not running.
+   */
+  fileRssBytes(): number | null {
+    return this.procStatusBytes('RssFile');
+  }
+
+  /**
    * CPU time the process has used so far (user + system), in seconds, from /proc/<pid>/stat;
    * null when not running. The difference over a measurement is its CPU cost.
    */
@@ -293,7 +301,7 @@ export class ServiceProcess {
     }
   }
 
-  private procStatusBytes(field: 'VmHWM' | 'VmRSS'): number | null {
+  private procStatusBytes(field: 'VmHWM' | 'VmRSS' | 'RssFile'): number | null {
     const pid = this.pid;
     if (pid === undefined) return null;
     try {
