@@ -158,10 +158,17 @@ describe('ServiceProcess', () => {
     expect(smallPeak).toBeGreaterThan(10 * 1024 * 1024);
     expect(largePeak - smallPeak).toBeGreaterThan(50 * 1024 * 1024);
     expect(largeNow).toBeLessThanOrEqual(largePeak);
+    // The file-backed part is the node binary's pages, about the same in both: the large
+    // fixture's extra memory is its own (anonymous).
+    const smallFile = small.fileRssBytes()!;
+    expect(smallFile).toBeGreaterThan(10 * 1024 * 1024);
+    expect(smallFile).toBeLessThan(smallPeak);
+    expect(Math.abs(large.fileRssBytes()! - smallFile)).toBeLessThan(10 * 1024 * 1024);
     expect(large.resetPeakRss()).toBe(true);
     expect(large.peakRssBytes()!).toBeLessThanOrEqual(largePeak + 4 * 1024 * 1024);
     await large.stop();
     expect(large.peakRssBytes()).toBeNull();
+    expect(large.fileRssBytes()).toBeNull();
     expect(large.resetPeakRss()).toBe(false);
   });
 

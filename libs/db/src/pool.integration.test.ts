@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { constantStatement, createDb, executeStatement } from './pool';
 
 // libs/testing depends on this package, so read the per-run database its global setup exported.
@@ -40,6 +41,52 @@ describe('createDb', () => {
       );
       expect(rows[0].n).toBe(9007199254740991);
     } finally {
+      await handle.close();
+    }
+  });
+
+  it("reads timestamps as pg's own parser does, in any session time zone", async () => {
+    const handle = createDb({ connectionString: databaseUrl, max: 1 });
+    const pgParse = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
+    const values = [
+      '2026-11-28 19:30:00.123456+00',
+      '2026-11-28 19:30:00+00',
+      '2026-03-29 01:59:59.999999+00',
+      '1999-12-31 23:59:59.5-03:30',
+      '0099-06-01 12:00:00+00',
+      '2000-01-01 00:00:00+00 BC',
+      'infinity',
+      '-infinity',
+    ];
+    const client = await handle.pool.connect();
+    try {
+      for (const zone of ['UTC', 'Asia/Kathmandu', 'America/St_Johns']) {
+        await client.query(`SET TIME ZONE '${zone}'`);
+        const { rows } = await client.query<{
+          at: unknown;
+          text: string;
+          local: unknown;
+          localText: string;
+        }>(
+          `SELECT v::timestamptz AS at, v::timestamptz::text AS text, v::timestamp AS local,
+             v::timestamp::text AS "localText"
+           FROM unnest($1::text[]) AS v`,
+          [values],
+        );
+        for (const row of rows) {
+          expect({ zone, text: row.text, at: row.at }).toEqual({
+            zone,
+            text: row.text,
+            at: pgParse(row.text),
+          });
+          // Without a time zone: the Node process's local time, as pg reads it.
+          expect(row.local).toEqual(pgParse(row.localText));
+        }
+        // A session zone with an offset sends `+05:45`-like suffixes: the instant is the same.
+        expect((rows[0].at as Date).toISOString()).toBe('2026-11-28T19:30:00.123Z');
+      }
+    } finally {
+      client.release();
       await handle.close();
     }
   });

@@ -1,21 +1,29 @@
 import { createHash } from 'node:crypto';
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import parseTimestamp from 'postgres-date';
 import { currentQueryDeadline, QueryDeadlineExceeded, queryBudget } from './query-deadline';
 import type { Database } from './schema';
 
 type TypeId = Parameters<typeof pg.types.getTypeParser>[0];
 const INT8_OID: TypeId = pg.types.builtins.INT8;
 const DATE_OID: TypeId = pg.types.builtins.DATE;
+const TIMESTAMPTZ_OID: TypeId = pg.types.builtins.TIMESTAMPTZ;
+const TIMESTAMP_OID: TypeId = pg.types.builtins.TIMESTAMP;
 
 /**
  * Counters and COUNT(*) are int8; every value we keep fits a JS number, so parse them as one.
- * A date stays its 'YYYY-MM-DD' text: pg would make it a Date at local midnight.
+ * A date stays its 'YYYY-MM-DD' text: pg would make it a Date at local midnight. Timestamps
+ * are read by postgres-date 2 (the same Dates as pg's own postgres-date 1, from a scanner
+ * instead of regular expressions, in half the time): a list page holds a hundred of them.
  */
 const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: TypeId, format: 'text' | 'binary' = 'text'): unknown => {
     if (format === 'text' && oid === INT8_OID) return (value: string) => Number(value);
     if (format === 'text' && oid === DATE_OID) return (value: string) => value;
+    if (format === 'text' && (oid === TIMESTAMPTZ_OID || oid === TIMESTAMP_OID)) {
+      return parseTimestamp;
+    }
     return pg.types.getTypeParser(oid, format);
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
