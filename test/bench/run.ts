@@ -284,20 +284,13 @@ function resetPeakRss(services: Services): void {
   for (const process of Object.values(services.running)) process.resetPeakRss();
 }
 
-function peakRss(services: Services): PeakRss {
+/** One figure of each stack process (null for one not running). */
+function perProcess(services: Services, read: (process: ServiceProcess) => number | null): PeakRss {
+  const { gateway, worker, redirect } = services.running;
   return {
-    gateway: services.running.gateway?.peakRssBytes() ?? null,
-    worker: services.running.worker?.peakRssBytes() ?? null,
-    redirect: services.running.redirect?.peakRssBytes() ?? null,
-  };
-}
-
-/** Each process's file-backed RSS now (the node binary's shared pages, `togetherBytes`). */
-function fileRss(services: Services): PeakRss {
-  return {
-    gateway: services.running.gateway?.fileRssBytes() ?? null,
-    worker: services.running.worker?.fileRssBytes() ?? null,
-    redirect: services.running.redirect?.fileRssBytes() ?? null,
+    gateway: gateway ? read(gateway) : null,
+    worker: worker ? read(worker) : null,
+    redirect: redirect ? read(redirect) : null,
   };
 }
 
@@ -362,8 +355,9 @@ async function measure(
       ...(subjectCpu === undefined || !creates
         ? {}
         : { cpuMsPerLink: (subjectCpu + (workerCpu ?? 0)) / (scenario.linksPerRequest ?? 1) }),
-      peakRss: stackSubject ? peakRss(services) : NO_PEAKS,
-      ...(stackSubject ? { fileRss: fileRss(services) } : {}),
+      peakRss: stackSubject ? perProcess(services, (p) => p.peakRssBytes()) : NO_PEAKS,
+      // The node binary's shared pages, counted once in the memory line (`togetherBytes`).
+      ...(stackSubject ? { fileRss: perProcess(services, (p) => p.fileRssBytes()) } : {}),
       ...(scenario.linksPerRequest === undefined
         ? {}
         : { linksPerSecond: result.perSecond * scenario.linksPerRequest }),

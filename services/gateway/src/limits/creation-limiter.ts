@@ -137,13 +137,14 @@ export class CreationLimiter {
     const wanted = sizes.reduce((sum, size) => sum + size, 0);
     const after = await this.limiter.consume(appId, wanted).catch(overLimitResult);
     const overshoot = Math.max(after.consumedPoints - this.limit, 0);
-    let fits = Math.max(wanted - overshoot, 0);
+    const fitting = Math.max(wanted - overshoot, 0);
+    const excess = wanted - fitting;
+    let fits = fitting;
     const grants = sizes.map((size) => {
       const granted = Math.min(size, fits);
       fits -= granted;
       return granted;
     });
-    const excess = wanted - grants.reduce((sum, granted) => sum + granted, 0);
     const state = this.stateFrom(excess === 0 ? after : await this.limiter.reward(appId, excess));
     return grants.map((granted) => ({ granted, ...state }));
   }
