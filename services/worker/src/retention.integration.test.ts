@@ -9,7 +9,7 @@ import {
   eventually,
   freePort,
   insertLink,
-  testDatabase,
+  ownDatabase,
   testEnvironment,
 } from '@linkservice/testing';
 import type { Kysely } from 'kysely';
@@ -21,12 +21,15 @@ import { startWorker } from './worker';
 
 const DAY_MS = 24 * 3_600_000;
 
-let postgres: DbHandle;
-beforeAll(() => {
-  postgres = testDatabase(8);
+// A database of this file's own: its workers run with retention settings other than the
+// defaults, and every other file's workers (defaults: creation requests kept 24 hours) would
+// otherwise delete the rows that tell the configured settings apart.
+let postgres: DbHandle & { url: string; drop(): Promise<void> };
+beforeAll(async () => {
+  postgres = await ownDatabase(8);
 });
 afterAll(async () => {
-  await postgres.close();
+  await postgres.drop();
 });
 
 /**
@@ -149,7 +152,7 @@ describe("the worker's retention", () => {
     // Kept by the default 90 days: only the configured 30 deletes it.
     const pastRetention = await insertMatchedInstall(postgres.db, app, 31);
     const withinRetention = await insertMatchedInstall(postgres.db, app, 29);
-    // CREATION_REQUESTS_RETENTION_HOURS: 25 (not the default 24, which any other worker runs).
+    // CREATION_REQUESTS_RETENTION_HOURS: 25, not the default 24: the 24.5-hour-old one tells them apart.
     const [oldRequest, freshRequest] = await Promise.all([
       insertCreationRequest(app, 26),
       insertCreationRequest(app, 24.5),
@@ -159,7 +162,7 @@ describe("the worker's retention", () => {
     const config = loadConfig({
       NODE_ENV: 'test',
       LOG_LEVEL: 'silent',
-      DATABASE_URL: env.databaseUrl,
+      DATABASE_URL: postgres.url,
       REDIS_URL: env.redisUrl,
       WEBHOOK_ENCRYPTION_KEY: process.env.WEBHOOK_ENCRYPTION_KEY,
       // Its own queue namespace: this worker must not take other tests' creation jobs.
@@ -231,7 +234,7 @@ describe("the worker's retention", () => {
     const config = loadConfig({
       NODE_ENV: 'test',
       LOG_LEVEL: 'silent',
-      DATABASE_URL: env.databaseUrl,
+      DATABASE_URL: postgres.url,
       REDIS_URL: env.redisUrl,
       WEBHOOK_ENCRYPTION_KEY: process.env.WEBHOOK_ENCRYPTION_KEY,
       REDIS_PREFIX: `${env.redisPrefix}-analytics-retention`,
