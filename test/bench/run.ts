@@ -28,6 +28,7 @@ import type { PeakRss, ScenarioOutcome } from './report';
 import { buildScenarios, formatCount, SMALL_APP_LINKS } from './scenarios';
 import { clickScenarios } from './clicks';
 import type { Scenario, Subject } from './scenarios';
+import { measurementGroups } from './scenarios';
 import { CLUSTER_LINE_IDS } from './cluster-cost';
 import { formatScaling, runScaling, SCALING_LINE_IDS } from './scaling';
 import type { ScalingReport } from './scaling';
@@ -462,6 +463,12 @@ async function main(): Promise<void> {
     const baselineRead = await baseline('read', databaseEnv);
     const baselineInsert = await baseline('insert', databaseEnv);
     const baselineRedirect = await baseline('redirect', {});
+    const floorPrefix = `${redisPrefix}-floor`;
+    cleanup.add(() => deleteRedisKeys(settings.redisUrl, floorPrefix));
+    const baselineRedirectRedis = await baseline('redirect-redis', {
+      REDIS_URL: settings.redisUrl,
+      REDIS_PREFIX: floorPrefix,
+    });
 
     // The same redirect build with analytics off, for the analytics line's ratio.
     cleanup.add(() => deleteRedisKeys(settings.redisUrl, `${redisPrefix}-plain`));
@@ -478,6 +485,7 @@ async function main(): Promise<void> {
       'baseline-read': baselineRead,
       'baseline-insert': baselineInsert,
       'baseline-redirect': baselineRedirect,
+      'baseline-redirect-redis': baselineRedirectRedis,
     };
     const unavailable: Partial<Record<Subject, string>> = {
       gateway: services.unavailable.gateway,
@@ -505,23 +513,9 @@ async function main(): Promise<void> {
       ...clickScenarios(inputs),
     ].filter((s) => selected(s.id));
 
-    // A target comparing a scenario with a baseline of this run: the two alternate in rounds.
-    const pairedWith = new Map<string, Scenario>();
-    for (const scenario of scenarios) {
-      const goal = scenario.goal;
-      if (goal?.kind !== 'throughput-ratio' && goal?.kind !== 'latency-vs') continue;
-      if (scenario.before) continue;
-      if (scenarios.some((s) => s.id === goal.against)) pairedWith.set(goal.against, scenario);
-    }
     const outcomes: ScenarioOutcome[] = [];
-    const measuredIds = new Set<string>();
-    for (const scenario of scenarios) {
-      if (measuredIds.has(scenario.id)) continue;
-      // A scenario listed before its baseline has run alone already; the baseline then does too.
-      const listedLater = pairedWith.get(scenario.id);
-      const partner = listedLater && !measuredIds.has(listedLater.id) ? listedLater : undefined;
-      const group = partner ? [scenario, partner] : [scenario];
-      const rounds = partner ? settings.rounds : 1;
+    for (const group of measurementGroups(scenarios)) {
+      const rounds = group.length > 1 ? settings.rounds : 1;
       const roundsOf = group.map((): ScenarioOutcome[] => []);
       for (let round = 1; round <= rounds; round++) {
         for (const [index, member] of group.entries()) {
@@ -548,14 +542,12 @@ async function main(): Promise<void> {
           roundsOf[index]?.push(outcome);
         }
       }
-      for (const [index, member] of group.entries()) {
-        const measuredRounds = roundsOf[index] ?? [];
+      for (const measuredRounds of roundsOf) {
         outcomes.push(
           measuredRounds.length === 1 && measuredRounds[0]
             ? measuredRounds[0]
             : mergeRounds(measuredRounds),
         );
-        measuredIds.add(member.id);
       }
     }
     judge(scenarios, outcomes);

@@ -11,6 +11,7 @@ export type Subject =
   | 'baseline-read'
   | 'baseline-insert'
   | 'baseline-redirect'
+  | 'baseline-redirect-redis'
   | 'postgres';
 
 /** What a scenario must reach, PASS/FAIL, relative to another scenario of the same run. */
@@ -32,6 +33,12 @@ export interface Scenario {
   linksPerRequest?: number;
   /** Shown as a ratio without a verdict, when there is no goal. */
   compareWith?: string;
+  /**
+   * With `compareWith`: measured in that line's alternating rounds, beside the line whose
+   * target compares with it (as a target's two lines are), so the three sample the same
+   * stretches of this machine.
+   */
+  alternates?: boolean;
   goal?: Goal;
   /**
    * A creation line's second target: CPU of the gateway and the worker together per created
@@ -419,6 +426,16 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       job: redirectLoad,
     },
     {
+      // What storing each click and its token before the answer costs by itself (the floor of
+      // the redirect line): alternates with the two lines around it.
+      id: 'baseline-redirect-redis',
+      title: 'baseline: the fixed 302 after one Redis script per turn storing its clicks',
+      subject: 'baseline-redirect-redis',
+      compareWith: 'baseline-redirect',
+      alternates: true,
+      job: redirectLoad,
+    },
+    {
       id: 'redirect',
       title: 'redirect GET https://<sub>.<domain>/<alias>',
       subject: 'redirect',
@@ -439,6 +456,39 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       job: tapLoad,
     },
   ];
+}
+
+/**
+ * The scenarios in the order they are measured, grouped: a target's baseline with the later
+ * lines whose target compares with it, and those that say they alternate with it; a group's
+ * lines alternate in rounds. A line with `before` is never in a group (its work cannot be undone
+ * between rounds), and one listed before its baseline runs alone, as the baseline then does.
+ */
+export function measurementGroups(scenarios: readonly Scenario[]): Scenario[][] {
+  const ids = new Set(scenarios.map((scenario) => scenario.id));
+  const partnersOf = new Map<string, Scenario[]>();
+  for (const scenario of scenarios) {
+    if (scenario.before) continue;
+    const { goal } = scenario;
+    const against =
+      goal?.kind === 'throughput-ratio' || goal?.kind === 'latency-vs'
+        ? goal.against
+        : scenario.alternates
+          ? scenario.compareWith
+          : undefined;
+    if (against === undefined || !ids.has(against)) continue;
+    partnersOf.set(against, [...(partnersOf.get(against) ?? []), scenario]);
+  }
+  const grouped = new Set<string>();
+  const groups: Scenario[][] = [];
+  for (const scenario of scenarios) {
+    if (grouped.has(scenario.id)) continue;
+    const partners = (partnersOf.get(scenario.id) ?? []).filter((p) => !grouped.has(p.id));
+    const group = [scenario, ...partners];
+    for (const member of group) grouped.add(member.id);
+    groups.push(group);
+  }
+  return groups;
 }
 
 export function formatCount(n: number): string {
