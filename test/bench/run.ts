@@ -462,6 +462,13 @@ async function main(): Promise<void> {
     const databaseEnv = { DATABASE_URL: scratch.url, DATABASE_POOL_SIZE: '10', LINK_DOMAIN };
     const baselineRead = await baseline('read', databaseEnv);
     const baselineInsert = await baseline('insert', databaseEnv);
+    const queuePrefix = `${redisPrefix}-queued`;
+    cleanup.add(() => deleteRedisKeys(settings.redisUrl, queuePrefix));
+    const baselineQueuedInsert = await baseline('queued-insert', {
+      ...databaseEnv,
+      REDIS_URL: settings.redisUrl,
+      REDIS_PREFIX: queuePrefix,
+    });
     const baselineRedirect = await baseline('redirect', {});
     const floorPrefix = `${redisPrefix}-floor`;
     cleanup.add(() => deleteRedisKeys(settings.redisUrl, floorPrefix));
@@ -484,6 +491,7 @@ async function main(): Promise<void> {
       'redirect-without-analytics': withoutAnalytics,
       'baseline-read': baselineRead,
       'baseline-insert': baselineInsert,
+      'baseline-queued-insert': baselineQueuedInsert,
       'baseline-redirect': baselineRedirect,
       'baseline-redirect-redis': baselineRedirectRedis,
     };

@@ -12,6 +12,7 @@ export type Subject =
   | 'baseline-insert'
   | 'baseline-redirect'
   | 'baseline-redirect-redis'
+  | 'baseline-queued-insert'
   | 'postgres';
 
 /** What a scenario must reach, PASS/FAIL, relative to another scenario of the same run. */
@@ -324,6 +325,17 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       }),
     },
     {
+      // The lone creation's floor in the shape the brief fixes (a worker behind BullMQ), with
+      // nothing else: alternates with the two lines around it.
+      id: 'baseline-queued-insert-1',
+      title: 'baseline: the bare insert server handing its INSERT to a worker through BullMQ',
+      subject: 'baseline-queued-insert',
+      linksPerRequest: 1,
+      compareWith: 'baseline-insert-1',
+      alternates: true,
+      job: concurrentCreateLoad(inputs.insertServerApp, 1),
+    },
+    {
       id: 'create-single',
       title: 'POST /links (1 connection)',
       subject: 'gateway',
@@ -374,6 +386,16 @@ export function buildScenarios(inputs: ScenarioInputs): Scenario[] {
       title: 'baseline: node:http + pg, key lookup + INSERT ... RETURNING',
       subject: 'baseline-insert',
       linksPerRequest: 1,
+      job: concurrentCreateLoad(inputs.insertServerApp),
+    },
+    {
+      // The floor of the line below in the shape the brief fixes (see baseline-queued-insert-1).
+      id: 'baseline-queued-insert-server',
+      title: 'baseline: the same, its INSERTs handed to a worker through BullMQ (group commit)',
+      subject: 'baseline-queued-insert',
+      linksPerRequest: 1,
+      compareWith: 'baseline-insert-server',
+      alternates: true,
       job: concurrentCreateLoad(inputs.insertServerApp),
     },
     {

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { hashSecretKey, parseSecretKey } from '@linkservice/keys';
+import { newId } from '@linkservice/db';
+import { hashSecretKey, parseSecretKey, randomBase62 } from '@linkservice/keys';
 import pg from 'pg';
 
 /**
@@ -44,6 +45,91 @@ export async function authenticate(
     values: [hashSecretKey(secret)],
   });
   return key.rows.at(0);
+}
+
+/** REDIS_URL (default the local Redis) as the host, port and db BullMQ's connection takes. */
+export function redisOptions(): { host: string; port: number; db: number } {
+  const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  return {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    db: Number(url.pathname.slice(1) || 0),
+  };
+}
+
+const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+function readJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      try {
+        const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        resolve(
+          typeof body === 'object' && body !== null && !Array.isArray(body)
+            ? (body as Record<string, unknown>)
+            : undefined,
+        );
+      } catch {
+        resolve(undefined);
+      }
+    });
+  });
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** The columns a created link is inserted with, in the order of `Creation.values`. */
+export const INSERTED_COLUMNS = `id, app_id, environment, alias, web_fallback_url, title, campaign,
+  tags, deep_link_data`;
+
+/** A POST /links request read: its key and the values of its row (INSERTED_COLUMNS). */
+export interface Creation {
+  auth: KeyRow;
+  values: [string, string, string, string, string, string | null, string | null, string[], string];
+}
+
+/**
+ * The JSON body and the key check of a creation, and the row's values (a generated id and
+ * 8-character alias, the fallback, title, campaign, tags and deepLinkData sent); undefined once
+ * it answered 401 or 422.
+ */
+export async function readCreation(
+  pool: pg.Pool,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<Creation | undefined> {
+  const body = await readJson(req);
+  const auth = await authenticate(pool, req);
+  if (!auth) {
+    send(res, 401, UNAUTHORISED);
+    return undefined;
+  }
+  if (!body || typeof body.webFallbackUrl !== 'string') {
+    send(res, 422, { error: 'invalid_request', message: 'Invalid request' });
+    return undefined;
+  }
+  const tags = Array.isArray(body.tags)
+    ? body.tags.filter((t): t is string => typeof t === 'string')
+    : [];
+  const values: Creation['values'] = [
+    newId('lnk'),
+    auth.app_id,
+    auth.environment,
+    randomBase62(8),
+    body.webFallbackUrl,
+    text(body.title),
+    text(body.campaign),
+    tags,
+    JSON.stringify(body.deepLinkData ?? {}),
+  ];
+  return { auth, values };
 }
 
 export interface LinkRow {
