@@ -2,8 +2,8 @@ import { summarizeLatencies } from './latency';
 import type { LoadResult } from './load-protocol';
 import { formatMemorySummary, formatTable, judge, mergeRounds, summarizeMemory } from './report';
 import type { ScenarioOutcome } from './report';
-import type { Scenario } from './scenarios';
 import { loadBenchSettings } from './settings';
+import { scenario } from './scenario.fixture';
 
 function result(fields: Partial<LoadResult>): LoadResult {
   return {
@@ -17,17 +17,6 @@ function result(fields: Partial<LoadResult>): LoadResult {
     p99Ms: 9,
     meanMs: 5,
     warmupRequests: 0,
-    ...fields,
-  };
-}
-
-function scenario(fields: Partial<Scenario> & Pick<Scenario, 'id'>): Scenario {
-  return {
-    title: fields.id,
-    subject: 'gateway',
-    job: () => {
-      throw new Error('not run in this test');
-    },
     ...fields,
   };
 }

@@ -1,16 +1,6 @@
 import type { Scenario } from './scenarios';
 import { measurementGroups } from './scenarios';
-
-function scenario(fields: Partial<Scenario> & Pick<Scenario, 'id'>): Scenario {
-  return {
-    title: fields.id,
-    subject: 'gateway',
-    job: () => {
-      throw new Error('not run in this test');
-    },
-    ...fields,
-  };
-}
+import { scenario } from './scenario.fixture';
 
 const idsOf = (groups: Scenario[][]) => groups.map((group) => group.map(({ id }) => id));
 
