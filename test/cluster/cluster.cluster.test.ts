@@ -54,6 +54,12 @@ jest.setTimeout(240_000);
 /** Per app and hour: the journeys' app stays below it, the limit test's app reaches it. */
 const CREATION_LIMIT_PER_HOUR = 30;
 const CLICK_FLUSH_INTERVAL_MS = 1_000;
+/**
+ * How long a service's stop may take: the longest default SHUTDOWN_GRACE_MS (the worker's, 15 s,
+ * its drain's bound) and 5 s to close its clients, the least the chart's
+ * terminationGracePeriodSeconds must allow (values.yaml, 30 s by default).
+ */
+const TERMINATION_GRACE_MS = 15_000 + 5_000;
 const CREATION_TIMEOUT_MS = 3_000;
 const RATE_PER_SECOND = 30;
 const CAP_MS = 15_000;
@@ -110,6 +116,8 @@ async function startClusterStack(options: {
     redisPrefix: `lscluster-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`,
     exactRedisPrefix: true,
     creationLimitPerHour: options.creationLimitPerHour,
+    // Its warnings are the log a service that did not stop cleanly shows (runFailover).
+    logLevel: 'warn',
     env: { CLICK_FLUSH_INTERVAL_MS: String(CLICK_FLUSH_INTERVAL_MS), ...options.env },
   });
   stacks.push(stack);
@@ -447,9 +455,12 @@ async function runFailover(scenario: Scenario): Promise<void> {
   // Clicks settle while the stack runs (a batch whose flush failed is taken over), then the
   // clean stop's last flush; only then are they read.
   await auditClicks(db(), tenant.appId, redirects, 12_000, 4_000);
-  // Every service outlived the failover and stops cleanly (its last flush included).
+  // Every service outlived the failover and stops cleanly (its last flush included), within what
+  // the chart gives a pod to terminate (TERMINATION_GRACE_MS).
   const exits = Object.fromEntries(
-    await Promise.all(stack.list().map(async (p) => [p.name, await p.stop()] as const)),
+    await Promise.all(
+      stack.list().map(async (p) => [p.name, await p.stop(TERMINATION_GRACE_MS)] as const),
+    ),
   );
   const clicks = await auditClicks(db(), tenant.appId, redirects, 1_000, 0);
   const creations = await auditCreations(db(), tenant.appId, everything);
@@ -512,7 +523,15 @@ async function runFailover(scenario: Scenario): Promise<void> {
     creations,
   });
 
-  expect(exits).toEqual({
+  // A service that did not stop cleanly shows the end of its log with its exit.
+  const stopped = Object.fromEntries(
+    stack.list().map((p) => {
+      const exit = exits[p.name];
+      const clean = exit?.code === 0 && exit.signal === null;
+      return [p.name, clean ? exit : { ...exit, log: p.output().slice(-6_000) }] as const;
+    }),
+  );
+  expect(stopped).toEqual({
     gateway: { code: 0, signal: null },
     worker: { code: 0, signal: null },
     redirect: { code: 0, signal: null },

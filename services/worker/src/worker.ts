@@ -99,6 +99,16 @@ export async function startWorker(
     intake: 'jobs',
     ports: { health: healthPort },
     stop: async (graceMs) => {
+      // What the drain stops, by name: a drain cut off by the grace period says which part of
+      // it was still running.
+      const parts = {
+        creations: () => worker.close(),
+        // Delivery attempts in flight finish (each bounded by WEBHOOK_TIMEOUT_MS) and record.
+        webhooks: () => webhooks.stop(),
+        retention: () => retention.stop(),
+        partitions: () => partitions.stop(),
+      };
+      const running = new Set(Object.keys(parts));
       // The grace period bounds everything stop does, the wait for a Redis that is away included.
       const finished = (async () => {
         if (deps.queueRedis.status !== 'ready') {
@@ -108,11 +118,18 @@ export async function startWorker(
           await worker.waitUntilReady().catch(() => undefined);
           await webhooks.worker.waitUntilReady().catch(() => undefined);
         }
-        // Delivery attempts in flight finish (each bounded by WEBHOOK_TIMEOUT_MS) and record.
-        await Promise.all([worker.close(), webhooks.stop(), retention.stop(), partitions.stop()]);
+        await Promise.all(
+          Object.entries(parts).map(async ([part, stop]) => {
+            await stop();
+            running.delete(part);
+          }),
+        );
       })();
       if (!(await settlesWithin(finished, graceMs))) {
-        logger.warn('grace period over: exiting with jobs still running; they roll back');
+        logger.warn(
+          { stillRunning: [...running] },
+          'grace period over: exiting with jobs still running; they roll back',
+        );
         return 'unfinished';
       }
       // Liveness answered through the drain; nothing is left for the kubelet to probe.
