@@ -1,14 +1,17 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RedisAddressOptions } from '@linkservice/creation';
+import { redisOptionsFromUrl } from '@linkservice/creation';
 import { newId } from '@linkservice/db';
 import { hashSecretKey, parseSecretKey, randomBase62 } from '@linkservice/keys';
 import pg from 'pg';
 
 /**
- * What the bare baselines (read-server.ts, insert-server.ts) share: a pg Pool of the gateway's
- * size, the key check the gateway makes on every request (SHA-256 of the bearer looked up in
- * api_keys JOIN apps, never cached; a prepared statement, as the gateway's), the JSON answer and
- * the Link fields every answer shows.
+ * What the bare baselines (read-server.ts, insert-server.ts, queued-insert-server.ts and its
+ * worker) share: a pg Pool of the gateway's size, the key check the gateway makes on every
+ * request (SHA-256 of the bearer looked up in api_keys JOIN apps, never cached; a prepared
+ * statement, as the gateway's), a creation's body and row, the JSON answer and the Link fields
+ * every answer shows.
  * No framework, logging, request ids or validation beyond that.
  */
 
@@ -47,14 +50,9 @@ export async function authenticate(
   return key.rows.at(0);
 }
 
-/** REDIS_URL (default the local Redis) as the host, port and db BullMQ's connection takes. */
-export function redisOptions(): { host: string; port: number; db: number } {
-  const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  return {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    db: Number(url.pathname.slice(1) || 0),
-  };
+/** REDIS_URL (default the local Redis) as BullMQ's connection options, as the services read it. */
+export function redisOptions(): RedisAddressOptions {
+  return redisOptionsFromUrl(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 }
 
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
